@@ -1,0 +1,85 @@
+# servesim -- build, test, run.
+#
+#   make          build ./servesim
+#   make run      install missing Debian packages, build, run the embedded default scenario
+#   make test     install missing packages, build, run the whole test suite
+#   make asan     the same suite under AddressSanitizer + UBSan
+#   make bench    100,000 Poisson requests: simulated requests and iterations per wall second
+#   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
+
+CC      ?= cc
+PKGS    := gsl libcjson lua5.4
+DEB_PKGS := build-essential pkg-config libgsl-dev libcjson-dev liblua5.4-dev gnuplot-nox
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wno-format-nonliteral
+OPT     ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -MMD -MP $(PKG_CFLAGS) \
+           -DSERVESIM_DATA_DIR=\"$(CURDIR)\"
+LDLIBS  += $(PKG_LIBS) -lm
+
+BUILD   ?= build
+SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+NVCC    := $(shell command -v nvcc 2>/dev/null)
+
+.PHONY: all run test asan bench deps clean check-deps info-optional
+
+all: servesim info-optional
+
+info-optional:
+	@if [ -n "$(NVCC)" ]; then echo "optional: nvcc found ($(NVCC)); CUDA kernels build with 'make -C kernels'"; \
+	 else echo "optional: nvcc not found; calibration kernels are skipped (the simulator does not need them)"; fi
+
+servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
+$(BUILD)/libsim.a: $(SIM_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/test_servesim: $(TEST_OBJ) $(BUILD)/libsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isim -c $< -o $@
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "missing Debian packages:$$missing"; \
+	  echo "run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; fi
+
+run: deps
+	@$(MAKE) --no-print-directory servesim
+	./servesim run
+
+test: deps
+	@$(MAKE) --no-print-directory servesim $(BUILD)/test_servesim
+	SERVESIM_BIN=$(CURDIR)/servesim ./$(BUILD)/test_servesim
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" build-asan/test_servesim build-asan/servesim
+	SERVESIM_BIN=$(CURDIR)/build-asan/servesim ./build-asan/test_servesim
+
+build-asan/servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
+bench: deps
+	@$(MAKE) --no-print-directory servesim
+	./servesim bench
+
+clean:
+	rm -rf build build-asan servesim
+
+-include $(SIM_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/sim/main.d

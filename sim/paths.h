@@ -1,0 +1,18 @@
+/*
+ * paths.h -- where bundled data lives.
+ *
+ * Models are looked up in $SERVESIM_DATA/models (if set), else in the
+ * directory compiled in as SERVESIM_DATA_DIR (the source tree), else in
+ * ./models.  Hardware lives in <models>/hardware.
+ */
+#ifndef SERVESIM_PATHS_H
+#define SERVESIM_PATHS_H
+
+#include <stddef.h>
+
+/* Writes "<data>/models/<sub><name>.json" into buf. */
+const char *paths_data_file(char *buf, size_t n, const char *sub, const char *name);
+/* The models directory actually used (for messages and listings). */
+const char *paths_models_dir(void);
+
+#endif
