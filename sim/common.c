@@ -28,7 +28,16 @@ int err_prefix(Err *e, const char *fmt, ...)
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
+    size_t n = strlen(head);
+    if (n > sizeof e->msg - 3) n = sizeof e->msg - 3;
+    memcpy(e->msg, head, n);
+    e->msg[n] = ':';
+    e->msg[n + 1] = ' ';
+    size_t room = sizeof e->msg - n - 3;
+    size_t m = strlen(old);
+    if (m > room) m = room;
+    memcpy(e->msg + n + 2, old, m);
+    e->msg[n + 2 + m] = '\0';
     return -1;
 }
 

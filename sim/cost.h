@@ -1,0 +1,53 @@
+/*
+ * cost.h -- per-iteration cost models (SPEC section 5).
+ *
+ *   linear    T = fixed + per_token * sum(c) + per_pair * sum(pairs(c, h));
+ *             the chapters' worked examples (26.22 ms + 30.4 us/token +
+ *             3 ns/pair on an RTX PRO 6000) use it.
+ *   roofline  per operator class, max(FLOPs / (peak * e_compute),
+ *             bytes / (bandwidth * e_mem)), summed, plus the per-iteration
+ *             overhead and, for TP > 1, two ring all-reduces per layer.
+ *             Classes: dense projections + MLP ("gemm"), prefill attention,
+ *             decode attention, LM head.  GEMM compute efficiency may depend
+ *             on the rows in the step (a curve from the hardware file or a
+ *             calibrated profile).
+ * Both fill a CostBreakdown: the time of each class, FLOPs and bytes.
+ */
+#ifndef SERVESIM_COST_H
+#define SERVESIM_COST_H
+
+#include "hw.h"
+#include "model.h"
+#include "policy.h"
+
+typedef struct LinearCostCfg {
+    double fixed_s;
+    double per_token_s;
+    double per_pair_s;
+} LinearCostCfg;
+
+int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e);
+
+typedef struct RooflineCfg {
+    ModelDesc model;
+    HwDesc hw;                 /* efficiencies and overhead already final */
+    int tp;                    /* tensor-parallel degree */
+    Dtype compute_dtype;       /* selects the peak FLOP/s */
+    double kv_bytes_per_token; /* whole model (all layers), before TP split */
+    double act_bytes;          /* bytes per activation element (all-reduce payload) */
+} RooflineCfg;
+
+int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);
+
+/* FLOPs of an iteration under the model's accounting (used by tests and
+ * by the roofline): dense + attention + LM head for the sampled positions. */
+double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n);
+
+#endif
+
+/* The chapter's analytic read model (003 section 8.2): bytes read per
+ * output token at batch b and context L, d(b, L) = Dw / b + L k, and the
+ * batch at which the KV read reaches the amortised weight read,
+ * bKV = ceil(Dw / (L k)). */
+double cost_bytes_per_output_token(const ModelDesc *m, double kv_bytes_per_token, double b, double L);
+uint64_t cost_kv_crossover_batch(const ModelDesc *m, double kv_bytes_per_token, double L);

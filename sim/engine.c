@@ -1,0 +1,412 @@
+/*
+ * engine.c -- one replica's discrete-event loop (see engine.h).
+ *
+ * Invariants:
+ *  - running[] holds the admitted requests in admission order, so the most
+ *    recently admitted (the preemption victim) is last;
+ *  - waiting is a ring buffer in FCFS order; a preempted request re-enters at
+ *    the front;
+ *  - the plan holds at most one item per request; plan_pos[r] is its index
+ *    or UINT32_MAX;
+ *  - every array is sized for the whole workload at creation: the hot loop
+ *    allocates only when the optional iteration log grows (amortised).
+ */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "evq.h"
+
+enum { EV_ARRIVAL = 1, EV_ITER_END = 2 };
+
+#define NO_POS UINT32_MAX
+
+struct Engine {
+    EngineConfig cfg;
+    Request *reqs;
+    uint32_t n_reqs;
+    uint32_t next_arrival;
+
+    EventQueue evq;
+    int64_t now_ns;
+    int busy;
+
+    uint32_t *waiting; /* ring of request indices */
+    uint32_t w_head, w_len;
+    uint32_t *running;
+    uint32_t n_running;
+
+    BatchPlan plan;
+    uint32_t *plan_pos;
+    uint64_t admit_counter;
+
+    int64_t *token_times;
+    IterRecord *iters;
+    uint64_t n_iters, cap_iters;
+    EngineStats st;
+};
+
+/* ------------------------------------------------------------ accessors */
+
+int64_t eng_now_ns(const Engine *eng) { return eng->now_ns; }
+Request *eng_req(Engine *eng, uint32_t idx) { return &eng->reqs[idx]; }
+uint32_t eng_waiting_count(const Engine *eng) { return eng->w_len; }
+uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
+uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
+const BatchPlan *eng_plan(const Engine *eng) { return &eng->plan; }
+const EngineStats *engine_stats(const Engine *eng) { return &eng->st; }
+const int64_t *engine_token_times(const Engine *eng) { return eng->token_times; }
+
+const IterRecord *engine_iterations(const Engine *eng, uint64_t *n)
+{
+    *n = eng->n_iters;
+    return eng->iters;
+}
+
+uint32_t eng_waiting_at(const Engine *eng, uint32_t pos)
+{
+    return eng->waiting[(eng->w_head + pos) % eng->n_reqs];
+}
+
+/* ---------------------------------------------------------------- queues */
+
+static void waiting_push_back(Engine *eng, uint32_t idx)
+{
+    eng->waiting[(eng->w_head + eng->w_len) % eng->n_reqs] = idx;
+    eng->w_len++;
+}
+
+static void waiting_push_front(Engine *eng, uint32_t idx)
+{
+    eng->w_head = (eng->w_head + eng->n_reqs - 1) % eng->n_reqs;
+    eng->waiting[eng->w_head] = idx;
+    eng->w_len++;
+}
+
+static void waiting_remove(Engine *eng, uint32_t pos)
+{
+    if (pos == 0) {
+        eng->w_head = (eng->w_head + 1) % eng->n_reqs;
+    } else {
+        for (uint32_t i = pos; i + 1 < eng->w_len; i++)
+            eng->waiting[(eng->w_head + i) % eng->n_reqs] = eng->waiting[(eng->w_head + i + 1) % eng->n_reqs];
+    }
+    eng->w_len--;
+}
+
+static void running_remove(Engine *eng, uint32_t idx)
+{
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < eng->n_running; i++)
+        if (eng->running[i] != idx) eng->running[j++] = eng->running[i];
+    eng->n_running = j;
+}
+
+/* ------------------------------------------------------- scheduler calls */
+
+int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
+{
+    if (pos >= eng->w_len) return 0;
+    uint32_t idx = eng_waiting_at(eng, pos);
+    Request *r = &eng->reqs[idx];
+    if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, r->kv_len + first_chunk)) return 0;
+    waiting_remove(eng, pos);
+    r->state = REQ_RUNNING;
+    r->admit_seq = ++eng->admit_counter;
+    if (r->t_first_sched_ns < 0) r->t_first_sched_ns = eng->now_ns;
+    eng->running[eng->n_running++] = idx;
+    return 1;
+}
+
+static void plan_remove(Engine *eng, uint32_t idx)
+{
+    uint32_t p = eng->plan_pos[idx];
+    if (p == NO_POS) return;
+    BatchPlan *pl = &eng->plan;
+    BatchItem *it = &pl->items[p];
+    pl->new_tokens -= it->c;
+    if (it->kind == ITEM_PREFILL) pl->n_prefill--; else pl->n_decode--;
+    memmove(&pl->items[p], &pl->items[p + 1], (pl->n - p - 1) * sizeof *it);
+    pl->n--;
+    eng->plan_pos[idx] = NO_POS;
+    for (uint32_t i = p; i < pl->n; i++) eng->plan_pos[pl->items[i].req] = i;
+}
+
+void eng_preempt(Engine *eng, uint32_t idx)
+{
+    Request *r = &eng->reqs[idx];
+    if (r->state != REQ_RUNNING) return;
+    plan_remove(eng, idx);
+    running_remove(eng, idx);
+    eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+    r->recomputed_tokens += r->kv_len;
+    eng->st.recomputed_tokens += r->kv_len;
+    r->kv_len = 0;
+    r->prefill_target = r->prompt_tokens + r->generated;
+    r->preemptions++;
+    eng->st.preemptions++;
+    r->state = REQ_QUEUED;
+    waiting_push_front(eng, idx);
+}
+
+static void finish_rejected(Engine *eng, Request *r, RejectReason why)
+{
+    r->state = REQ_REJECTED;
+    r->reject_reason = (uint8_t)why;
+    r->t_finish_ns = eng->now_ns;
+    eng->st.rejected++;
+}
+
+void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
+{
+    Request *r = &eng->reqs[idx];
+    if (r->state != REQ_QUEUED) return;
+    for (uint32_t i = 0; i < eng->w_len; i++)
+        if (eng_waiting_at(eng, i) == idx) {
+            waiting_remove(eng, i);
+            break;
+        }
+    finish_rejected(eng, r, why);
+}
+
+int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
+{
+    Request *r = &eng->reqs[idx];
+    if (r->state != REQ_RUNNING || eng->plan_pos[idx] != NO_POS) return 0;
+    uint8_t kind = ITEM_PREFILL, samples;
+    uint32_t new_len;
+    if (c == 0) {
+        kind = ITEM_DECODE;
+        c = 1;
+        samples = 1;
+    } else {
+        uint32_t left = r->prefill_target - r->kv_len;
+        if (c > left) c = left;
+        if (c == 0) return 0;
+        samples = r->kv_len + c == r->prefill_target;
+    }
+    new_len = r->kv_len + c;
+    while (!eng->cfg.kv.grow(eng->cfg.kv.ctx, r, new_len)) {
+        /* Pool exhausted: preempt the most recently admitted request.  If
+         * that is this one, it yields its own blocks and waits. */
+        uint32_t victim = eng->running[eng->n_running - 1];
+        eng_preempt(eng, victim);
+        if (victim == idx) return 0;
+    }
+    BatchPlan *pl = &eng->plan;
+    eng->plan_pos[idx] = pl->n;
+    pl->items[pl->n++] = (BatchItem){.req = idx, .c = c, .h = r->kv_len, .kind = kind, .samples = samples};
+    pl->new_tokens += c;
+    if (kind == ITEM_PREFILL) pl->n_prefill++; else pl->n_decode++;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void push_next_arrival(Engine *eng)
+{
+    if (eng->next_arrival < eng->n_reqs) {
+        uint32_t i = eng->next_arrival++;
+        evq_push(&eng->evq, eng->reqs[i].t_arrive_ns, EV_ARRIVAL, i);
+    }
+}
+
+static void on_arrival(Engine *eng, uint32_t idx)
+{
+    Request *r = &eng->reqs[idx];
+    push_next_arrival(eng);
+    r->state = REQ_QUEUED;
+    if (eng->cfg.max_context && (uint64_t)r->prompt_tokens + r->output_tokens - 1 > eng->cfg.max_context) {
+        finish_rejected(eng, r, REJECT_CONTEXT);
+        return;
+    }
+    waiting_push_back(eng, idx);
+    if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
+    if (eng->cfg.sched.on_arrival) eng->cfg.sched.on_arrival(eng->cfg.sched.ctx, eng, idx);
+}
+
+static void emit_token(Engine *eng, Request *r)
+{
+    int64_t t = eng->now_ns;
+    if (eng->token_times) eng->token_times[r->token_off + r->generated] = t;
+    if (r->generated == 0) r->t_first_token_ns = t;
+    else if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
+    r->t_last_token_ns = t;
+    r->generated++;
+}
+
+/* The end of an iteration: every item advances. */
+static void on_iter_end(Engine *eng)
+{
+    BatchPlan *pl = &eng->plan;
+    for (uint32_t i = 0; i < pl->n; i++) {
+        const BatchItem *it = &pl->items[i];
+        Request *r = &eng->reqs[it->req];
+        eng->plan_pos[it->req] = NO_POS;
+        r->kv_len += it->c;
+        if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
+        else eng->st.decode_tokens += it->c;
+        if (!it->samples) continue;
+        emit_token(eng, r);
+        if (r->generated >= r->output_tokens) {
+            r->state = REQ_FINISHED;
+            r->t_finish_ns = eng->now_ns;
+            eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+            eng->st.finished++;
+        }
+    }
+    /* Finished requests leave the running list, order preserved. */
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < eng->n_running; i++)
+        if (eng->reqs[eng->running[i]].state == REQ_RUNNING) eng->running[j++] = eng->running[i];
+    eng->n_running = j;
+    pl->n = 0;
+    pl->new_tokens = 0;
+    pl->n_prefill = pl->n_decode = 0;
+    eng->busy = 0;
+}
+
+static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *cb)
+{
+    EngineStats *st = &eng->st;
+    const BatchPlan *pl = &eng->plan;
+    uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
+    st->iterations++;
+    st->busy_ns += dur_ns;
+    st->kv_block_ns += (double)used * (double)dur_ns;
+    if (used > st->kv_peak_used_blocks) st->kv_peak_used_blocks = used;
+    if (eng->n_running > st->peak_running) st->peak_running = eng->n_running;
+    st->flops += cb->flops;
+    st->bytes += cb->bytes;
+    st->t_gemm_s += cb->gemm_s;
+    st->t_attn_s += cb->attn_s;
+    st->t_lm_head_s += cb->lm_head_s;
+    st->t_comm_s += cb->comm_s;
+    st->t_overhead_s += cb->overhead_s;
+    if (!eng->cfg.keep_iterations) return;
+    if (eng->n_iters == eng->cap_iters) {
+        eng->cap_iters = eng->cap_iters ? eng->cap_iters * 2 : 1024;
+        eng->iters = xrealloc(eng->iters, eng->cap_iters * sizeof *eng->iters);
+    }
+    eng->iters[eng->n_iters++] = (IterRecord){
+        .t_start_ns = eng->now_ns, .dur_ns = dur_ns, .n_prefill = pl->n_prefill,
+        .n_decode = pl->n_decode, .new_tokens = pl->new_tokens, .kv_used_blocks = used,
+        .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops, .bytes = cb->bytes};
+}
+
+/* An iteration boundary while the replica is free. */
+static int boundary(Engine *eng, Err *e)
+{
+    for (;;) {
+        if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
+        if (eng->plan.n > 0) break;
+        if (eng->n_running > 0)
+            return err_set(e, "scheduler %s built an empty batch while %u requests run",
+                           eng->cfg.sched.name, eng->n_running);
+        if (eng->w_len == 0) return 0; /* idle until the next arrival */
+        /* Nothing runs and the head of the queue was not admitted: if it
+         * can never fit, reject it; otherwise the scheduler is stuck. */
+        uint32_t head = eng_waiting_at(eng, 0);
+        Request *r = &eng->reqs[head];
+        uint64_t need = eng->cfg.kv.need_blocks(eng->cfg.kv.ctx, r);
+        if (need <= eng->cfg.kv.total_blocks(eng->cfg.kv.ctx))
+            return err_set(e, "scheduler %s admitted nothing from an idle replica (request %s needs %llu "
+                              "of %llu KV blocks)", eng->cfg.sched.name, r->id,
+                           (unsigned long long)need,
+                           (unsigned long long)eng->cfg.kv.total_blocks(eng->cfg.kv.ctx));
+        waiting_remove(eng, 0);
+        finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
+    }
+    CostBreakdown cb;
+    if (eng->cfg.cost.iter_time(eng->cfg.cost.ctx, eng->plan.items, eng->plan.n, &cb) != 0)
+        return err_set(e, "cost model %s failed", eng->cfg.cost.name);
+    if (!(cb.t_s >= 0) || cb.t_s > 1e6)
+        return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
+    int64_t dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+    if (dur_ns < 1) dur_ns = 1;
+    record_iteration(eng, dur_ns, &cb);
+    eng->busy = 1;
+    evq_push(&eng->evq, eng->now_ns + dur_ns, EV_ITER_END, 0);
+    return 0;
+}
+
+static void handle(Engine *eng, const Event *ev)
+{
+    eng->now_ns = ev->t_ns;
+    eng->st.t_last_event_ns = ev->t_ns;
+    if (ev->kind == EV_ARRIVAL) on_arrival(eng, ev->arg);
+    else on_iter_end(eng);
+}
+
+int engine_run(Engine *eng, Err *e)
+{
+    if (eng->n_reqs == 0) return 0;
+    eng->st.t_first_arrival_ns = eng->reqs[0].t_arrive_ns;
+    push_next_arrival(eng);
+    Event ev;
+    while (evq_pop(&eng->evq, &ev)) {
+        handle(eng, &ev);
+        while (evq_peek_time(&eng->evq) == ev.t_ns && evq_pop(&eng->evq, &ev)) handle(eng, &ev);
+        if (!eng->busy && boundary(eng, e) != 0) return -1;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (reqs[i].t_arrive_ns < reqs[i - 1].t_arrive_ns) {
+            err_set(e, "engine: requests not sorted by arrival (%s before %s)", reqs[i - 1].id, reqs[i].id);
+            return NULL;
+        }
+    Engine *eng = xcalloc(1, sizeof *eng);
+    eng->cfg = *cfg;
+    eng->reqs = reqs;
+    eng->n_reqs = n;
+    evq_init(&eng->evq);
+    eng->waiting = xmalloc((n ? n : 1) * sizeof *eng->waiting);
+    eng->running = xmalloc((n ? n : 1) * sizeof *eng->running);
+    eng->plan.items = xmalloc((n ? n : 1) * sizeof *eng->plan.items);
+    eng->plan.cap = n;
+    eng->plan_pos = xmalloc((n ? n : 1) * sizeof *eng->plan_pos);
+    uint64_t tokens = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        Request *r = &reqs[i];
+        r->state = REQ_PENDING;
+        r->reject_reason = REJECT_NONE;
+        r->kv_len = 0;
+        r->prefill_target = r->prompt_tokens;
+        r->generated = 0;
+        r->kv_blocks = 0;
+        r->preemptions = 0;
+        r->admit_seq = 0;
+        r->recomputed_tokens = 0;
+        r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
+        r->itl_max_ns = 0;
+        r->token_off = tokens;
+        tokens += r->output_tokens;
+        eng->plan_pos[i] = NO_POS;
+    }
+    if (cfg->keep_token_times) eng->token_times = xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
+    eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    return eng;
+}
+
+void engine_free(Engine *eng)
+{
+    if (!eng) return;
+    if (eng->cfg.sched.destroy) eng->cfg.sched.destroy(eng->cfg.sched.ctx);
+    if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
+    if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
+    evq_free(&eng->evq);
+    free(eng->waiting);
+    free(eng->running);
+    free(eng->plan.items);
+    free(eng->plan_pos);
+    free(eng->token_times);
+    free(eng->iters);
+    free(eng);
+}

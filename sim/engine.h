@@ -1,0 +1,72 @@
+/*
+ * engine.h -- one replica's iteration loop (SPEC section 2).
+ *
+ * The engine owns the requests' run-time state, the waiting queue, the
+ * running list, the event queue and the iteration plan.  It never knows
+ * which scheduler, KV policy or cost model it runs: those are the
+ * interfaces of policy.h.
+ *
+ * Loop: pop the earliest event and every other event at the same
+ * nanosecond (arrivals and the end of an iteration at one instant are all
+ * visible to the boundary); if the replica is not busy, run a boundary:
+ * the scheduler builds the batch, the cost model prices it, and the end of
+ * the iteration is scheduled.  At the end every item advances: prefill
+ * chunks add to kv_len, an item that samples emits a token at that instant,
+ * a request with all its tokens finishes and frees its KV.
+ */
+#ifndef SERVESIM_ENGINE_H
+#define SERVESIM_ENGINE_H
+
+#include "policy.h"
+
+typedef struct EngineConfig {
+    Scheduler sched;      /* the engine takes ownership of all three */
+    KvPolicy kv;
+    CostModel cost;
+    uint32_t max_context; /* reject requests longer than this (0 = no limit) */
+    int keep_token_times; /* record every token's emission time */
+    int keep_iterations;  /* record one IterRecord per iteration */
+} EngineConfig;
+
+typedef struct IterRecord {
+    int64_t t_start_ns;
+    int64_t dur_ns;
+    uint32_t n_prefill, n_decode;
+    uint64_t new_tokens;
+    uint64_t kv_used_blocks;
+    uint32_t running, waiting;
+    double flops, bytes;
+} IterRecord;
+
+typedef struct EngineStats {
+    uint64_t iterations;
+    int64_t busy_ns;             /* sum of iteration durations */
+    int64_t t_first_arrival_ns;
+    int64_t t_last_event_ns;
+    uint32_t peak_running;
+    uint32_t peak_waiting;
+    uint64_t kv_total_blocks;
+    uint64_t kv_peak_used_blocks;
+    double kv_block_ns;          /* integral of used blocks over busy time */
+    uint64_t preemptions;
+    uint64_t recomputed_tokens;
+    uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */
+    uint64_t decode_tokens;
+    uint64_t finished, rejected;
+    double flops, bytes;         /* totals from the cost model */
+    double t_gemm_s, t_attn_s, t_lm_head_s, t_comm_s, t_overhead_s;
+} EngineStats;
+
+/* reqs: sorted by arrival (ties keep their order); the engine resets their
+ * run-time fields.  The engine keeps a pointer: reqs must outlive it. */
+Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
+void engine_free(Engine *eng);
+int engine_run(Engine *eng, Err *e);
+
+const EngineStats *engine_stats(const Engine *eng);
+/* Every token's emission time, indexed by Request.token_off + k; NULL when
+ * keep_token_times was 0. */
+const int64_t *engine_token_times(const Engine *eng);
+const IterRecord *engine_iterations(const Engine *eng, uint64_t *n);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * kv.h -- the KV block pool with reservation modes (SPEC section 4).
+ *
+ * Capacity in bytes becomes floor(capacity / (block_tokens * bytes_per_token))
+ * blocks.  A request is admitted only if its reservation fits:
+ *   max        contiguous: ceil((prompt + max_output) / block) blocks at admission
+ *   final      paged: ceil((prompt + output - 1) / block) at admission -- the
+ *              last output token is never fed back, so 2048 in / 256 out
+ *              needs 2303 tokens = 144 blocks of 16
+ *   on_demand  paged: ceil(kv_len / block) as the sequence grows; the engine
+ *              preempts when the pool is exhausted
+ * Invariant: 0 <= used <= total, and used equals the sum of kv_blocks over
+ * requests holding blocks.  Prefix sharing (hash chains, refcounts, LRU)
+ * implements the same KvPolicy interface in its own module.
+ */
+#ifndef SERVESIM_KV_H
+#define SERVESIM_KV_H
+
+#include "policy.h"
+
+typedef struct KvConfig {
+    double capacity_bytes;
+    uint32_t block_tokens;
+    double bytes_per_token;
+    KvReserve reserve;
+    uint32_t max_tokens;     /* per-sequence cap for reserve=max when a request gives no max output */
+    int unbounded;           /* what-if: a pool that never binds */
+} KvConfig;
+
+/* Creates the counting pool.  Fails if not even one block fits. */
+int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e);
+
+/* Blocks for `tokens` tokens. */
+static inline uint64_t kv_blocks_for(uint64_t tokens, uint32_t block_tokens)
+{
+    return (tokens + block_tokens - 1) / block_tokens;
+}
+
+/* The tokens a request reserves at admission under a mode (0 for on_demand). */
+uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens);
+
+const char *kv_reserve_name(KvReserve mode);
+
+#endif

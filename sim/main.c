@@ -1,0 +1,320 @@
+/*
+ * main.c -- the servesim command line.  The only place that exits.
+ *
+ *   servesim run [SCENARIO] [--json FILE] [--seed N] [--quiet]
+ *   servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T] [--json]
+ *   servesim bench [--requests N] [--rate R]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "jsonio.h"
+#include "metrics.h"
+#include "report.h"
+#include "scenario.h"
+
+static const char usage_main[] =
+    "servesim -- discrete-event simulator and capacity planner for LLM serving\n"
+    "\n"
+    "usage: servesim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run [SCENARIO.json]   simulate a scenario (none: the embedded default,\n"
+    "                        Qwen3-8B on one H100 under Poisson traffic)\n"
+    "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
+    "  bench                 simulator speed: requests and iterations per wall second\n"
+    "  help [COMMAND]        this text, or a command's options\n"
+    "\n"
+    "'servesim COMMAND --help' prints a command's options.\n";
+
+static const char usage_run[] =
+    "usage: servesim run [SCENARIO.json] [--json FILE] [--seed N] [--quiet] [--print-default]\n"
+    "\n"
+    "  SCENARIO.json     scenario file (see README: model, hardware, tp, cost_model,\n"
+    "                    scheduler, kv, workload, slo, price, seed); omitted: embedded default\n"
+    "  --json FILE       write the JSON report (summary + every request) to FILE ('-' = stdout)\n"
+    "  --seed N          override the scenario's seed\n"
+    "  --quiet           do not print the table\n"
+    "  --print-default   print the embedded default scenario and exit\n";
+
+static const char usage_info[] =
+    "usage: servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T] [--json]\n"
+    "\n"
+    "  --model NAME      a name in models/ (qwen3-8b, llama-3.1-70b, ...) or a .json path\n"
+    "  --hardware NAME   a name in models/hardware/ (h100-sxm, ...): adds KV capacity\n"
+    "  --tp N            tensor-parallel degree for the capacity (default 1)\n"
+    "  --kv-dtype T      bf16 (default), fp16, fp8, q8_0, q4_0\n"
+    "  --json            machine-readable output\n";
+
+static const char usage_bench[] =
+    "usage: servesim bench [--requests N] [--rate R]\n"
+    "\n"
+    "Simulates N (default 100000) Poisson requests of Qwen3-8B on one H100 with the\n"
+    "chunked scheduler and the roofline cost model, and prints simulated requests and\n"
+    "iterations per wall-clock second.\n";
+
+static int fail(const Err *e)
+{
+    fprintf(stderr, "servesim: %s\n", e->msg);
+    return 1;
+}
+
+static int bad_usage(const char *msg, const char *arg, const char *usage)
+{
+    fprintf(stderr, "servesim: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", usage);
+    return 2;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || *s == '-' || *s == '\0') return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int simulate(Scenario *s, Engine **eng_out, Summary *sum, Err *e)
+{
+    Engine *eng = scenario_engine(s, e);
+    if (!eng) return -1;
+    if (engine_run(eng, e) < 0) {
+        engine_free(eng);
+        return -1;
+    }
+    metrics_summarize(s, eng, sum);
+    *eng_out = eng;
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *path = NULL, *json_out = NULL;
+    uint64_t seed = 0;
+    int has_seed = 0, quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_run, stdout);
+            return 0;
+        } else if (!strcmp(a, "--print-default")) {
+            fputs(scenario_default_json, stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            if (++i >= argc) return bad_usage("--json needs a file name", NULL, usage_run);
+            json_out = argv[i];
+        } else if (!strcmp(a, "--seed")) {
+            if (++i >= argc || parse_u64(argv[i], &seed) < 0)
+                return bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
+            has_seed = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return bad_usage("unknown option", a, usage_run);
+        } else if (!path) {
+            path = a;
+        } else {
+            return bad_usage("more than one scenario given", a, usage_run);
+        }
+    }
+    Err e = {{0}};
+    Scenario s;
+    int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
+                  : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
+    if (rc < 0) return fail(&e);
+    Engine *eng = NULL;
+    Summary sum;
+    if (simulate(&s, &eng, &sum, &e) < 0) {
+        scenario_free(&s);
+        return fail(&e);
+    }
+    int to_stdout = json_out && !strcmp(json_out, "-");
+    if (!quiet && !to_stdout) report_print(stdout, &s, eng, &sum);
+    if (json_out) {
+        cJSON *root = report_json(&s, eng, &sum, 1);
+        if (to_stdout) {
+            char *txt = cJSON_Print(root);
+            puts(txt);
+            cJSON_free(txt);
+        } else if (jsonio_write_file(root, json_out, 1, &e) < 0) {
+            cJSON_Delete(root);
+            engine_free(eng);
+            scenario_free(&s);
+            return fail(&e);
+        }
+        cJSON_Delete(root);
+    }
+    engine_free(eng);
+    scenario_free(&s);
+    return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    const char *model = NULL, *hw = NULL, *kvd = "bf16";
+    uint64_t tp = 1;
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_info, stdout);
+            return 0;
+        } else if (!strcmp(a, "--model") && i + 1 < argc) {
+            model = argv[++i];
+        } else if (!strcmp(a, "--hardware") && i + 1 < argc) {
+            hw = argv[++i];
+        } else if (!strcmp(a, "--kv-dtype") && i + 1 < argc) {
+            kvd = argv[++i];
+        } else if (!strcmp(a, "--tp") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &tp) < 0 || tp < 1 || tp > 64)
+                return bad_usage("--tp needs an integer in [1, 64]", argv[i], usage_info);
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else {
+            return bad_usage("unknown or incomplete option", a, usage_info);
+        }
+    }
+    if (!model) return bad_usage("--model is required", NULL, usage_info);
+    int kt = dtype_parse(kvd);
+    if (kt < 0) return bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0)", kvd, usage_info);
+    Err e = {{0}};
+    ModelDesc m;
+    HwDesc h;
+    if (model_load(model, &m, &e) < 0) return fail(&e);
+    if (hw && hw_load(hw, &h, &e) < 0) return fail(&e);
+    double kvb = model_kv_bytes_per_token(&m, (Dtype)kt);
+    double cap = hw ? hw_kv_capacity_bytes(&h, &m, (int)tp) : 0;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        model_to_json(&m, o);
+        cJSON_AddStringToObject(o, "kv_dtype", dtype_name((Dtype)kt));
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "kv_bytes_per_token", cJSON_CreateNumber(kvb));
+        if (hw) {
+            cJSON *ho = cJSON_AddObjectToObject(o, "hardware");
+            hw_to_json(&h, ho);
+            cJSON_AddNumberToObject(o, "tp", (double)tp);
+            cJSON_AddNumberToObject(o, "kv_capacity_bytes", cap > 0 ? cap : 0);
+            cJSON_AddNumberToObject(o, "kv_capacity_tokens", cap > 0 ? (double)(uint64_t)(cap / kvb) : 0);
+            cJSON_AddBoolToObject(o, "fits", cap > 0);
+        }
+        char *txt = cJSON_Print(o);
+        puts(txt);
+        cJSON_free(txt);
+        cJSON_Delete(o);
+        return 0;
+    }
+    printf("model %s  (%s)\n", m.name, m.source);
+    printf("  layers %d, hidden %d, heads %d q / %d kv x %d, ffn %d, vocab %d%s, %s weights\n", m.layers, m.hidden,
+           m.q_heads, m.kv_heads, m.head_dim, m.ffn, m.vocab, m.tied_embeddings ? " (tied)" : "",
+           dtype_name(m.weight_dtype));
+    printf("  params               %lld (%.3f B)\n", (long long)m.params, m.params / 1e9);
+    printf("  weights_read_bytes   %.0f B (%.2f GiB) per engine step\n", m.weights_read_bytes,
+           m.weights_read_bytes / GIB);
+    printf("  kv_bytes_per_token   %.0f B (%.2f KiB, %s)\n", kvb, kvb / 1024, dtype_name((Dtype)kt));
+    printf("  flops_per_token      %.6g (dense layers)\n", m.flops_per_token);
+    printf("  flops_per_pair       %.6g (attention, per query-key pair)\n", m.flops_per_pair);
+    printf("  lm_head_flops        %.6g (per sampled position)\n", m.lm_head_flops);
+    if (hw) {
+        printf("hardware %s x %llu (tp)\n", h.name, (unsigned long long)tp);
+        if (cap > 0)
+            printf("  kv capacity          %.2f GiB = %.0f tokens (memory %.1f GiB x %.2f - weights - reserve "
+                   "%.1f GiB, per GPU)\n", cap / GIB, cap / kvb, h.mem_bytes / GIB, h.mem_util,
+                   h.runtime_reserve_bytes / GIB);
+        else
+            printf("  does not fit: weights %.2f GiB per GPU exceed usable memory; raise --tp\n",
+                   m.weights_read_bytes / GIB / (double)tp);
+    }
+    return 0;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    uint64_t n = 100000;
+    double rate = 20;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_bench, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--requests") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &n) < 0 || n < 1 || n > 100000000)
+                return bad_usage("--requests needs an integer in [1, 1e8]", argv[i], usage_bench);
+        } else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
+            char *end;
+            rate = strtod(argv[++i], &end);
+            if (*end || !(rate > 0)) return bad_usage("--rate needs a positive number", argv[i], usage_bench);
+        } else {
+            return bad_usage("unknown option", argv[i], usage_bench);
+        }
+    }
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"bench\", \"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\",\n"
+             " \"cost_model\": {\"kind\": \"roofline\"},\n"
+             " \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 256, \"token_budget\": 2048},\n"
+             " \"kv\": {\"reserve\": \"on_demand\"},\n"
+             " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": %g, \"count\": %llu,\n"
+             "   \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, \"max\": 16384},\n"
+             "   \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}},\n"
+             " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false}, \"seed\": 1}",
+             rate, (unsigned long long)n);
+    Err e = {{0}};
+    Scenario s;
+    double t0 = wall_s();
+    if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
+    double t1 = wall_s();
+    Engine *eng = NULL;
+    Summary sum;
+    if (simulate(&s, &eng, &sum, &e) < 0) {
+        scenario_free(&s);
+        return fail(&e);
+    }
+    double t2 = wall_s();
+    double sim_s = t2 - t1;
+    printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline\n",
+           (unsigned long long)n, rate);
+    printf("  simulated %.1f s of serving: %u finished, %llu iterations, %llu preemptions, p50 TTFT %.1f ms\n",
+           sum.window_s, sum.finished, (unsigned long long)sum.iterations, (unsigned long long)sum.preemptions,
+           sum.ttft_s.p50 * 1e3);
+    printf("  wall: workload generation %.3f s, simulation + metrics %.3f s, total %.3f s\n", t1 - t0, sim_s,
+           t2 - t0);
+    printf("  %.0f simulated requests per wall second\n", n / sim_s);
+    printf("  %.0f iterations per wall second\n", sum.iterations / sim_s);
+    engine_free(eng);
+    scenario_free(&s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        const char *topic = argc > 2 ? argv[2] : NULL;
+        fputs(!topic ? usage_main : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
+              : !strcmp(topic, "bench") ? usage_bench : usage_main, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
+    fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
+    return 2;
+}

@@ -1,0 +1,141 @@
+/*
+ * policy.h -- the plug-in interfaces: scheduler, KV policy, cost model.
+ *
+ * Each plug-in is a table of function pointers plus a context pointer (the
+ * ggml backend pattern), so a Lua-backed policy plugs in exactly like a C
+ * one.  The engine owns the requests and the queues; a scheduler sees them
+ * through the eng_* calls below and builds a BatchPlan, one item per request
+ * in the next iteration.
+ *
+ * Optional entries may be NULL; each says so.
+ */
+#ifndef SERVESIM_POLICY_H
+#define SERVESIM_POLICY_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "request.h"
+
+typedef struct Engine Engine;
+
+/* ---------------------------------------------------------------- batch */
+
+typedef enum {
+    ITEM_PREFILL = 0, /* a chunk of the prompt (or of a recompute) */
+    ITEM_DECODE,      /* one fed token */
+    ITEM_VERIFY       /* speculative verify: m+1 fed tokens (speculation issue) */
+} ItemKind;
+
+/* One request's share of an iteration.  pairs(c, h) = c*h + c(c+1)/2. */
+typedef struct BatchItem {
+    uint32_t req;      /* request index */
+    uint32_t c;        /* new tokens fed this iteration */
+    uint32_t h;        /* tokens already cached before it */
+    uint8_t kind;      /* ItemKind */
+    uint8_t samples;   /* 1 if the item ends with a sampled position (emits a token) */
+} BatchItem;
+
+typedef struct BatchPlan {
+    BatchItem *items;
+    uint32_t n, cap;
+    uint64_t new_tokens; /* sum of c */
+    uint32_t n_prefill, n_decode;
+} BatchPlan;
+
+static inline double batch_pairs(uint32_t c, uint32_t h)
+{
+    return (double)c * (double)h + (double)c * ((double)c + 1.0) / 2.0;
+}
+
+/* ------------------------------------------------------------ scheduler */
+
+typedef struct Scheduler {
+    const char *name;
+    void *ctx;
+    /* Builds the next iteration's batch into the engine's plan using the
+     * eng_* calls.  An empty plan means "nothing to run now". */
+    int (*schedule)(void *ctx, Engine *eng, Err *e);
+    /* Optional: called when a request arrives (already QUEUED); may call
+     * eng_reject (admission control). */
+    void (*on_arrival)(void *ctx, Engine *eng, uint32_t req);
+    /* Optional. */
+    void (*destroy)(void *ctx);
+} Scheduler;
+
+/* --------------------------------------------------------------- KV */
+
+typedef enum { KV_RESERVE_MAX = 0, KV_RESERVE_FINAL, KV_RESERVE_ON_DEMAND } KvReserve;
+
+typedef struct KvPolicy {
+    const char *name;
+    void *ctx;
+    /* Reserves what admission requires (per the reservation mode) for r,
+     * whose first chunk will bring kv_len to first_len.  1 = reserved,
+     * 0 = does not fit now. */
+    int (*admit)(void *ctx, Request *r, uint32_t first_len);
+    /* Makes room for kv_len tokens (on-demand growth; a no-op for
+     * reservation modes).  1 = ok, 0 = pool exhausted. */
+    int (*grow)(void *ctx, Request *r, uint32_t kv_len);
+    /* Returns everything r holds to the pool. */
+    void (*release)(void *ctx, Request *r);
+    /* Blocks r would need at admission if the pool were empty (used to
+     * reject requests that can never fit). */
+    uint64_t (*need_blocks)(void *ctx, const Request *r);
+    uint64_t (*used_blocks)(void *ctx);
+    uint64_t (*total_blocks)(void *ctx);
+    void (*destroy)(void *ctx);
+} KvPolicy;
+
+/* ----------------------------------------------------------- cost model */
+
+typedef struct CostBreakdown {
+    double t_s;          /* iteration duration */
+    double gemm_s;       /* dense projections + MLP */
+    double attn_s;       /* attention (prefill and decode) */
+    double lm_head_s;
+    double comm_s;       /* tensor-parallel all-reduce */
+    double overhead_s;   /* fixed per-iteration engine overhead */
+    double flops;        /* total FLOPs of the iteration */
+    double bytes;        /* total bytes moved to/from device memory */
+} CostBreakdown;
+
+typedef struct CostModel {
+    const char *name;
+    void *ctx;
+    int (*iter_time)(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out);
+    void (*destroy)(void *ctx);
+} CostModel;
+
+/* ------------------------------------------ what a scheduler may call */
+
+int64_t eng_now_ns(const Engine *eng);
+Request *eng_req(Engine *eng, uint32_t idx);
+/* Arrived, not admitted, FCFS (preempted requests go to the front). */
+uint32_t eng_waiting_count(const Engine *eng);
+uint32_t eng_waiting_at(const Engine *eng, uint32_t pos);
+/* Admitted, in admission order. */
+uint32_t eng_running_count(const Engine *eng);
+uint32_t eng_running_at(const Engine *eng, uint32_t pos);
+
+/* Admits waiting[pos] if the KV policy can reserve for a first chunk of
+ * `first_chunk` tokens: 1 = admitted (now the last running request), 0 =
+ * does not fit (nothing changed). */
+int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk);
+
+/* Adds a prefill chunk of c tokens (c <= remaining prefill) or, when
+ * c == 0, one decode token for request idx.  Grows on-demand KV first,
+ * preempting the most recently admitted running requests when the pool is
+ * exhausted.  Returns 1 if added, 0 if the request itself had to be
+ * preempted (or could not grow). */
+int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c);
+
+/* Preempts a running request (recompute): frees its KV, removes it from
+ * the plan and the running list, puts it at the front of the queue. */
+void eng_preempt(Engine *eng, uint32_t idx);
+/* Rejects a queued request (admission control). */
+void eng_reject(Engine *eng, uint32_t idx, RejectReason why);
+
+const BatchPlan *eng_plan(const Engine *eng);
+
+#endif

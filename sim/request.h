@@ -1,0 +1,73 @@
+/*
+ * request.h -- one request's record and state machine.
+ *
+ *   PENDING --arrival--> QUEUED --admit--> RUNNING --last token--> FINISHED
+ *                          ^  |               |
+ *                          |  +--reject-------+--> REJECTED
+ *                          +----preempt-------+
+ *
+ * KV bookkeeping: kv_len is the number of tokens whose K/V exist.  The
+ * request is "prefilling" while kv_len < prefill_target; the iteration whose
+ * chunk brings kv_len to prefill_target emits a token.  Initially
+ * prefill_target = prompt_tokens; a recompute preemption resets kv_len to 0
+ * and sets prefill_target = prompt_tokens + generated (every token emitted so
+ * far is fed again, the last one included, so the redo emits the next
+ * token).  A decode step feeds one token over h = kv_len cached tokens; while
+ * decoding kv_len == prompt_tokens + generated - 1.
+ *
+ * Plain data: schedulers and metrics read it directly.  Times are integer
+ * nanoseconds of simulated time; -1 means "not yet".
+ */
+#ifndef SERVESIM_REQUEST_H
+#define SERVESIM_REQUEST_H
+
+#include <stdint.h>
+
+typedef enum {
+    REQ_PENDING = 0, /* not yet arrived */
+    REQ_QUEUED,      /* arrived, waiting for admission */
+    REQ_RUNNING,     /* admitted: holds KV, gets prefill chunks or decodes */
+    REQ_FINISHED,
+    REQ_REJECTED
+} ReqState;
+
+typedef enum {
+    REJECT_NONE = 0,
+    REJECT_KV_TOO_SMALL, /* its reservation can never fit the pool */
+    REJECT_CONTEXT,      /* prompt + output exceeds the model's context */
+    REJECT_ADMISSION     /* refused by an admission-control policy */
+} RejectReason;
+
+typedef struct Request {
+    const char *id;            /* owned by the workload's string arena */
+    int64_t t_arrive_ns;
+    uint32_t prompt_tokens;
+    uint32_t output_tokens;    /* tokens the request will actually generate */
+    uint32_t max_output_tokens;/* what the client asked for (reserve=max uses it) */
+    uint32_t cls;              /* SLO class index (0 = default) */
+
+    /* ---- engine state ---- */
+    uint8_t state;             /* ReqState */
+    uint8_t reject_reason;     /* RejectReason */
+    uint32_t kv_len;           /* tokens with K/V computed */
+    uint32_t prefill_target;   /* kv_len at which the prefill phase ends */
+    uint32_t generated;        /* output tokens emitted */
+    uint32_t kv_blocks;        /* blocks held in the KV pool */
+    uint32_t preemptions;
+    uint64_t admit_seq;        /* increasing admission counter (preemption picks the largest) */
+    uint64_t recomputed_tokens;/* prefill tokens redone after preemption */
+
+    int64_t t_first_sched_ns;  /* first admitted (queueing delay ends) */
+    int64_t t_first_token_ns;
+    int64_t t_last_token_ns;
+    int64_t itl_max_ns;        /* largest gap between consecutive tokens */
+    int64_t t_finish_ns;       /* last token, or rejection time */
+    uint64_t token_off;        /* index of token 0's time in the engine's token-time array */
+} Request;
+
+static inline int request_decoding(const Request *r)
+{
+    return r->kv_len >= r->prefill_target && r->generated > 0;
+}
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * scenario.c -- scenario parsing, defaults and engine assembly (see
+ * scenario.h).
+ */
+#include "scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+
+/* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
+ * in the range of the Azure 2023 conversation trace), 10 requests/s on one
+ * H100 with a vLLM-like chunked scheduler (2048-token budget, up to 256
+ * running) and on-demand paged KV. */
+const char scenario_default_json[] =
+    "{\n"
+    "  \"name\": \"default: Qwen3-8B on one H100, Poisson 10 req/s\",\n"
+    "  \"model\": \"qwen3-8b\",\n"
+    "  \"hardware\": \"h100-sxm\",\n"
+    "  \"tp\": 1,\n"
+    "  \"cost_model\": {\"kind\": \"roofline\"},\n"
+    "  \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 256, \"token_budget\": 2048},\n"
+    "  \"kv\": {\"block_tokens\": 16, \"reserve\": \"on_demand\"},\n"
+    "  \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 10, \"count\": 2000,\n"
+    "               \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, \"max\": 16384},\n"
+    "               \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}},\n"
+    "  \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50},\n"
+    "  \"seed\": 1\n"
+    "}\n";
+
+void scenario_free(Scenario *s)
+{
+    workload_free(&s->wl);
+}
+
+static int parse_model(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    if (cJSON_IsString(v)) {
+        if (model_load(v->valuestring, &s->model, e) < 0) return err_prefix(e, "%s", where);
+        return 0;
+    }
+    if (cJSON_IsObject(v)) return model_from_json(v, where, &s->model, e);
+    return err_set(e, "%s: expected a model name (e.g. \"qwen3-8b\") or a model object", where);
+}
+
+static int parse_hw(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    if (cJSON_IsString(v)) {
+        if (hw_load(v->valuestring, &s->hw, e) < 0) return err_prefix(e, "%s", where);
+        return 0;
+    }
+    if (cJSON_IsObject(v)) return hw_from_json(v, where, &s->hw, e);
+    return err_set(e, "%s: expected a hardware name (e.g. \"h100-sxm\") or a hardware object", where);
+}
+
+static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    static const char *const kinds[] = {"linear", "roofline", NULL};
+    if (jsonio_expect_object(v, where, e) < 0) return -1;
+    int kind;
+    if (jsonio_enum(v, "kind", where, 1, kinds, &kind, e) < 0) return -1;
+    s->cost_kind = (CostKind)kind;
+    if (kind == COST_LINEAR) {
+        static const char *const keys[] = {"kind", "fixed_ms", "per_token_us", "per_pair_ns", NULL};
+        if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
+        double f = 0, t = 0, p = 0;
+        if (jsonio_num(v, "fixed_ms", where, 1, 0, 1e6, &f, e) < 0) return -1;
+        if (jsonio_num(v, "per_token_us", where, 1, 0, 1e6, &t, e) < 0) return -1;
+        if (jsonio_num(v, "per_pair_ns", where, 0, 0, 1e6, &p, e) < 0) return -1;
+        s->linear = (LinearCostCfg){f * 1e-3, t * 1e-6, p * 1e-9};
+        return 0;
+    }
+    static const char *const keys[] = {"kind", "compute_dtype", "efficiency", "iter_overhead_us", NULL};
+    if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    const char *dt = NULL;
+    if (jsonio_str(v, "compute_dtype", where, 0, &dt, e) < 0) return -1;
+    if (dt) {
+        int d = dtype_parse(dt);
+        if (d != DTYPE_BF16 && d != DTYPE_FP16 && d != DTYPE_FP8)
+            return err_set(e, "%s.compute_dtype: got \"%s\", expected bf16, fp16 or fp8", where, dt);
+        s->compute_dtype = (Dtype)d;
+    }
+    double us = -1;
+    if (jsonio_num(v, "iter_overhead_us", where, 0, 0, 1e7, &us, e) < 0) return -1;
+    if (us >= 0) s->hw.iter_overhead_s = us * 1e-6;
+    const cJSON *eff = cJSON_GetObjectItemCaseSensitive(v, "efficiency");
+    if (eff) {
+        char p[256];
+        jsonio_path(p, sizeof p, where, "efficiency");
+        if (jsonio_expect_object(eff, p, e) < 0) return -1;
+        static const char *const ek[] = {"gemm_compute", "mem", "attn_compute", "attn_mem", NULL};
+        if (jsonio_check_keys(eff, p, ek, e) < 0) return -1;
+        double x = -1;
+        if (jsonio_num(eff, "gemm_compute", p, 0, 1e-6, 1, &x, e) < 0) return -1;
+        if (x > 0) s->hw.gemm_compute_eff = (EffCurve){.flat = x, .n = 0};
+        if (jsonio_num(eff, "mem", p, 0, 1e-6, 1, &s->hw.mem_eff, e) < 0) return -1;
+        if (jsonio_num(eff, "attn_compute", p, 0, 1e-6, 1, &s->hw.attn_compute_eff, e) < 0) return -1;
+        if (jsonio_num(eff, "attn_mem", p, 0, 1e-6, 1, &s->hw.attn_mem_eff, e) < 0) return -1;
+    }
+    return 0;
+}
+
+static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    static const char *const keys[] = {"kind", "max_running", "token_budget", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    int kind;
+    if (jsonio_enum(v, "kind", where, 1, sched_kind_names, &kind, e) < 0) return -1;
+    int64_t mr = 256, tb = 2048;
+    if (jsonio_int(v, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
+    if (jsonio_int(v, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
+    s->sched = (SchedConfig){.kind = (SchedKind)kind, .max_running = (uint32_t)mr, .token_budget = (uint32_t)tb};
+    return 0;
+}
+
+static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_gib, Err *e)
+{
+    static const char *const keys[] = {"capacity_gib", "block_tokens", "reserve", "dtype", "max_tokens",
+                                       "unbounded", NULL};
+    static const char *const modes[] = {"max", "final", "on_demand", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    if (jsonio_num(v, "capacity_gib", where, 0, 1e-6, 1e6, cap_gib, e) < 0) return -1;
+    int64_t bt = s->kv.block_tokens, mt = 0;
+    if (jsonio_int(v, "block_tokens", where, 0, 1, 1 << 20, &bt, e) < 0) return -1;
+    if (jsonio_int(v, "max_tokens", where, 0, 1, 1 << 30, &mt, e) < 0) return -1;
+    s->kv.block_tokens = (uint32_t)bt;
+    s->kv.max_tokens = (uint32_t)mt;
+    int mode = (int)s->kv.reserve;
+    if (jsonio_enum(v, "reserve", where, 0, modes, &mode, e) < 0) return -1;
+    s->kv.reserve = (KvReserve)mode;
+    const char *dt = NULL;
+    if (jsonio_str(v, "dtype", where, 0, &dt, e) < 0) return -1;
+    if (dt) {
+        int d = dtype_parse(dt);
+        if (d < 0) return err_set(e, "%s.dtype: got \"%s\", expected bf16, fp16, fp8, q8_0 or q4_0", where, dt);
+        s->kv_dtype = (Dtype)d;
+    }
+    if (jsonio_bool(v, "unbounded", where, 0, &s->kv.unbounded, e) < 0) return -1;
+    return 0;
+}
+
+static int parse_slo(const cJSON *v, const char *where, Slo *slo, Err *e)
+{
+    static const char *const keys[] = {"ttft_ms", "tpot_ms", "e2e_ms", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    double t = 0, p = 0, x = 0;
+    if (jsonio_num(v, "ttft_ms", where, 0, 1e-6, 1e9, &t, e) < 0) return -1;
+    if (jsonio_num(v, "tpot_ms", where, 0, 1e-6, 1e9, &p, e) < 0) return -1;
+    if (jsonio_num(v, "e2e_ms", where, 0, 1e-6, 1e9, &x, e) < 0) return -1;
+    *slo = (Slo){t * 1e-3, p * 1e-3, x * 1e-3};
+    return 0;
+}
+
+static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
+{
+    static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
+                                       "scheduler", "kv", "workload", "slo", "price", "seed", "report", NULL};
+    char p[256];
+    const char *w = name;
+    if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
+    const char *nm = NULL;
+    if (jsonio_str(root, "name", w, 0, &nm, e) < 0) return -1;
+    snprintf(s->name, sizeof s->name, "%s", nm ? nm : name);
+
+    const cJSON *v;
+#define SUB(key) (jsonio_path(p, sizeof p, w, key), cJSON_GetObjectItemCaseSensitive(root, key))
+    if (!(v = SUB("model"))) return err_set(e, "%s: missing key \"model\"", w);
+    if (parse_model(v, p, s, e) < 0) return -1;
+    if (!(v = SUB("hardware"))) return err_set(e, "%s: missing key \"hardware\"", w);
+    if (parse_hw(v, p, s, e) < 0) return -1;
+    int64_t tp = 1;
+    if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
+    s->tp = (int)tp;
+    s->compute_dtype = s->model.weight_dtype == DTYPE_FP8 ? DTYPE_FP8 : DTYPE_BF16;
+    s->cost_kind = COST_ROOFLINE;
+    if ((v = SUB("cost_model")) && parse_cost(v, p, s, e) < 0) return -1;
+    s->sched = (SchedConfig){.kind = SCHED_CHUNKED, .max_running = 256, .token_budget = 2048};
+    if (!(v = SUB("scheduler"))) return err_set(e, "%s: missing key \"scheduler\"", w);
+    if (parse_sched(v, p, s, e) < 0) return -1;
+
+    s->kv.block_tokens = 16;
+    s->kv.reserve = KV_RESERVE_ON_DEMAND;
+    s->kv_dtype = DTYPE_BF16;
+    double cap_gib = -1;
+    if ((v = SUB("kv")) && parse_kv(v, p, s, &cap_gib, e) < 0) return -1;
+    s->kv.bytes_per_token = model_kv_bytes_per_token(&s->model, s->kv_dtype);
+    if (cap_gib > 0) {
+        s->kv.capacity_bytes = cap_gib * GIB;
+    } else {
+        s->kv.capacity_bytes = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+        s->kv_capacity_derived = 1;
+        if (!(s->kv.capacity_bytes > 0) && !s->kv.unbounded)
+            return err_set(e, "%s: %s weights (%.2f GiB over tp %d) plus the runtime reserve (%.2f GiB) do not "
+                              "fit in %s memory (%.2f GiB x %.2f usable): no room for KV; raise tp or give "
+                              "kv.capacity_gib", w, s->model.name, s->model.weights_read_bytes / GIB, s->tp,
+                           s->hw.runtime_reserve_bytes / GIB, s->hw.name, s->hw.mem_bytes / GIB, s->hw.mem_util);
+    }
+    if (s->kv.max_tokens == 0) s->kv.max_tokens = (uint32_t)s->model.max_context;
+
+    if ((v = SUB("slo")) && parse_slo(v, p, &s->slo, e) < 0) return -1;
+    s->usd_per_gpu_hour = s->hw.usd_per_gpu_hour;
+    if ((v = SUB("price"))) {
+        static const char *const pk[] = {"usd_per_gpu_hour", NULL};
+        if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, pk, e) < 0) return -1;
+        if (jsonio_num(v, "usd_per_gpu_hour", p, 1, 0, 1e6, &s->usd_per_gpu_hour, e) < 0) return -1;
+    }
+    int64_t sd = 1;
+    if (jsonio_int(root, "seed", w, 0, 0, INT64_MAX, &sd, e) < 0) return -1;
+    s->seed = has_seed ? seed : (uint64_t)sd;
+    s->keep_token_times = 1;
+    if ((v = SUB("report"))) {
+        static const char *const rk[] = {"token_times", NULL};
+        if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, rk, e) < 0) return -1;
+        if (jsonio_bool(v, "token_times", p, 0, &s->keep_token_times, e) < 0) return -1;
+    }
+    if (!(v = SUB("workload"))) return err_set(e, "%s: missing key \"workload\"", w);
+    if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
+#undef SUB
+    return 0;
+}
+
+int scenario_load_text(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->source, sizeof s->source, "%s", name);
+    cJSON *root = jsonio_parse(text, name, e);
+    if (!root) return -1;
+    int rc = parse_root(root, name, has_seed, seed, s, e);
+    cJSON_Delete(root);
+    if (rc < 0) scenario_free(s);
+    return rc;
+}
+
+int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e)
+{
+    char *text = read_file(path, NULL, e);
+    if (!text) return -1;
+    int rc = scenario_load_text(text, path, has_seed, seed, s, e);
+    free(text);
+    return rc;
+}
+
+Engine *scenario_engine(Scenario *s, Err *e)
+{
+    EngineConfig cfg = {0};
+    if (sched_new(&s->sched, &cfg.sched, e) < 0) return NULL;
+    if (kv_pool_new(&s->kv, &cfg.kv, e) < 0) {
+        cfg.sched.destroy(cfg.sched.ctx);
+        return NULL;
+    }
+    int rc;
+    if (s->cost_kind == COST_LINEAR) {
+        rc = cost_linear_new(&s->linear, &cfg.cost, e);
+    } else {
+        RooflineCfg rc_cfg = {.model = s->model, .hw = s->hw, .tp = s->tp, .compute_dtype = s->compute_dtype,
+                              .kv_bytes_per_token = s->kv.bytes_per_token,
+                              .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
+        rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
+    }
+    if (rc < 0) {
+        cfg.sched.destroy(cfg.sched.ctx);
+        cfg.kv.destroy(cfg.kv.ctx);
+        return NULL;
+    }
+    cfg.max_context = (uint32_t)s->model.max_context;
+    cfg.keep_token_times = s->keep_token_times;
+    return engine_new(s->wl.reqs, s->wl.n, &cfg, e);
+}
