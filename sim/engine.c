@@ -221,6 +221,10 @@ static void on_arrival(Engine *eng, uint32_t idx)
         finish_rejected(eng, r, REJECT_CONTEXT);
         return;
     }
+    if (eng->cfg.kv.need_blocks(eng->cfg.kv.ctx, r) > eng->cfg.kv.total_blocks(eng->cfg.kv.ctx)) {
+        finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
+        return;
+    }
     waiting_push_back(eng, idx);
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
     if (eng->cfg.sched.on_arrival) eng->cfg.sched.on_arrival(eng->cfg.sched.ctx, eng, idx);

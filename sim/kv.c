@@ -47,9 +47,10 @@ uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens
 static uint64_t pool_need(void *ctx, const Request *r)
 {
     KvPool *p = ctx;
-    uint64_t t = kv_reserve_tokens(p->cfg.reserve, r, p->cfg.max_tokens);
-    if (p->cfg.reserve == KV_RESERVE_ON_DEMAND) t = r->prefill_target ? r->prefill_target : r->prompt_tokens;
-    return kv_blocks_for(t, p->cfg.block_tokens);
+    /* on_demand grows to the final length before the request finishes:
+     * a request whose final length exceeds the pool can never complete. */
+    KvReserve mode = p->cfg.reserve == KV_RESERVE_ON_DEMAND ? KV_RESERVE_FINAL : p->cfg.reserve;
+    return kv_blocks_for(kv_reserve_tokens(mode, r, p->cfg.max_tokens), p->cfg.block_tokens);
 }
 
 static int pool_take(KvPool *p, Request *r, uint64_t want_blocks)

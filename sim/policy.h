@@ -79,8 +79,9 @@ typedef struct KvPolicy {
     int (*grow)(void *ctx, Request *r, uint32_t kv_len);
     /* Returns everything r holds to the pool. */
     void (*release)(void *ctx, Request *r);
-    /* Blocks r would need at admission if the pool were empty (used to
-     * reject requests that can never fit). */
+    /* Blocks r needs at its largest (the reservation, or for on-demand the
+     * final length) -- more than the pool's total means it can never
+     * complete, and the engine rejects it on arrival. */
     uint64_t (*need_blocks)(void *ctx, const Request *r);
     uint64_t (*used_blocks)(void *ctx);
     uint64_t (*total_blocks)(void *ctx);

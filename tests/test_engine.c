@@ -1,0 +1,118 @@
+/*
+ * test_engine.c -- the loop's time semantics (SPEC section 2): arrivals at
+ * an iteration boundary are visible to it, an idle replica starts at the
+ * next arrival, a request that can never fit is rejected rather than
+ * blocking the queue, and runs are deterministic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "simtest.h"
+#include "testhelp.h"
+
+static SimRun *run(const SimSpec *sp, uint32_t n, SchedKind kind, uint32_t max_running, KvReserve mode,
+                   double cap_blocks)
+{
+    SimRun *R = calloc(1, sizeof *R);
+    SchedConfig sc = {.kind = kind, .max_running = max_running, .token_budget = 512};
+    simtest_run(R, sp, n, sc, &simtest_chapter_cost, mode, cap_blocks * 16 * 147456, 147456, 16);
+    return R;
+}
+
+static void test_arrival_at_boundary_is_visible(void)
+{
+    /* r0's prefill ends at exactly 94.773728 ms; r1 arriving at that
+     * nanosecond joins the very next iteration, one nanosecond later it
+     * waits for the one after. */
+    SimSpec sp[2] = {{0, 2048, 3}, {94.773728, 2048, 1}};
+    SimRun *R = run(sp, 2, SCHED_CONTINUOUS, 4, KV_RESERVE_FINAL, 0);
+    CHECK_INT(R->rc, 0);
+    CHECK_INT(R->reqs[0].t_first_token_ns, 94773728);
+    CHECK_INT(R->reqs[1].t_first_sched_ns, 94773728);
+    /* joint iteration: 26.22 + 30.4e-3 * 2049 + 3e-6 * (2049 + 2,098,176) */
+    CHECK_NEAR(simtest_ms(R->reqs[1].t_first_token_ns), 94.773728 + 26.22 + 30.4e-3 * 2049 + 3e-6 * 2100225, 1e-6);
+    free(R);
+
+    SimSpec late[2] = {{0, 2048, 3}, {94.773729, 2048, 1}};
+    R = run(late, 2, SCHED_CONTINUOUS, 4, KV_RESERVE_FINAL, 0);
+    CHECK_INT(R->rc, 0);
+    CHECK(R->reqs[1].t_first_sched_ns > 94773729);
+    CHECK_INT(R->reqs[1].t_first_sched_ns, R->times[0][1]);
+    free(R);
+}
+
+static void test_idle_then_arrival(void)
+{
+    SimSpec sp[2] = {{0, 2048, 1}, {1000, 2048, 1}};
+    SimRun *R = run(sp, 2, SCHED_CONTINUOUS, 4, KV_RESERVE_FINAL, 0);
+    CHECK_INT(R->rc, 0);
+    CHECK_NEAR(simtest_ms(R->reqs[0].t_finish_ns), 94.773728, 1e-6);
+    CHECK_NEAR(simtest_ms(R->reqs[1].t_first_token_ns), 1000 + 94.773728, 1e-6);
+    CHECK_INT(R->st.iterations, 2);
+    CHECK_INT(R->st.busy_ns, 2 * 94773728);
+    free(R);
+}
+
+static void test_never_fits_is_rejected(void)
+{
+    /* 10 blocks = 160 tokens: a 1000-token prompt can never be admitted; it
+     * is rejected and the requests behind it are served. */
+    SimSpec sp[3] = {{0, 100, 2}, {1, 1000, 2}, {2, 100, 2}};
+    for (int k = 0; k < SCHED_KIND_COUNT; k++) {
+        SimRun *R = run(sp, 3, (SchedKind)k, 4, KV_RESERVE_FINAL, 10);
+        CHECK_INT(R->rc, 0);
+        CHECK_INT(R->reqs[0].state, REQ_FINISHED);
+        CHECK_INT(R->reqs[1].state, REQ_REJECTED);
+        CHECK_INT(R->reqs[1].reject_reason, REJECT_KV_TOO_SMALL);
+        CHECK_INT(R->reqs[2].state, REQ_FINISHED);
+        CHECK_INT(R->st.rejected, 1);
+        free(R);
+    }
+    /* On-demand: the prompt's first chunk would fit, but the final length
+     * (1000 + 1 tokens) never can -- rejected at arrival instead of
+     * thrashing through preemptions forever. */
+    SimRun *R = run(sp, 3, SCHED_CHUNKED, 4, KV_RESERVE_ON_DEMAND, 10);
+    CHECK_INT(R->rc, 0);
+    CHECK_INT(R->reqs[1].state, REQ_REJECTED);
+    CHECK_INT(R->reqs[1].t_finish_ns, 1000000);
+    CHECK_INT(R->reqs[2].state, REQ_FINISHED);
+    free(R);
+}
+
+static void test_kv_blocks_admission(void)
+{
+    /* 20 blocks hold one 300-token reservation (19 blocks) at a time: the
+     * second request waits for the first to finish and free its KV even
+     * though max_running allows both. */
+    SimSpec sp[2] = {{0, 290, 11}, {0, 290, 11}};
+    SimRun *R = run(sp, 2, SCHED_CONTINUOUS, 4, KV_RESERVE_FINAL, 20);
+    CHECK_INT(R->rc, 0);
+    CHECK_INT(R->st.peak_running, 1);
+    CHECK_INT(R->st.kv_peak_used_blocks, 19);
+    CHECK_INT(R->reqs[1].t_first_sched_ns, R->reqs[0].t_finish_ns);
+    free(R);
+}
+
+static void test_deterministic(void)
+{
+    SimSpec sp[6] = {{0, 700, 30}, {3, 1500, 20}, {3, 90, 50}, {40, 400, 5}, {41, 64, 64}, {41, 800, 1}};
+    SimRun *a = run(sp, 6, SCHED_CHUNKED, 3, KV_RESERVE_ON_DEMAND, 120);
+    SimRun *b = run(sp, 6, SCHED_CHUNKED, 3, KV_RESERVE_ON_DEMAND, 120);
+    CHECK_INT(a->rc, 0);
+    CHECK(memcmp(a->times, b->times, sizeof a->times) == 0);
+    CHECK_INT(a->st.iterations, b->st.iterations);
+    CHECK_INT(a->st.preemptions, b->st.preemptions);
+    for (int i = 0; i < 6; i++) CHECK_INT(a->reqs[i].state, REQ_FINISHED);
+    free(a);
+    free(b);
+}
+
+void suite_engine(void);
+void suite_engine(void)
+{
+    RUN(test_arrival_at_boundary_is_visible);
+    RUN(test_idle_then_arrival);
+    RUN(test_never_fits_is_rejected);
+    RUN(test_kv_blocks_admission);
+    RUN(test_deterministic);
+}
