@@ -244,7 +244,7 @@ static int cmd_info(int argc, char **argv)
 static int cmd_bench(int argc, char **argv)
 {
     uint64_t n = 100000;
-    double rate = 20;
+    double rate = 12;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_bench, stdout);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonio.h"
+#include "paths.h"
 
 /* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
  * in the range of the Azure 2023 conversation trace), 10 requests/s on one
@@ -36,8 +37,62 @@ void scenario_free(Scenario *s)
     workload_free(&s->wl);
 }
 
+/* Overrides dst's keys with src's; objects merge key by key, anything else
+ * replaces. */
+static void merge_into(cJSON *dst, const cJSON *src)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, src) {
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(dst, it->string);
+        if (old && cJSON_IsObject(old) && cJSON_IsObject(it)) {
+            merge_into(old, it);
+        } else {
+            cJSON *copy = cJSON_Duplicate(it, 1);
+            if (old) cJSON_ReplaceItemInObjectCaseSensitive(dst, it->string, copy);
+            else cJSON_AddItemToObject(dst, it->string, copy);
+        }
+    }
+}
+
+/* {"base": NAME, ...overrides}: the bundled description NAME (from
+ * models/<sub>) with the given keys replaced, validated as a whole by the
+ * normal reader.  Returns a new tree, or NULL + err; *had_base = 0 and NULL
+ * when v has no "base". */
+static cJSON *with_base(const cJSON *v, const char *where, const char *sub, int *had_base, Err *e)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, "base");
+    *had_base = b != NULL;
+    if (!b) return NULL;
+    char p[256], file[1024];
+    jsonio_path(p, sizeof p, where, "base");
+    if (!cJSON_IsString(b)) {
+        err_set(e, "%s: expected the name of a bundled description", p);
+        return NULL;
+    }
+    paths_data_file(file, sizeof file, sub, b->valuestring);
+    cJSON *root = jsonio_parse_file(file, e);
+    if (!root) {
+        char names[512];
+        err_set(e, "%s: unknown \"%s\"; available: %s", p, b->valuestring, paths_list_names(names, sizeof names, sub));
+        return NULL;
+    }
+    cJSON *over = cJSON_Duplicate(v, 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(over, "base");
+    merge_into(root, over);
+    cJSON_Delete(over);
+    return root;
+}
+
 static int parse_model(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
+    int had_base;
+    cJSON *merged = cJSON_IsObject(v) ? with_base(v, where, "", &had_base, e) : NULL;
+    if (cJSON_IsObject(v) && had_base) {
+        if (!merged) return -1;
+        int rc = model_from_json(merged, where, &s->model, e);
+        cJSON_Delete(merged);
+        return rc;
+    }
     if (cJSON_IsString(v)) {
         if (model_load(v->valuestring, &s->model, e) < 0) return err_prefix(e, "%s", where);
         return 0;
@@ -48,6 +103,14 @@ static int parse_model(const cJSON *v, const char *where, Scenario *s, Err *e)
 
 static int parse_hw(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
+    int had_base;
+    cJSON *merged = cJSON_IsObject(v) ? with_base(v, where, "hardware/", &had_base, e) : NULL;
+    if (cJSON_IsObject(v) && had_base) {
+        if (!merged) return -1;
+        int rc = hw_from_json(merged, where, &s->hw, e);
+        cJSON_Delete(merged);
+        return rc;
+    }
     if (cJSON_IsString(v)) {
         if (hw_load(v->valuestring, &s->hw, e) < 0) return err_prefix(e, "%s", where);
         return 0;
