@@ -100,6 +100,11 @@ static int cmp_arrival(const void *a, const void *b)
     return x->token_off < y->token_off ? -1 : x->token_off > y->token_off;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int parse_list(const cJSON *arr, const char *where, Workload *w, Err *e)
 {
     char path[256], rp[320];
@@ -146,7 +151,17 @@ static int parse_list(const cJSON *arr, const char *where, Workload *w, Err *e)
         r->token_off = (uint64_t)i;
         i++;
     }
-    /* Ids are copied in input order, so sorting the records keeps them. */
+    /* Ids must be unique: reports and replays refer to requests by id. */
+    const char **ids = xmalloc(w->n * sizeof *ids);
+    for (uint32_t k = 0; k < w->n; k++) ids[k] = w->reqs[k].id;
+    qsort(ids, w->n, sizeof *ids, cmp_str);
+    for (uint32_t k = 1; k < w->n; k++)
+        if (!strcmp(ids[k], ids[k - 1])) {
+            err_set(e, "%s: duplicate request id \"%s\"", path, ids[k]);
+            free(ids);
+            return -1;
+        }
+    free(ids);
     qsort(w->reqs, w->n, sizeof *w->reqs, cmp_arrival);
     strcpy(w->kind, "requests");
     return 0;

@@ -1,0 +1,154 @@
+/*
+ * test_cost.c -- the roofline and the chapter's analytic numbers for
+ * Qwen3-8B (003 sections 8.2, 8.6): d(b, L), bKV, the 2,137.5 TFLOP prefill
+ * of 16 x 8192 tokens and its ~7.3 s at 58% of 503.8 TFLOP/s, the 34.46 GB
+ * (BF16) and 25.40 GB (q8_0) decode rounds, and the TP all-reduce term.
+ */
+#include <stdlib.h>
+
+#include "cost.h"
+#include "testhelp.h"
+
+static ModelDesc qwen;
+static HwDesc rtx;
+
+static int load(void)
+{
+    Err e = {{0}};
+    if (model_load("qwen3-8b", &qwen, &e) < 0 || hw_load("rtx-pro-6000", &rtx, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void test_read_model(void)
+{
+    CHECK(load() == 0);
+    double k = model_kv_bytes_per_token(&qwen, DTYPE_BF16);
+    /* d(2K, b = 1) = 14.38 GiB, d(2K, 64) = 0.50 GiB (about 1/29) */
+    CHECK_NEAR(cost_bytes_per_output_token(&qwen, k, 1, 2048) / GIB, 14.38, 0.005);
+    CHECK_NEAR(cost_bytes_per_output_token(&qwen, k, 64, 2048) / GIB, 0.50, 0.005);
+    CHECK_INT(cost_kv_crossover_batch(&qwen, k, 2048), 51);
+    CHECK_INT(cost_kv_crossover_batch(&qwen, k, 8192), 13);
+}
+
+static BatchItem items[16];
+
+static void fill(uint32_t c, uint32_t h, uint8_t kind)
+{
+    for (int i = 0; i < 16; i++) items[i] = (BatchItem){.req = (uint32_t)i, .c = c, .h = h, .kind = kind, .samples = 1};
+}
+
+static void test_prefill_16x8k(void)
+{
+    CHECK(load() == 0);
+    fill(8192, 0, ITEM_PREFILL);
+    /* LM head only on the last position of each prompt */
+    CHECK_NEAR(cost_flops(&qwen, items, 16) / 1e12, 2137.509, 0.001);
+    /* At 58% of the chapter's 503.8 TFLOP/s: about 7.3 s */
+    RooflineCfg cfg = {.model = qwen, .hw = rtx, .tp = 1, .compute_dtype = DTYPE_BF16,
+                       .kv_bytes_per_token = model_kv_bytes_per_token(&qwen, DTYPE_BF16), .act_bytes = 2};
+    cfg.hw.peak_flops[DTYPE_BF16] = 503.8e12;
+    cfg.hw.gemm_compute_eff = (EffCurve){.flat = 0.58};
+    cfg.hw.attn_compute_eff = 0.58;
+    cfg.hw.iter_overhead_s = 0;
+    CostModel cm;
+    Err e;
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    CostBreakdown cb;
+    cm.iter_time(cm.ctx, items, 16, &cb);
+    CHECK_NEAR(cb.t_s, 7.3, 0.05);
+    CHECK_NEAR(cb.gemm_s + cb.attn_s, 2137.5e12 / (0.58 * 503.8e12), 0.001);
+    cm.destroy(cm.ctx);
+}
+
+static void test_decode_round_bytes(void)
+{
+    CHECK(load() == 0);
+    fill(1, 8191, ITEM_DECODE); /* a step that reads 8192 tokens of context each */
+    const Dtype kv[2] = {DTYPE_BF16, DTYPE_Q8_0};
+    const double want_gb[2] = {34.46, 25.40};
+    for (int j = 0; j < 2; j++) {
+        RooflineCfg cfg = {.model = qwen, .hw = rtx, .tp = 1, .compute_dtype = DTYPE_BF16,
+                           .kv_bytes_per_token = model_kv_bytes_per_token(&qwen, kv[j]), .act_bytes = 2};
+        CostModel cm;
+        Err e;
+        CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+        CostBreakdown cb;
+        cm.iter_time(cm.ctx, items, 16, &cb);
+        /* bytes also count the one new token's KV write per request */
+        double write = 16 * cfg.kv_bytes_per_token;
+        CHECK_NEAR((cb.bytes - write) / 1e9, want_gb[j], 0.005);
+        /* decode attention is memory-bound: its time is the KV stream */
+        double kv_bytes = 16 * 8193 * cfg.kv_bytes_per_token;
+        CHECK_NEAR(cb.attn_s, kv_bytes / (cfg.hw.mem_bw_bytes_per_s * cfg.hw.attn_mem_eff), 1e-12);
+        cm.destroy(cm.ctx);
+    }
+}
+
+static double roof2(double flops, double peak, double bytes, double bw)
+{
+    return flops / peak > bytes / bw ? flops / peak : bytes / bw;
+}
+
+static void test_decode_time_formula(void)
+{
+    CHECK(load() == 0);
+    HwDesc h = rtx;
+    RooflineCfg cfg = {.model = qwen, .hw = h, .tp = 1, .compute_dtype = DTYPE_BF16,
+                       .kv_bytes_per_token = 147456, .act_bytes = 2};
+    CostModel cm;
+    Err e;
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    BatchItem one = {.req = 0, .c = 1, .h = 2048, .kind = ITEM_DECODE, .samples = 1};
+    CostBreakdown cb;
+    cm.iter_time(cm.ctx, &one, 1, &cb);
+    double bw = h.mem_bw_bytes_per_s;
+    double head = (double)qwen.lm_head_params + qwen.hidden;
+    double w_layers = qwen.weights_read_bytes - 2 * head;
+    double peak = h.peak_flops[DTYPE_BF16], e1 = effcurve_at(&h.gemm_compute_eff, 1);
+    CHECK_NEAR(cb.gemm_s, roof2(qwen.flops_per_token, peak * e1, w_layers, bw * h.mem_eff), 1e-12);
+    /* one query over 2048 cached tokens: 2049 pairs, 2049 tokens read + 1 written */
+    CHECK_NEAR(cb.attn_s, roof2(qwen.flops_per_pair * 2049, peak * h.attn_compute_eff, 2050 * 147456.0,
+                                bw * h.attn_mem_eff), 1e-12);
+    CHECK_NEAR(cb.lm_head_s, roof2(qwen.lm_head_flops, peak * e1, 2 * head, bw * h.mem_eff), 1e-12);
+    CHECK_NEAR(cb.flops, qwen.flops_per_token + qwen.flops_per_pair * 2049 + qwen.lm_head_flops, 1);
+    CHECK_NEAR(cb.t_s, cb.gemm_s + cb.attn_s + cb.lm_head_s + h.iter_overhead_s, 1e-15);
+    CHECK_INT(cb.comm_s, 0);
+    cm.destroy(cm.ctx);
+
+    /* TP 2 on an H100 pair: per-GPU weights halve; two ring all-reduces per
+     * layer of the step's hidden states (2 (tp-1)/tp of the payload). */
+    HwDesc h100;
+    CHECK(hw_load("h100-sxm", &h100, &e) == 0);
+    cfg.hw = h100;
+    cfg.tp = 2;
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    cm.iter_time(cm.ctx, &one, 1, &cb);
+    double payload = 1.0 * qwen.hidden * 2;
+    CHECK_NEAR(cb.comm_s, 2 * 36 * (h100.link_latency_s + payload / h100.link_bw_bytes_per_s), 1e-12);
+    CHECK_NEAR(cb.gemm_s, roof2(qwen.flops_per_token / 2, h100.peak_flops[DTYPE_BF16] *
+                                effcurve_at(&h100.gemm_compute_eff, 1), w_layers / 2,
+                                h100.mem_bw_bytes_per_s * h100.mem_eff), 1e-12);
+    cm.destroy(cm.ctx);
+}
+
+static void test_gemm_eff_curve(void)
+{
+    EffCurve c = {.n = 3, .x = {1, 16, 256}, .eff = {0.1, 0.5, 0.9}};
+    CHECK_NEAR(effcurve_at(&c, 1), 0.1, 1e-12);
+    CHECK_NEAR(effcurve_at(&c, 4), 0.3, 1e-12); /* halfway in log2 */
+    CHECK_NEAR(effcurve_at(&c, 1000), 0.9, 1e-12);
+    CHECK_NEAR(effcurve_at(&c, 0.5), 0.1, 1e-12);
+}
+
+void suite_cost(void);
+void suite_cost(void)
+{
+    RUN(test_read_model);
+    RUN(test_prefill_16x8k);
+    RUN(test_decode_round_bytes);
+    RUN(test_decode_time_formula);
+    RUN(test_gemm_eff_curve);
+}

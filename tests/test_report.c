@@ -1,0 +1,186 @@
+/*
+ * test_report.c -- scenario files end to end: the chapter's four-request
+ * scenarios give the same token times through the scenario reader as
+ * through the engine directly, the JSON report keeps its contract (tpot_s
+ * null for one-token outputs), and the metrics are the GSL statistics of
+ * the per-request values.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+#include "metrics.h"
+#include "report.h"
+#include "scenario.h"
+#include "testhelp.h"
+
+static int load_run(const char *path, Scenario *s, Engine **eng, Summary *sum)
+{
+    Err e = {{0}};
+    char full[1024];
+    snprintf(full, sizeof full, "%s/%s", SERVESIM_DATA_DIR, path);
+    if (scenario_load_file(full, 0, 0, s, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    *eng = scenario_engine(s, &e);
+    if (!*eng || engine_run(*eng, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    metrics_summarize(s, *eng, sum);
+    return 0;
+}
+
+static const Request *by_id(const Scenario *s, const char *id)
+{
+    for (uint32_t i = 0; i < s->wl.n; i++)
+        if (!strcmp(s->wl.reqs[i].id, id)) return &s->wl.reqs[i];
+    return NULL;
+}
+
+static void test_chapter_scenario_continuous(void)
+{
+    Scenario s;
+    Engine *eng;
+    Summary m;
+    CHECK(load_run("workloads/chapters/ch8_four_requests_continuous.json", &s, &eng, &m) == 0);
+    if (th_failures) return;
+    const Request *r0 = by_id(&s, "r0");
+    const int64_t *tt = engine_token_times(eng);
+    CHECK(r0 != NULL);
+    CHECK_INT(tt[r0->token_off + 2] - tt[r0->token_off + 1], 375968934);
+    CHECK_INT(r0->t_finish_ns, 765590636);
+    CHECK_INT(m.finished, 4);
+    CHECK_INT(m.iterations, 8);
+    /* 12 GiB / (16 x 147,456 B) */
+    CHECK_INT(m.kv_total_blocks, 5461);
+    /* TTFT of r0..r3: 163.327456, 163.327456, 545.589484, 656.7113 ms */
+    CHECK_NEAR(m.ttft_s.mean * 1e3, (163.327456 * 2 + 545.589484 + 656.711300) / 4, 1e-6);
+    CHECK_NEAR(m.ttft_s.max * 1e3, 656.711300, 1e-6);
+    /* window 0 -> 765.590636 ms; 16 output tokens */
+    CHECK_NEAR(m.window_s, 0.765590636, 1e-12);
+    CHECK_NEAR(m.output_tokens_per_s, 16 / 0.765590636, 1e-9);
+    /* SLO TTFT 500 ms, TPOT 50 ms: r0 (TPOT (765.59-163.33)/7 = 86.04 ms)
+     * misses, r1 meets, r2 and r3 miss TTFT: 1 of 4 */
+    CHECK_INT(m.good, 1);
+    CHECK_NEAR(m.slo_attainment, 0.25, 1e-12);
+    /* $2/h over the drain window */
+    CHECK_NEAR(m.cost_usd, 2.0 * 0.765590636 / 3600, 1e-15);
+    engine_free(eng);
+    scenario_free(&s);
+}
+
+static void test_report_contract(void)
+{
+    Scenario s;
+    Engine *eng;
+    Summary m;
+    CHECK(load_run("workloads/chapters/ch8_four_requests_static.json", &s, &eng, &m) == 0);
+    if (th_failures) return;
+    cJSON *root = report_json(&s, eng, &m, 1);
+    const cJSON *reqs = cJSON_GetObjectItemCaseSensitive(root, "requests");
+    CHECK(cJSON_GetArraySize(reqs) == 4);
+    const cJSON *r;
+    int seen = 0;
+    cJSON_ArrayForEach(r, reqs) {
+        static const char *const keys[] = {"id", "arrival_s", "token_times_s", "ttft_s", "tpot_s", "e2e_s", "status",
+                                           "preemptions"};
+        for (int k = 0; k < 8; k++) CHECK(cJSON_GetObjectItemCaseSensitive(r, keys[k]) != NULL);
+        const cJSON *tts = cJSON_GetObjectItemCaseSensitive(r, "token_times_s");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(r, "output_tokens");
+        CHECK(cJSON_GetArraySize(tts) == n->valueint);
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring, "r1")) {
+            /* r1 under static: tokens at 163.327456 and 189.620550 ms */
+            CHECK_NEAR(cJSON_GetArrayItem(tts, 0)->valuedouble, 0.163327456, 1e-12);
+            CHECK_NEAR(cJSON_GetArrayItem(tts, 1)->valuedouble, 0.18962055, 1e-12);
+            CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(r, "tpot_s")->valuedouble, 0.18962055 - 0.163327456, 1e-12);
+            seen++;
+        }
+        CHECK_INT(cJSON_GetObjectItemCaseSensitive(r, "preemptions")->valueint, 0);
+        CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(r, "status")->valuestring, "finished"));
+    }
+    CHECK_INT(seen, 1);
+    const cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "summary");
+    static const char *const sk[] = {"ttft_s", "tpot_s", "e2e_s", "throughput", "goodput", "peak_running", "kv",
+                                     "iterations"};
+    for (int k = 0; k < 8; k++) CHECK(cJSON_GetObjectItemCaseSensitive(su, sk[k]) != NULL);
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(su, "throughput");
+    CHECK(cJSON_GetObjectItemCaseSensitive(tp, "window_s") != NULL);
+    CHECK(cJSON_GetObjectItemCaseSensitive(tp, "output_tokens_per_s") != NULL);
+    CHECK(cJSON_GetObjectItemCaseSensitive(tp, "requests_per_s") != NULL);
+    const cJSON *gp = cJSON_GetObjectItemCaseSensitive(su, "goodput");
+    CHECK(cJSON_GetObjectItemCaseSensitive(gp, "requests_per_s") != NULL);
+    CHECK(cJSON_GetObjectItemCaseSensitive(gp, "slo_attainment") != NULL);
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(su, "kv");
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(kv, "total_blocks")->valuedouble, 5461);
+    /* r2 (8192 + 1) and r3 (2048 + 3) share the second batch: 513 + 129 blocks */
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(kv, "peak_used_blocks")->valuedouble, 513 + 129);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(su, "iterations")->valuedouble, 12);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(su, "peak_running")->valuedouble, 2);
+    for (int k = 0; k < 3; k++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(su, sk[k]);
+        static const char *const dk[] = {"mean", "p50", "p90", "p99"};
+        for (int j = 0; j < 4; j++) CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(d, dk[j])));
+    }
+    cJSON_Delete(root);
+    engine_free(eng);
+    scenario_free(&s);
+}
+
+static void test_tpot_null_for_one_token(void)
+{
+    const char *text =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"},"
+        " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 10},"
+        " \"workload\": {\"requests\": [{\"id\": \"one\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 1},"
+        "  {\"id\": \"two\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2}]}}";
+    Scenario s;
+    Err e = {{0}};
+    CHECK(scenario_load_text(text, "inline", 0, 0, &s, &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    Engine *eng = scenario_engine(&s, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    Summary m;
+    metrics_summarize(&s, eng, &m);
+    CHECK_INT(m.tpot_s.n, 1);  /* TPOT covers fewer requests than TTFT */
+    CHECK_INT(m.ttft_s.n, 2);
+    /* one iteration of 10 + 10e-3 * 200 = 12 ms, then a decode of 10.01 ms */
+    CHECK_NEAR(m.tpot_s.mean, 0.01001, 1e-12);
+    cJSON *root = report_json(&s, eng, &m, 1);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "requests"), 0);
+    CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(r0, "id")->valuestring, "one"));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r0, "tpot_s")));
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(r0, "ttft_s")->valuedouble, 0.012, 1e-12);
+    cJSON_Delete(root);
+    engine_free(eng);
+    scenario_free(&s);
+}
+
+static void test_dist_is_gsl_quantiles(void)
+{
+    double v[5] = {5, 1, 4, 2, 3};
+    Dist d;
+    metrics_dist(v, 5, &d);
+    CHECK_NEAR(d.mean, 3, 1e-12);
+    CHECK_NEAR(d.p50, 3, 1e-12);
+    CHECK_NEAR(d.p90, 4.6, 1e-12); /* 1 + 0.9 * 4 = 4.6th order statistic */
+    CHECK_NEAR(d.p99, 4.96, 1e-12);
+    CHECK_NEAR(d.max, 5, 1e-12);
+    CHECK_NEAR(d.std, sqrt(2.5), 1e-12);
+    metrics_dist(v, 0, &d);
+    CHECK(isnan(d.mean));
+}
+
+void suite_report(void);
+void suite_report(void)
+{
+    RUN(test_chapter_scenario_continuous);
+    RUN(test_report_contract);
+    RUN(test_tpot_null_for_one_token);
+    RUN(test_dist_is_gsl_quantiles);
+}
