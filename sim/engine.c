@@ -156,6 +156,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     r->reject_reason = (uint8_t)why;
     r->t_finish_ns = eng->now_ns;
     eng->st.rejected++;
+    if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
 }
 
 void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
@@ -237,6 +238,7 @@ static void emit_token(Engine *eng, Request *r)
     if (r->generated == 0) r->t_first_token_ns = t;
     else if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
     r->t_last_token_ns = t;
+    if (eng->cfg.sink.on_token) eng->cfg.sink.on_token(eng->cfg.sink.ctx, r, r->generated, t);
     r->generated++;
 }
 
@@ -258,6 +260,7 @@ static void on_iter_end(Engine *eng)
             r->t_finish_ns = eng->now_ns;
             eng->cfg.kv.release(eng->cfg.kv.ctx, r);
             eng->st.finished++;
+            if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
         }
     }
     /* Finished requests leave the running list, order preserved. */
@@ -288,6 +291,8 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     st->t_lm_head_s += cb->lm_head_s;
     st->t_comm_s += cb->comm_s;
     st->t_overhead_s += cb->overhead_s;
+    if (eng->cfg.sink.on_iteration)
+        eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->now_ns, dur_ns, pl, cb, used);
     if (!eng->cfg.keep_iterations) return;
     if (eng->n_iters == eng->cap_iters) {
         eng->cap_iters = eng->cap_iters ? eng->cap_iters * 2 : 1024;

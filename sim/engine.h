@@ -23,6 +23,7 @@ typedef struct EngineConfig {
     Scheduler sched;      /* the engine takes ownership of all three */
     KvPolicy kv;
     CostModel cost;
+    MetricsSink sink;     /* optional observers (all entries may be NULL) */
     uint32_t max_context; /* reject requests longer than this (0 = no limit) */
     int keep_token_times; /* record every token's emission time */
     int keep_iterations;  /* record one IterRecord per iteration */

@@ -108,6 +108,51 @@ typedef struct CostModel {
     void (*destroy)(void *ctx);
 } CostModel;
 
+/* ---------------------------------------------------------- metrics sink */
+
+/* Observes the run as it happens (per-iteration CSV, trace events, live
+ * plots).  Every entry is optional; the engine calls them in simulated-time
+ * order.  A sink must not change engine state. */
+typedef struct MetricsSink {
+    void *ctx;
+    /* An iteration was priced and starts now (t_ns); plan is its batch. */
+    void (*on_iteration)(void *ctx, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan, const CostBreakdown *cb,
+                         uint64_t kv_used_blocks);
+    /* Request r emitted its k-th token (0-based) at t_ns. */
+    void (*on_token)(void *ctx, const Request *r, uint32_t k, int64_t t_ns);
+    /* Request r left the system (finished or rejected). */
+    void (*on_done)(void *ctx, const Request *r);
+} MetricsSink;
+
+/* --------------------------------------------- interfaces of later parts */
+
+/* Speculative decoding (SPEC section 6): per round, how many draft tokens a
+ * request proposes, how many the verifier accepts, and what drafting costs.
+ * A speculating request's step becomes an ITEM_VERIFY of draft_len + 1 fed
+ * tokens; KV is written for all and rolled back to the accepted length. */
+typedef struct SpecPolicy {
+    void *ctx;
+    uint32_t (*draft_len)(void *ctx, const Request *r, uint32_t batch_size);
+    uint32_t (*accepted)(void *ctx, const Request *r, uint32_t draft_len);
+    double (*draft_cost_s)(void *ctx, const BatchPlan *plan);
+    void (*destroy)(void *ctx);
+} SpecPolicy;
+
+/* Cluster routing: picks the replica for an arriving request from the
+ * replicas' load (outstanding requests and tokens).  The cluster owns one
+ * Engine per replica. */
+typedef struct ReplicaLoad {
+    uint32_t running, waiting;
+    uint64_t outstanding_tokens;
+    uint64_t kv_used_blocks, kv_total_blocks;
+} ReplicaLoad;
+
+typedef struct Router {
+    void *ctx;
+    uint32_t (*route)(void *ctx, const Request *r, const ReplicaLoad *loads, uint32_t n_replicas);
+    void (*destroy)(void *ctx);
+} Router;
+
 /* ------------------------------------------ what a scheduler may call */
 
 int64_t eng_now_ns(const Engine *eng);

@@ -13,6 +13,22 @@ double simtest_ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
+static void sink_token(void *ctx, const Request *r, uint32_t k, int64_t t_ns)
+{
+    SimRun *R = ctx;
+    (void)r;
+    (void)k;
+    if (t_ns < R->sink_last_ns) R->sink_ordered = 0;
+    R->sink_last_ns = t_ns;
+    R->sink_tokens++;
+}
+
+static void sink_done(void *ctx, const Request *r)
+{
+    (void)r;
+    ((SimRun *)ctx)->sink_done++;
+}
+
 void simtest_run(SimRun *out, const SimSpec *specs, uint32_t n, SchedConfig sched, const LinearCostCfg *cost,
                  KvReserve reserve, double kv_capacity_bytes, double kv_bytes_per_token, uint32_t block_tokens)
 {
@@ -32,6 +48,9 @@ void simtest_run(SimRun *out, const SimSpec *specs, uint32_t n, SchedConfig sche
                    .bytes_per_token = kv_bytes_per_token > 0 ? kv_bytes_per_token : 147456,
                    .reserve = reserve};
     cfg.keep_token_times = 1;
+    cfg.keep_iterations = 1;
+    out->sink_ordered = 1;
+    cfg.sink = (MetricsSink){.ctx = out, .on_token = sink_token, .on_done = sink_done};
     if ((out->rc = sched_new(&sched, &cfg.sched, &out->err)) < 0) return;
     if ((out->rc = kv_pool_new(&kc, &cfg.kv, &out->err)) < 0) return;
     if ((out->rc = cost_linear_new(cost, &cfg.cost, &out->err)) < 0) return;
@@ -46,5 +65,10 @@ void simtest_run(SimRun *out, const SimSpec *specs, uint32_t n, SchedConfig sche
         for (uint32_t k = 0; k < out->reqs[i].generated && k < 64; k++)
             out->times[i][k] = tt[out->reqs[i].token_off + k];
     out->st = *engine_stats(eng);
+    const IterRecord *it = engine_iterations(eng, &out->n_iters);
+    for (uint64_t k = 0; k < out->n_iters && k < 64; k++) {
+        out->kv_used[k] = it[k].kv_used_blocks;
+        out->iter_start[k] = it[k].t_start_ns;
+    }
     engine_free(eng);
 }

@@ -22,6 +22,13 @@ typedef struct SimRun {
     int64_t times[64][64];  /* token times, ns */
     uint32_t n;
     EngineStats st;
+    uint64_t kv_used[64];   /* KV blocks in use during each of the first 64 iterations */
+    int64_t iter_start[64];
+    uint64_t n_iters;
+    uint64_t sink_tokens;   /* tokens reported to the metrics sink */
+    uint64_t sink_done;
+    int sink_ordered;       /* sink saw times in non-decreasing order */
+    int64_t sink_last_ns;
     int rc;
     Err err;
 } SimRun;
