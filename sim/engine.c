@@ -18,8 +18,6 @@
 
 #include "evq.h"
 
-enum { EV_ARRIVAL = 1, EV_ITER_END = 2 };
-
 #define NO_POS UINT32_MAX
 
 struct Engine {
@@ -28,7 +26,9 @@ struct Engine {
     uint32_t n_reqs;
     uint32_t next_arrival;
 
-    EventQueue evq;
+    EventQueue own_evq;    /* used when running alone */
+    EventQueue *evq;       /* the queue this replica's iteration ends go to */
+    uint32_t replica;      /* this replica's id in EV_ITER_END events */
     int64_t now_ns;
     int busy;
 
@@ -42,6 +42,7 @@ struct Engine {
     uint64_t admit_counter;
 
     int64_t *token_times;
+    int64_t *own_token_times;
     IterRecord *iters;
     uint64_t n_iters, cap_iters;
     EngineStats st;
@@ -209,14 +210,15 @@ static void push_next_arrival(Engine *eng)
 {
     if (eng->next_arrival < eng->n_reqs) {
         uint32_t i = eng->next_arrival++;
-        evq_push(&eng->evq, eng->reqs[i].t_arrive_ns, EV_ARRIVAL, i);
+        evq_push(eng->evq, eng->reqs[i].t_arrive_ns, ENGINE_EV_ARRIVAL, i);
     }
 }
 
-static void on_arrival(Engine *eng, uint32_t idx)
+void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
 {
     Request *r = &eng->reqs[idx];
-    push_next_arrival(eng);
+    eng->now_ns = now_ns;
+    eng->st.t_last_event_ns = now_ns;
     r->state = REQ_QUEUED;
     if (eng->cfg.max_context && (uint64_t)r->prompt_tokens + r->output_tokens - 1 > eng->cfg.max_context) {
         finish_rejected(eng, r, REJECT_CONTEXT);
@@ -243,8 +245,10 @@ static void emit_token(Engine *eng, Request *r)
 }
 
 /* The end of an iteration: every item advances. */
-static void on_iter_end(Engine *eng)
+void engine_iter_end(Engine *eng, int64_t now_ns)
 {
+    eng->now_ns = now_ns;
+    eng->st.t_last_event_ns = now_ns;
     BatchPlan *pl = &eng->plan;
     for (uint32_t i = 0; i < pl->n; i++) {
         const BatchItem *it = &pl->items[i];
@@ -336,28 +340,60 @@ static int boundary(Engine *eng, Err *e)
     if (dur_ns < 1) dur_ns = 1;
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
-    evq_push(&eng->evq, eng->now_ns + dur_ns, EV_ITER_END, 0);
+    evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
     return 0;
 }
 
-static void handle(Engine *eng, const Event *ev)
+int engine_poll(Engine *eng, Err *e)
 {
-    eng->now_ns = ev->t_ns;
-    eng->st.t_last_event_ns = ev->t_ns;
-    if (ev->kind == EV_ARRIVAL) on_arrival(eng, ev->arg);
-    else on_iter_end(eng);
+    return eng->busy ? 0 : boundary(eng, e);
 }
 
+int engine_busy(const Engine *eng)
+{
+    return eng->busy;
+}
+
+void engine_load(const Engine *eng, ReplicaLoad *out)
+{
+    uint64_t tokens = 0;
+    for (uint32_t i = 0; i < eng->n_running; i++) {
+        const Request *r = &eng->reqs[eng->running[i]];
+        tokens += (uint64_t)(r->prefill_target - r->kv_len) + (r->output_tokens - r->generated);
+    }
+    for (uint32_t i = 0; i < eng->w_len; i++) {
+        const Request *r = &eng->reqs[eng_waiting_at(eng, i)];
+        tokens += (uint64_t)(r->prefill_target - r->kv_len) + (r->output_tokens - r->generated);
+    }
+    *out = (ReplicaLoad){.running = eng->n_running, .waiting = eng->w_len, .outstanding_tokens = tokens,
+                         .kv_used_blocks = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx),
+                         .kv_total_blocks = eng->cfg.kv.total_blocks(eng->cfg.kv.ctx)};
+}
+
+void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
+{
+    eng->evq = q;
+    eng->replica = replica;
+}
+
+/* One replica alone: arrivals are fed one at a time from the sorted list
+ * (the heap holds at most one arrival and one iteration end). */
 int engine_run(Engine *eng, Err *e)
 {
     if (eng->n_reqs == 0) return 0;
     eng->st.t_first_arrival_ns = eng->reqs[0].t_arrive_ns;
     push_next_arrival(eng);
     Event ev;
-    while (evq_pop(&eng->evq, &ev)) {
-        handle(eng, &ev);
-        while (evq_peek_time(&eng->evq) == ev.t_ns && evq_pop(&eng->evq, &ev)) handle(eng, &ev);
-        if (!eng->busy && boundary(eng, e) != 0) return -1;
+    while (evq_pop(eng->evq, &ev)) {
+        do {
+            if (ev.kind == ENGINE_EV_ARRIVAL) {
+                push_next_arrival(eng);
+                engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else {
+                engine_iter_end(eng, ev.t_ns);
+            }
+        } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
+        if (engine_poll(eng, e) != 0) return -1;
     }
     return 0;
 }
@@ -375,7 +411,8 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
     eng->cfg = *cfg;
     eng->reqs = reqs;
     eng->n_reqs = n;
-    evq_init(&eng->evq);
+    evq_init(&eng->own_evq);
+    eng->evq = &eng->own_evq;
     eng->waiting = xmalloc((n ? n : 1) * sizeof *eng->waiting);
     eng->running = xmalloc((n ? n : 1) * sizeof *eng->running);
     eng->plan.items = xmalloc((n ? n : 1) * sizeof *eng->plan.items);
@@ -399,7 +436,9 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
         tokens += r->output_tokens;
         eng->plan_pos[i] = NO_POS;
     }
-    if (cfg->keep_token_times) eng->token_times = xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
+    if (cfg->token_times) eng->token_times = cfg->token_times;
+    else if (cfg->keep_token_times) eng->token_times = eng->own_token_times =
+        xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
     eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
     return eng;
 }
@@ -410,12 +449,12 @@ void engine_free(Engine *eng)
     if (eng->cfg.sched.destroy) eng->cfg.sched.destroy(eng->cfg.sched.ctx);
     if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
     if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
-    evq_free(&eng->evq);
+    evq_free(&eng->own_evq);
     free(eng->waiting);
     free(eng->running);
     free(eng->plan.items);
     free(eng->plan_pos);
-    free(eng->token_times);
+    free(eng->own_token_times);
     free(eng->iters);
     free(eng);
 }

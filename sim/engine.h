@@ -17,7 +17,12 @@
 #ifndef SERVESIM_ENGINE_H
 #define SERVESIM_ENGINE_H
 
+#include "evq.h"
 #include "policy.h"
+
+/* Event kinds on the queue: arg is the request (arrival) or the replica
+ * (iteration end). */
+enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2 };
 
 typedef struct EngineConfig {
     Scheduler sched;      /* the engine takes ownership of all three */
@@ -27,6 +32,7 @@ typedef struct EngineConfig {
     uint32_t max_context; /* reject requests longer than this (0 = no limit) */
     int keep_token_times; /* record every token's emission time */
     int keep_iterations;  /* record one IterRecord per iteration */
+    int64_t *token_times; /* optional shared token-time array (a cluster's); else the engine's own */
 } EngineConfig;
 
 typedef struct IterRecord {
@@ -63,6 +69,19 @@ typedef struct EngineStats {
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
 void engine_free(Engine *eng);
 int engine_run(Engine *eng, Err *e);
+
+/* Several replicas on one clock (a cluster): each engine is attached to the
+ * cluster's queue; the cluster pops events, routes arrivals with a Router
+ * and engine_enqueue, passes ENGINE_EV_ITER_END to engine_iter_end of the
+ * replica in ev.arg, and after draining all events of one instant calls
+ * engine_poll on every replica.  engine_run is exactly that loop for one
+ * replica fed from its own sorted request list. */
+void engine_attach(Engine *eng, EventQueue *q, uint32_t replica);
+void engine_enqueue(Engine *eng, uint32_t req, int64_t now_ns);
+void engine_iter_end(Engine *eng, int64_t now_ns);
+int engine_poll(Engine *eng, Err *e);
+int engine_busy(const Engine *eng);
+void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);
 /* Every token's emission time, indexed by Request.token_off + k; NULL when
