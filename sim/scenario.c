@@ -252,6 +252,13 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     s->kv.bytes_per_token = model_kv_bytes_per_token(&s->model, s->kv_dtype);
     if (cap_gib > 0) {
         s->kv.capacity_bytes = cap_gib * GIB;
+        double room = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+        if (!s->kv.unbounded && s->kv.capacity_bytes > room * (1 + 1e-9))
+            return err_set(e, "%s.capacity_gib: got %g, but only %.2f GiB fit: %d x %s (%.2f GiB x %.2f usable) "
+                              "- %s weights (%.2f GiB) - runtime reserve (%.2f GiB per GPU); lower it, raise tp or "
+                              "use \"unbounded\": true for a what-if", jsonio_path(p, sizeof p, w, "kv"), cap_gib, room > 0 ? room / GIB : 0.0,
+                           s->tp, s->hw.name, s->hw.mem_bytes / GIB, s->hw.mem_util, s->model.name,
+                           s->model.weights_read_bytes / GIB, s->hw.runtime_reserve_bytes / GIB);
     } else {
         s->kv.capacity_bytes = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
         s->kv_capacity_derived = 1;

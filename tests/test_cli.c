@@ -108,6 +108,11 @@ static void test_bad_input_messages(void)
                     "\"output_tokens\": 1}]}}", n);
     }
     {
+        static const char *const n[] = {"kv.capacity_gib", "got 100", "53.24 GiB fit", NULL};
+        expect_fail("kv_too_big.json", GOOD_HEAD "\"kv\": {\"capacity_gib\": 100}, \"workload\": {\"requests\": "
+                    "[{\"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1}]}}", n);
+    }
+    {
         static const char *const n[] = {"truncated.json", NULL};
         expect_fail("truncated.json", GOOD_HEAD "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prom", n);
     }
