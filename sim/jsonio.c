@@ -1,0 +1,366 @@
+/*
+ * jsonio.c -- cJSON reading with key paths, and stable number output.
+ *
+ * Owns: every error message about a JSON value.  A message names where the
+ * value is (file and key path), the value as JSON and what was expected:
+ *
+ *   s.json: workload.requests[3].prompt_tokens: got -5, expected an integer >= 1
+ *
+ * Key paths: `where` is "file" for a file's top-level object and
+ * "file: a.b[3]" below it.  jsonio_path therefore joins with ": " when
+ * `where` has no ": " yet (it is still a bare file name) and with "."
+ * afterwards; an empty `where` gives the key alone.
+ *
+ * Lookups are always case-sensitive (cJSON_GetObjectItem is not).  JSON
+ * null is not treated as "absent": an optional key is either missing or
+ * holds a valid value.
+ */
+#include "jsonio.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest rendering of a bad value inside a message. */
+#define JSONIO_REPR_MAX 80
+/* Significant digits kept by jsonio_add_num. */
+#define JSONIO_SIG_DIGITS 12
+
+/* Renders v as compact JSON into buf, cut with "..." when long. */
+static const char *jsonio_repr(const cJSON *v, char *buf, size_t n)
+{
+    if (!v) {
+        snprintf(buf, n, "(nothing)");
+        return buf;
+    }
+    char *s = cJSON_PrintUnformatted(v);
+    if (!s) {
+        snprintf(buf, n, "(unprintable)");
+        return buf;
+    }
+    size_t len = strlen(s);
+    if (len < n) {
+        memcpy(buf, s, len + 1);
+    } else if (n > 4) {
+        memcpy(buf, s, n - 4);
+        memcpy(buf + n - 4, "...", 4);
+    } else if (n > 0) {
+        buf[0] = '\0';
+    }
+    cJSON_free(s);
+    return buf;
+}
+
+/* "<where>.<key>: got <v>, expected <what>" */
+static int jsonio_bad(const cJSON *v, const char *where, const char *key, const char *what,
+                      Err *e)
+{
+    char path[512], repr[JSONIO_REPR_MAX];
+    jsonio_path(path, sizeof path, where, key);
+    return err_set(e, "%s: got %s, expected %s", path, jsonio_repr(v, repr, sizeof repr), what);
+}
+
+/* ------------------------------------------------------------------ */
+/* Paths */
+
+const char *jsonio_path(char *buf, size_t n, const char *where, const char *key)
+{
+    if (n == 0) return buf;
+    if (!where) where = "";
+    if (!key) key = "";
+    if (!*where)
+        snprintf(buf, n, "%s", key);
+    else if (!*key)
+        snprintf(buf, n, "%s", where);
+    else if (!strstr(where, ": "))
+        snprintf(buf, n, "%s: %s", where, key);
+    else
+        snprintf(buf, n, "%s.%s", where, key);
+    return buf;
+}
+
+const char *jsonio_index(char *buf, size_t n, const char *where, int i)
+{
+    if (n == 0) return buf;
+    if (!where || !*where)
+        snprintf(buf, n, "[%d]", i);
+    else if (!strstr(where, ": "))
+        snprintf(buf, n, "%s: [%d]", where, i);
+    else
+        snprintf(buf, n, "%s[%d]", where, i);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing */
+
+cJSON *jsonio_parse(const char *text, const char *name, Err *e)
+{
+    if (!name) name = "(text)";
+    if (!text) {
+        err_set(e, "%s: no text to parse", name);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (root) return root;
+
+    /* cJSON points at (or just past) the offending byte; turn the offset
+     * into a 1-based line and column so that an editor can jump there. */
+    const char *at = end ? end : cJSON_GetErrorPtr();
+    size_t len = strlen(text);
+    size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
+    int line = 1, col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    char near[24];
+    size_t k = 0;
+    for (size_t i = off; i < len && k + 1 < sizeof near && text[i] != '\n'; i++)
+        near[k++] = (text[i] == '\t' || text[i] == '\r') ? ' ' : text[i];
+    near[k] = '\0';
+    if (k == 0)
+        err_set(e, "%s: line %d, column %d: malformed JSON (unexpected end of input)", name,
+                line, col);
+    else
+        err_set(e, "%s: line %d, column %d: malformed JSON near '%s'", name, line, col, near);
+    return NULL;
+}
+
+cJSON *jsonio_parse_file(const char *path, Err *e)
+{
+    char *text = read_file(path, NULL, e);
+    if (!text) return NULL;
+    cJSON *root = jsonio_parse(text, path, e);
+    free(text);
+    return root;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shape checks */
+
+int jsonio_expect_object(const cJSON *v, const char *where, Err *e)
+{
+    if (cJSON_IsObject(v)) return 0;
+    char repr[JSONIO_REPR_MAX];
+    return err_set(e, "%s: got %s, expected an object", where, jsonio_repr(v, repr, sizeof repr));
+}
+
+int jsonio_expect_array(const cJSON *v, const char *where, Err *e)
+{
+    if (cJSON_IsArray(v)) return 0;
+    char repr[JSONIO_REPR_MAX];
+    return err_set(e, "%s: got %s, expected an array", where, jsonio_repr(v, repr, sizeof repr));
+}
+
+static int jsonio_allowed(const char *key, const char *const *allowed)
+{
+    for (const char *const *a = allowed; a && *a; a++)
+        if (strcmp(*a, key) == 0) return 1;
+    return 0;
+}
+
+int jsonio_check_keys(const cJSON *obj, const char *where, const char *const *allowed, Err *e)
+{
+    if (jsonio_expect_object(obj, where, e)) return -1;
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        const char *key = it->string ? it->string : "";
+        if (!jsonio_allowed(key, allowed)) {
+            char list[600];
+            size_t used = 0;
+            list[0] = '\0';
+            for (const char *const *a = allowed; a && *a; a++) {
+                int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *a);
+                if (w < 0 || (size_t)w >= sizeof list - used) break;
+                used += (size_t)w;
+            }
+            return err_set(e, "%s: unknown key \"%s\"; allowed: %s", where, key,
+                           used ? list : "(none)");
+        }
+        /* cJSON keeps duplicates and lookups see only the first; a second
+         * copy would be silently ignored, so refuse it. */
+        for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+            if (prev->string && strcmp(prev->string, key) == 0)
+                return err_set(e, "%s: duplicate key \"%s\"", where, key);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Getters */
+
+/* Common head of every getter: 1 = found (*v set), 0 = absent and
+ * optional, -1 = error (missing and required, or obj not an object). */
+static int jsonio_lookup(const cJSON *obj, const char *key, const char *where, int required,
+                         const cJSON **v, Err *e)
+{
+    *v = NULL;
+    if (jsonio_expect_object(obj, where, e)) return -1;
+    *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (*v) return 1;
+    if (required) return err_set(e, "%s: missing key \"%s\"", where, key);
+    return 0;
+}
+
+static void jsonio_int_range(char *buf, size_t n, int64_t min, int64_t max)
+{
+    if (min == INT64_MIN && max == INT64_MAX)
+        snprintf(buf, n, "an integer");
+    else if (max == INT64_MAX)
+        snprintf(buf, n, "an integer >= %lld", (long long)min);
+    else if (min == INT64_MIN)
+        snprintf(buf, n, "an integer <= %lld", (long long)max);
+    else
+        snprintf(buf, n, "an integer in [%lld, %lld]", (long long)min, (long long)max);
+}
+
+int jsonio_int(const cJSON *obj, const char *key, const char *where, int required,
+               int64_t min, int64_t max, int64_t *out, Err *e)
+{
+    const cJSON *v;
+    int r = jsonio_lookup(obj, key, where, required, &v, e);
+    if (r <= 0) return r;
+    char what[96];
+    jsonio_int_range(what, sizeof what, min, max);
+    if (!cJSON_IsNumber(v)) return jsonio_bad(v, where, key, what, e);
+    double d = v->valuedouble;
+    /* 2^63 is exactly representable; anything at or beyond it cannot be
+     * converted to int64_t without undefined behaviour. */
+    if (!isfinite(d) || d != floor(d) || d >= 9223372036854775808.0 ||
+        d < -9223372036854775808.0)
+        return jsonio_bad(v, where, key, what, e);
+    int64_t i = (int64_t)d;
+    if (i < min || i > max) return jsonio_bad(v, where, key, what, e);
+    *out = i;
+    return 1;
+}
+
+/* Shortest %g form that reads back exactly: 1e+09, 0.5, 4096. */
+static const char *jsonio_short(char *buf, size_t n, double v)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+static void jsonio_num_range(char *buf, size_t n, double min, double max)
+{
+    int lo = isfinite(min) && min > -1e300, hi = isfinite(max) && max < 1e300;
+    char a[32], b[32];
+    jsonio_short(a, sizeof a, min);
+    jsonio_short(b, sizeof b, max);
+    if (!lo && !hi)
+        snprintf(buf, n, "a number");
+    else if (!hi)
+        snprintf(buf, n, "a number >= %s", a);
+    else if (!lo)
+        snprintf(buf, n, "a number <= %s", b);
+    else
+        snprintf(buf, n, "a number in [%s, %s]", a, b);
+}
+
+int jsonio_num(const cJSON *obj, const char *key, const char *where, int required,
+               double min, double max, double *out, Err *e)
+{
+    const cJSON *v;
+    int r = jsonio_lookup(obj, key, where, required, &v, e);
+    if (r <= 0) return r;
+    char what[128];
+    jsonio_num_range(what, sizeof what, min, max);
+    if (!cJSON_IsNumber(v)) return jsonio_bad(v, where, key, what, e);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d < min || d > max) return jsonio_bad(v, where, key, what, e);
+    *out = d;
+    return 1;
+}
+
+int jsonio_bool(const cJSON *obj, const char *key, const char *where, int required, int *out,
+                Err *e)
+{
+    const cJSON *v;
+    int r = jsonio_lookup(obj, key, where, required, &v, e);
+    if (r <= 0) return r;
+    if (!cJSON_IsBool(v)) return jsonio_bad(v, where, key, "true or false", e);
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return 1;
+}
+
+int jsonio_str(const cJSON *obj, const char *key, const char *where, int required,
+               const char **out, Err *e)
+{
+    const cJSON *v;
+    int r = jsonio_lookup(obj, key, where, required, &v, e);
+    if (r <= 0) return r;
+    if (!cJSON_IsString(v) || !v->valuestring) return jsonio_bad(v, where, key, "a string", e);
+    *out = v->valuestring;
+    return 1;
+}
+
+int jsonio_enum(const cJSON *obj, const char *key, const char *where, int required,
+                const char *const *choices, int *out, Err *e)
+{
+    const cJSON *v;
+    int r = jsonio_lookup(obj, key, where, required, &v, e);
+    if (r <= 0) return r;
+    char what[600];
+    size_t used = (size_t)snprintf(what, sizeof what, "one of ");
+    for (int i = 0; choices && choices[i]; i++) {
+        int w = snprintf(what + used, sizeof what - used, "%s\"%s\"", i ? ", " : "", choices[i]);
+        if (w < 0 || (size_t)w >= sizeof what - used) break;
+        used += (size_t)w;
+    }
+    if (cJSON_IsString(v) && v->valuestring) {
+        for (int i = 0; choices && choices[i]; i++) {
+            if (strcmp(choices[i], v->valuestring) == 0) {
+                *out = i;
+                return 1;
+            }
+        }
+    }
+    return jsonio_bad(v, where, key, what, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Output */
+
+int jsonio_write_file(const cJSON *root, const char *path, int pretty, Err *e)
+{
+    char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    if (!s) return err_set(e, "%s: cannot render JSON", path);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        int saved = errno;
+        cJSON_free(s);
+        return err_set(e, "%s: cannot open for writing: %s", path, strerror(saved));
+    }
+    int bad = fputs(s, f) < 0 || fputc('\n', f) == EOF;
+    cJSON_free(s);
+    bad |= ferror(f) != 0;
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return err_set(e, "%s: write error", path);
+    return 0;
+}
+
+cJSON *jsonio_add_num(cJSON *obj, const char *key, double v)
+{
+    /* Round through text: the shortest way to drop binary noise below the
+     * 12th digit that gives the same bytes on every platform with a
+     * correctly rounding printf/strtod.  cJSON writes non-finite numbers
+     * as null, which is what a report should show for them. */
+    if (isfinite(v)) {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.*g", JSONIO_SIG_DIGITS, v);
+        v = strtod(buf, NULL);
+        if (v == 0.0) v = 0.0; /* no "-0" in reports */
+    }
+    return cJSON_AddNumberToObject(obj, key, v);
+}

@@ -1,0 +1,94 @@
+/*
+ * paths.c -- where bundled data (models, hardware) lives.
+ *
+ * The data directory is, in order: $SERVESIM_DATA when set and non-empty;
+ * the source tree compiled in as SERVESIM_DATA_DIR when its models/
+ * directory exists (so that a binary moved away from its tree still falls
+ * back to the working directory); else ".".  The answer is recomputed on
+ * every call so that tests may point $SERVESIM_DATA elsewhere.
+ */
+#include "paths.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common.h"
+
+#define PATHS_MAX 4096
+
+#ifdef SERVESIM_DATA_DIR
+static int paths_is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+#endif
+
+const char *paths_models_dir(void)
+{
+    static char dir[PATHS_MAX];
+    const char *env = getenv("SERVESIM_DATA");
+    if (env && *env) {
+        snprintf(dir, sizeof dir, "%s/models", env);
+        return dir;
+    }
+#ifdef SERVESIM_DATA_DIR
+    snprintf(dir, sizeof dir, "%s/models", SERVESIM_DATA_DIR);
+    if (paths_is_dir(dir)) return dir;
+#endif
+    snprintf(dir, sizeof dir, "./models");
+    return dir;
+}
+
+const char *paths_data_file(char *buf, size_t n, const char *sub, const char *name)
+{
+    if (n == 0) return buf;
+    snprintf(buf, n, "%s/%s%s.json", paths_models_dir(), sub ? sub : "", name ? name : "");
+    return buf;
+}
+
+static int paths_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+const char *paths_list_names(char *buf, size_t n, const char *sub)
+{
+    if (n == 0) return buf;
+    char dirpath[PATHS_MAX];
+    snprintf(dirpath, sizeof dirpath, "%s/%s", paths_models_dir(), sub ? sub : "");
+    buf[0] = '\0';
+    DIR *d = opendir(dirpath);
+    if (!d) {
+        snprintf(buf, n, "(none: cannot read %s)", dirpath);
+        return buf;
+    }
+    /* Sorted, so that messages do not depend on directory order. */
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    for (struct dirent *ent; (ent = readdir(d)) != NULL;) {
+        size_t len = strlen(ent->d_name);
+        if (len <= 5 || ent->d_name[0] == '.' || strcmp(ent->d_name + len - 5, ".json") != 0)
+            continue;
+        if (count == cap) names = xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+        names[count] = xstrdup(ent->d_name);
+        names[count][len - 5] = '\0';
+        count++;
+    }
+    closedir(d);
+    if (count) qsort(names, count, sizeof *names, paths_cmp);
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (used + 1 < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", i ? ", " : "", names[i]);
+            if (w > 0) used += (size_t)w < n - used ? (size_t)w : n - used - 1;
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (count == 0) snprintf(buf, n, "(none in %s)", dirpath);
+    return buf;
+}
