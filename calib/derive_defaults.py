@@ -6,6 +6,7 @@ Run from the repository root (stdlib only):
 
     python3 calib/derive_defaults.py            # human-readable report
     python3 calib/derive_defaults.py --json     # the numbers as JSON
+    python3 calib/derive_defaults.py --check    # fail if models/hardware/*.json differ
 
 The data directory is ../shared/data relative to the repository, or
 $SERVESIM_SHARED_DATA.  Every figure below is a median, so one bad
@@ -402,6 +403,24 @@ def derive():
 
 def main():
     results, rows, mdl, ov, ov_raw, nused = derive()
+    if "--check" in sys.argv:
+        bad = 0
+        for g, r in results.items():
+            path = os.path.join(HERE, "..", "models", "hardware", g + ".json")
+            with open(path) as f:
+                hw = json.load(f)
+            want = dict(gemm_compute=dict(rows=[m for m, _ in r["gemm_curve"]],
+                                          eff=[e for _, e in r["gemm_curve"]]),
+                        mem=r["mem"], attn_compute=r["attn_compute"], attn_mem=r["attn_mem"])
+            for k, v in want.items():
+                if hw["efficiency"].get(k) != v:
+                    print("%s: efficiency.%s is %s, derived %s" % (path, k, hw["efficiency"].get(k), v))
+                    bad += 1
+            if hw["iter_overhead_us"] != ov:
+                print("%s: iter_overhead_us is %s, derived %s" % (path, hw["iter_overhead_us"], ov))
+                bad += 1
+        print("%d difference(s)" % bad)
+        sys.exit(1 if bad else 0)
     if "--json" in sys.argv:
         out = {g: dict(gemm_compute=dict(rows=[m for m, _ in r["gemm_curve"]],
                                          eff=[e for _, e in r["gemm_curve"]]),

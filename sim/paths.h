@@ -15,8 +15,8 @@ const char *paths_data_file(char *buf, size_t n, const char *sub, const char *na
 /* The models directory actually used (for messages and listings). */
 const char *paths_models_dir(void);
 /* Writes the sorted names (file stems) of the *.json files in
- * "<models>/<sub>" into buf as "a, b, c" ("(none)" when there are none), for
- * messages that list what is available. */
+ * "<models>/<sub>" into buf as "a, b, c" (a "(none ...)" note when there are
+ * none), for messages that list what is available. */
 const char *paths_list_names(char *buf, size_t n, const char *sub);
 
 #endif
