@@ -151,6 +151,8 @@ void eng_preempt(Engine *eng, uint32_t idx)
     waiting_push_front(eng, idx);
 }
 
+static void trigger_next(Engine *eng, const Request *r);
+
 static void finish_rejected(Engine *eng, Request *r, RejectReason why)
 {
     r->state = REQ_REJECTED;
@@ -158,6 +160,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     r->t_finish_ns = eng->now_ns;
     eng->st.rejected++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    trigger_next(eng, r);
 }
 
 void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
@@ -208,10 +211,22 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
 
 static void push_next_arrival(Engine *eng)
 {
+    while (eng->next_arrival < eng->n_reqs && eng->reqs[eng->next_arrival].triggered) eng->next_arrival++;
     if (eng->next_arrival < eng->n_reqs) {
         uint32_t i = eng->next_arrival++;
         evq_push(eng->evq, eng->reqs[i].t_arrive_ns, ENGINE_EV_ARRIVAL, i);
     }
+}
+
+/* r left the system: the request it triggers (next turn of a session, the
+ * next request of a closed-loop client) arrives after its think time. */
+static void trigger_next(Engine *eng, const Request *r)
+{
+    if (r->next_req == REQ_NONE || r->next_req >= eng->n_reqs) return;
+    Request *nx = &eng->reqs[r->next_req];
+    if (!nx->triggered || nx->state != REQ_PENDING) return;
+    nx->t_arrive_ns = eng->now_ns + nx->think_ns;
+    evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, r->next_req);
 }
 
 void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
@@ -265,6 +280,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
             eng->cfg.kv.release(eng->cfg.kv.ctx, r);
             eng->st.finished++;
             if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+            trigger_next(eng, r);
         }
     }
     /* Finished requests leave the running list, order preserved. */
@@ -381,13 +397,13 @@ void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
 int engine_run(Engine *eng, Err *e)
 {
     if (eng->n_reqs == 0) return 0;
-    eng->st.t_first_arrival_ns = eng->reqs[0].t_arrive_ns;
     push_next_arrival(eng);
+    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
     Event ev;
     while (evq_pop(eng->evq, &ev)) {
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
-                push_next_arrival(eng);
+                if (!eng->reqs[ev.arg].triggered) push_next_arrival(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
             } else {
                 engine_iter_end(eng, ev.t_ns);
@@ -402,11 +418,17 @@ int engine_run(Engine *eng, Err *e)
 
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
 {
-    for (uint32_t i = 1; i < n; i++)
-        if (reqs[i].t_arrive_ns < reqs[i - 1].t_arrive_ns) {
-            err_set(e, "engine: requests not sorted by arrival (%s before %s)", reqs[i - 1].id, reqs[i].id);
+    int64_t last = INT64_MIN;
+    const char *last_id = "";
+    for (uint32_t i = 0; i < n; i++) {
+        if (reqs[i].triggered) continue;
+        if (reqs[i].t_arrive_ns < last) {
+            err_set(e, "engine: requests not sorted by arrival (%s before %s)", last_id, reqs[i].id);
             return NULL;
         }
+        last = reqs[i].t_arrive_ns;
+        last_id = reqs[i].id;
+    }
     Engine *eng = xcalloc(1, sizeof *eng);
     eng->cfg = *cfg;
     eng->reqs = reqs;

@@ -45,6 +45,23 @@ typedef struct Request {
     uint32_t output_tokens;    /* tokens the request will actually generate */
     uint32_t max_output_tokens;/* what the client asked for (reserve=max uses it) */
     uint32_t cls;              /* SLO class index (0 = default) */
+    uint32_t tenant;           /* isolation boundary for the prefix cache (0 = default) */
+    int32_t priority;          /* larger = more important (0 = default) */
+    int64_t deadline_ns;       /* absolute completion deadline, -1 = none */
+    int8_t correct;            /* -1 unknown, 0 wrong, 1 correct (goodput's Q_i) */
+    /* Content for prefix caching, owned by the workload: token ids, or
+     * block hashes of hash_block_tokens tokens each (Mooncake hash_ids). */
+    const uint32_t *token_ids;
+    uint32_t n_token_ids;
+    const uint64_t *hash_ids;
+    uint32_t n_hash_ids;
+    uint32_t hash_block_tokens;
+    /* Closed loops and sessions: a request may arrive only when another
+     * finishes.  A triggered request's t_arrive_ns is set by the engine to
+     * its predecessor's completion (or rejection) + think_ns. */
+    uint8_t triggered;         /* 1: arrival set by a predecessor */
+    uint32_t next_req;         /* index of the request this one triggers, or REQ_NONE */
+    int64_t think_ns;          /* for a triggered request: delay after the predecessor */
 
     /* ---- engine state ---- */
     uint8_t state;             /* ReqState */
@@ -64,6 +81,18 @@ typedef struct Request {
     int64_t t_finish_ns;       /* last token, or rejection time */
     uint64_t token_off;        /* index of token 0's time in the engine's token-time array */
 } Request;
+
+#define REQ_NONE UINT32_MAX
+
+/* Input defaults for a fresh record: no deadline, correctness unknown, no
+ * successor.  Workload readers call it before filling a request. */
+static inline void request_init(Request *r)
+{
+    *r = (Request){0};
+    r->deadline_ns = -1;
+    r->correct = -1;
+    r->next_req = REQ_NONE;
+}
 
 static inline int request_decoding(const Request *r)
 {

@@ -129,6 +129,7 @@ static int parse_list(const cJSON *arr, const char *where, Workload *w, Err *e)
         jsonio_index(rp, sizeof rp, path, i);
         if (jsonio_expect_object(it, rp, e) < 0 || jsonio_check_keys(it, rp, keys, e) < 0) return -1;
         Request *r = &w->reqs[i];
+        request_init(r);
         const char *id = NULL;
         if (jsonio_str(it, "id", rp, 0, &id, e) < 0) return -1;
         if (id) strcpy(np, id);
@@ -198,6 +199,7 @@ static int parse_poisson(const cJSON *wj, const char *where, uint64_t seed, Work
     double t_s = start_ms / 1e3;
     for (uint32_t i = 0; i < w->n; i++) {
         Request *r = &w->reqs[i];
+        request_init(r);
         t_s += gsl_ran_exponential(ra, 1.0 / rate);
         r->t_arrive_ns = llround(t_s * 1e9);
         r->prompt_tokens = lengthdist_draw(&pd, rp);

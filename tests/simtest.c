@@ -36,6 +36,7 @@ void simtest_run(SimRun *out, const SimSpec *specs, uint32_t n, SchedConfig sche
     out->n = n;
     for (uint32_t i = 0; i < n; i++) {
         Request *r = &out->reqs[i];
+        request_init(r);
         snprintf(out->names[i], sizeof out->names[i], "r%u", i);
         r->id = out->names[i];
         r->t_arrive_ns = (int64_t)(specs[i].arrival_ms * 1e6 + 0.5);
