@@ -223,24 +223,8 @@ int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e)
 
 int hw_load(const char *name_or_path, HwDesc *h, Err *e)
 {
-    if (!name_or_path || !*name_or_path) return err_set(e, "hardware: empty name");
     char path[4096];
-    size_t len = strlen(name_or_path);
-    if (len < 5 || strcmp(name_or_path + len - 5, ".json") != 0) {
-        if (strchr(name_or_path, '/'))
-            return err_set(e, "hardware \"%s\": a name may not contain '/'; give a path ending "
-                              "in .json instead", name_or_path);
-        paths_data_file(path, sizeof path, "hardware/", name_or_path);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            char names[800];
-            return err_set(e, "unknown hardware \"%s\" (no %s); available: %s", name_or_path,
-                           path, paths_list_names(names, sizeof names, "hardware/"));
-        }
-        fclose(f);
-    } else {
-        snprintf(path, sizeof path, "%s", name_or_path);
-    }
+    if (!paths_resolve(path, sizeof path, "hardware", "hardware/", name_or_path, e)) return -1;
     cJSON *root = jsonio_parse_file(path, e);
     if (!root) return -1;
     int r = hw_from_json(root, path, h, e);

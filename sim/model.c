@@ -224,32 +224,10 @@ int model_from_json(const cJSON *obj, const char *where, ModelDesc *m, Err *e)
     return model_derive(m, where, e);
 }
 
-static int model_ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 int model_load(const char *name_or_path, ModelDesc *m, Err *e)
 {
-    if (!name_or_path || !*name_or_path) return err_set(e, "model: empty name");
     char path[4096];
-    int by_name = !model_ends_with(name_or_path, ".json");
-    if (by_name) {
-        if (strchr(name_or_path, '/'))
-            return err_set(e, "model \"%s\": a name may not contain '/'; give a path ending in "
-                              ".json instead", name_or_path);
-        paths_data_file(path, sizeof path, "", name_or_path);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            char names[800];
-            return err_set(e, "unknown model \"%s\" (no %s); available: %s", name_or_path,
-                           path, paths_list_names(names, sizeof names, ""));
-        }
-        fclose(f);
-    } else {
-        snprintf(path, sizeof path, "%s", name_or_path);
-    }
+    if (!paths_resolve(path, sizeof path, "model", "", name_or_path, e)) return -1;
     cJSON *root = jsonio_parse_file(path, e);
     if (!root) return -1;
     int r = model_from_json(root, path, m, e);

@@ -92,3 +92,31 @@ const char *paths_list_names(char *buf, size_t n, const char *sub)
     if (count == 0) snprintf(buf, n, "(none in %s)", dirpath);
     return buf;
 }
+
+const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path, Err *e)
+{
+    if (!name_or_path || !*name_or_path) {
+        err_set(e, "%s: empty name", kind);
+        return NULL;
+    }
+    size_t len = strlen(name_or_path);
+    if (len >= 5 && strcmp(name_or_path + len - 5, ".json") == 0) {
+        snprintf(buf, n, "%s", name_or_path);
+        return buf;
+    }
+    if (strchr(name_or_path, '/')) {
+        err_set(e, "%s \"%s\": a name may not contain '/'; give a path ending in .json instead", kind,
+                name_or_path);
+        return NULL;
+    }
+    paths_data_file(buf, n, sub, name_or_path);
+    FILE *f = fopen(buf, "rb");
+    if (!f) {
+        char names[800];
+        err_set(e, "unknown %s \"%s\" (no %s); available: %s", kind, name_or_path, buf,
+                paths_list_names(names, sizeof names, sub));
+        return NULL;
+    }
+    fclose(f);
+    return buf;
+}

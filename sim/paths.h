@@ -19,4 +19,11 @@ const char *paths_models_dir(void);
  * none), for messages that list what is available. */
 const char *paths_list_names(char *buf, size_t n, const char *sub);
 
+/* Resolves a bundled description's name ("h100-sxm" in <models>/<sub>) or a
+ * path ending in .json into buf.  `kind` ("model", "hardware") words the
+ * error, which lists the available names.  NULL + err when not found. */
+struct Err;
+const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path,
+                          struct Err *e);
+
 #endif

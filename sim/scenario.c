@@ -83,41 +83,30 @@ static cJSON *with_base(const cJSON *v, const char *where, const char *sub, int 
     return root;
 }
 
-static int parse_model(const cJSON *v, const char *where, Scenario *s, Err *e)
+/* A description given as a bundled name, an object, or {"base": NAME,
+ * ...overrides}; `what` words the message ("model", "hardware"). */
+typedef int (*FromJson)(const cJSON *obj, const char *where, void *out, Err *e);
+typedef int (*LoadNamed)(const char *name_or_path, void *out, Err *e);
+
+static int parse_desc(const cJSON *v, const char *where, const char *sub, const char *what, const char *example,
+                      FromJson from_json, LoadNamed load, void *out, Err *e)
 {
+    if (cJSON_IsString(v)) return load(v->valuestring, out, e) < 0 ? err_prefix(e, "%s", where) : 0;
+    if (!cJSON_IsObject(v))
+        return err_set(e, "%s: expected a %s name (e.g. \"%s\") or a %s object", where, what, example, what);
     int had_base;
-    cJSON *merged = cJSON_IsObject(v) ? with_base(v, where, "", &had_base, e) : NULL;
-    if (cJSON_IsObject(v) && had_base) {
-        if (!merged) return -1;
-        int rc = model_from_json(merged, where, &s->model, e);
-        cJSON_Delete(merged);
-        return rc;
-    }
-    if (cJSON_IsString(v)) {
-        if (model_load(v->valuestring, &s->model, e) < 0) return err_prefix(e, "%s", where);
-        return 0;
-    }
-    if (cJSON_IsObject(v)) return model_from_json(v, where, &s->model, e);
-    return err_set(e, "%s: expected a model name (e.g. \"qwen3-8b\") or a model object", where);
+    cJSON *merged = with_base(v, where, sub, &had_base, e);
+    if (!had_base) return from_json(v, where, out, e);
+    if (!merged) return -1;
+    int rc = from_json(merged, where, out, e);
+    cJSON_Delete(merged);
+    return rc;
 }
 
-static int parse_hw(const cJSON *v, const char *where, Scenario *s, Err *e)
-{
-    int had_base;
-    cJSON *merged = cJSON_IsObject(v) ? with_base(v, where, "hardware/", &had_base, e) : NULL;
-    if (cJSON_IsObject(v) && had_base) {
-        if (!merged) return -1;
-        int rc = hw_from_json(merged, where, &s->hw, e);
-        cJSON_Delete(merged);
-        return rc;
-    }
-    if (cJSON_IsString(v)) {
-        if (hw_load(v->valuestring, &s->hw, e) < 0) return err_prefix(e, "%s", where);
-        return 0;
-    }
-    if (cJSON_IsObject(v)) return hw_from_json(v, where, &s->hw, e);
-    return err_set(e, "%s: expected a hardware name (e.g. \"h100-sxm\") or a hardware object", where);
-}
+static int model_from_json_v(const cJSON *o, const char *w, void *out, Err *e) { return model_from_json(o, w, out, e); }
+static int model_load_v(const char *n, void *out, Err *e) { return model_load(n, out, e); }
+static int hw_from_json_v(const cJSON *o, const char *w, void *out, Err *e) { return hw_from_json(o, w, out, e); }
+static int hw_load_v(const char *n, void *out, Err *e) { return hw_load(n, out, e); }
 
 static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
@@ -231,9 +220,9 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     const cJSON *v;
 #define SUB(key) (jsonio_path(p, sizeof p, w, key), cJSON_GetObjectItemCaseSensitive(root, key))
     if (!(v = SUB("model"))) return err_set(e, "%s: missing key \"model\"", w);
-    if (parse_model(v, p, s, e) < 0) return -1;
+    if (parse_desc(v, p, "", "model", "qwen3-8b", model_from_json_v, model_load_v, &s->model, e) < 0) return -1;
     if (!(v = SUB("hardware"))) return err_set(e, "%s: missing key \"hardware\"", w);
-    if (parse_hw(v, p, s, e) < 0) return -1;
+    if (parse_desc(v, p, "hardware/", "hardware", "h100-sxm", hw_from_json_v, hw_load_v, &s->hw, e) < 0) return -1;
     int64_t tp = 1;
     if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
     s->tp = (int)tp;
