@@ -302,6 +302,8 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     st->iterations++;
     st->busy_ns += dur_ns;
     st->kv_block_ns += (double)used * (double)dur_ns;
+    st->running_ns += (double)eng->n_running * (double)dur_ns;
+    st->waiting_ns += (double)eng->w_len * (double)dur_ns;
     if (used > st->kv_peak_used_blocks) st->kv_peak_used_blocks = used;
     if (eng->n_running > st->peak_running) st->peak_running = eng->n_running;
     st->flops += cb->flops;
@@ -314,13 +316,16 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     if (eng->cfg.sink.on_iteration)
         eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->now_ns, dur_ns, pl, cb, used);
     if (!eng->cfg.keep_iterations) return;
+    uint64_t pre = 0;
+    for (uint32_t i = 0; i < pl->n; i++)
+        if (pl->items[i].kind == ITEM_PREFILL) pre += pl->items[i].c;
     if (eng->n_iters == eng->cap_iters) {
         eng->cap_iters = eng->cap_iters ? eng->cap_iters * 2 : 1024;
         eng->iters = xrealloc(eng->iters, eng->cap_iters * sizeof *eng->iters);
     }
     eng->iters[eng->n_iters++] = (IterRecord){
         .t_start_ns = eng->now_ns, .dur_ns = dur_ns, .n_prefill = pl->n_prefill,
-        .n_decode = pl->n_decode, .new_tokens = pl->new_tokens, .kv_used_blocks = used,
+        .n_decode = pl->n_decode, .new_tokens = pl->new_tokens, .prefill_tokens = pre, .kv_used_blocks = used,
         .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops, .bytes = cb->bytes};
 }
 

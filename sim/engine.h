@@ -40,6 +40,7 @@ typedef struct IterRecord {
     int64_t dur_ns;
     uint32_t n_prefill, n_decode;
     uint64_t new_tokens;
+    uint64_t prefill_tokens;     /* of new_tokens, those in prefill chunks */
     uint64_t kv_used_blocks;
     uint32_t running, waiting;
     double flops, bytes;
@@ -55,6 +56,7 @@ typedef struct EngineStats {
     uint64_t kv_total_blocks;
     uint64_t kv_peak_used_blocks;
     double kv_block_ns;          /* integral of used blocks over busy time */
+    double running_ns, waiting_ns; /* integrals of the running and waiting counts over busy time */
     uint64_t preemptions;
     uint64_t recomputed_tokens;
     uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */

@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "report.h"
 #include "scenario.h"
+#include "timeline.h"
 
 static const char usage_main[] =
     "servesim -- discrete-event simulator and capacity planner for LLM serving\n"
@@ -32,15 +33,24 @@ static const char usage_main[] =
     "\n"
     "'servesim COMMAND --help' prints a command's options.\n";
 
+#define OUTPUT_OPTIONS \
+    "  --json FILE            the JSON report (summary + every request) ('-' = stdout)\n" \
+    "  --csv FILE             one row per request (empty cells for undefined values)\n" \
+    "  --iterations-csv FILE  one row per iteration: batch, duration, FLOPs, bytes, MFU, MBU, KV\n" \
+    "  --trace-events FILE    Chrome trace-event JSON (open in Perfetto): engine and request lanes\n" \
+    "  --vllm-json FILE       summary with vLLM benchmark result keys (mean_ttft_ms, ...)\n" \
+    "  --window-ms T0,T1      fixed throughput window instead of first arrival -> last completion\n" \
+    "  --quiet                do not print the table\n"
+
 static const char usage_run[] =
-    "usage: servesim run [SCENARIO.json] [--json FILE] [--seed N] [--quiet] [--print-default]\n"
+    "usage: servesim run [SCENARIO.json] [options]\n"
     "\n"
-    "  SCENARIO.json     scenario file (see README: model, hardware, tp, cost_model,\n"
-    "                    scheduler, kv, workload, slo, price, seed); omitted: embedded default\n"
-    "  --json FILE       write the JSON report (summary + every request) to FILE ('-' = stdout)\n"
-    "  --seed N          override the scenario's seed\n"
-    "  --quiet           do not print the table\n"
-    "  --print-default   print the embedded default scenario and exit\n";
+    "  SCENARIO.json          scenario file (see README: model, hardware, tp, cost_model,\n"
+    "                         scheduler, kv, workload, slo, price, metrics, seed); omitted:\n"
+    "                         the embedded default\n"
+    "  --seed N               override the scenario's seed\n"
+    "  --print-default        print the embedded default scenario and exit\n"
+    OUTPUT_OPTIONS;
 
 static const char usage_info[] =
     "usage: servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T] [--json]\n"
@@ -88,41 +98,93 @@ static double wall_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int simulate(Scenario *s, Engine **eng_out, Summary *sum, Err *e)
+/* Output files a run or replay may write. */
+typedef struct Outputs {
+    const char *json, *csv, *iter_csv, *trace, *vllm;
+    const char *window;
+    int quiet;
+} Outputs;
+
+/* Handles an output option at argv[*i]; 1 = consumed, 0 = not an output
+ * option, -1 = missing argument. */
+static int output_opt(int argc, char **argv, int *i, Outputs *o)
 {
-    Engine *eng = scenario_engine(s, e);
-    if (!eng) return -1;
-    if (engine_run(eng, e) < 0) {
-        engine_free(eng);
-        return -1;
+    static const char *const names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json",
+                                        "--window-ms"};
+    const char **dst[] = {&o->json, &o->csv, &o->iter_csv, &o->trace, &o->vllm, &o->window};
+    for (int k = 0; k < 6; k++)
+        if (!strcmp(argv[*i], names[k])) {
+            if (++*i >= argc) return -1;
+            *dst[k] = argv[*i];
+            return 1;
+        }
+    if (!strcmp(argv[*i], "--quiet")) {
+        o->quiet = 1;
+        return 1;
     }
-    metrics_summarize(s, eng, sum);
-    *eng_out = eng;
+    return 0;
+}
+
+static int write_json(cJSON *root, const char *path, Err *e)
+{
+    if (!strcmp(path, "-")) {
+        char *txt = cJSON_Print(root);
+        puts(txt);
+        cJSON_free(txt);
+        return 0;
+    }
+    return jsonio_write_file(root, path, 1, e);
+}
+
+/* Writes every requested output of a run or replay; s may be NULL. */
+static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const RunData *rd, const Summary *sum,
+                Err *e)
+{
+    int to_stdout = o->json && !strcmp(o->json, "-");
+    if (!o->quiet && !to_stdout) report_print(stdout, s, mc, sum);
+    if (o->json) {
+        cJSON *root = report_json(mc, rd, sum, 1);
+        if (s) {
+            cJSON *sc = cJSON_CreateObject();
+            scenario_to_json(s, sc);
+            cJSON_AddItemToObject(root, "scenario", sc);
+        }
+        int rc = write_json(root, o->json, e);
+        cJSON_Delete(root);
+        if (rc < 0) return -1;
+    }
+    if (o->vllm) {
+        cJSON *v = report_vllm_json(mc, rd, sum);
+        int rc = write_json(v, o->vllm, e);
+        cJSON_Delete(v);
+        if (rc < 0) return -1;
+    }
+    if (o->csv && report_requests_csv(o->csv, mc, rd, e) < 0) return -1;
+    if (o->iter_csv && report_iterations_csv(o->iter_csv, mc, rd, e) < 0) return -1;
     return 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *path = NULL, *json_out = NULL;
+    const char *path = NULL;
     uint64_t seed = 0;
-    int has_seed = 0, quiet = 0;
+    int has_seed = 0;
+    Outputs out = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        int r = output_opt(argc, argv, &i, &out);
+        if (r < 0) return bad_usage("option needs a value", a, usage_run);
+        if (r > 0) continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_run, stdout);
             return 0;
         } else if (!strcmp(a, "--print-default")) {
             fputs(scenario_default_json, stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) {
-            if (++i >= argc) return bad_usage("--json needs a file name", NULL, usage_run);
-            json_out = argv[i];
         } else if (!strcmp(a, "--seed")) {
             if (++i >= argc || parse_u64(argv[i], &seed) < 0)
                 return bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
             has_seed = 1;
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
         } else if (a[0] == '-' && a[1]) {
             return bad_usage("unknown option", a, usage_run);
         } else if (!path) {
@@ -136,31 +198,44 @@ static int cmd_run(int argc, char **argv)
     int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
                   : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
     if (rc < 0) return fail(&e);
-    Engine *eng = NULL;
-    Summary sum;
-    if (simulate(&s, &eng, &sum, &e) < 0) {
+    if (out.window && mcfg_parse_window_arg(out.window, &s.metrics, &e) < 0) {
         scenario_free(&s);
         return fail(&e);
     }
-    int to_stdout = json_out && !strcmp(json_out, "-");
-    if (!quiet && !to_stdout) report_print(stdout, &s, eng, &sum);
-    if (json_out) {
-        cJSON *root = report_json(&s, eng, &sum, 1);
-        if (to_stdout) {
-            char *txt = cJSON_Print(root);
-            puts(txt);
-            cJSON_free(txt);
-        } else if (jsonio_write_file(root, json_out, 1, &e) < 0) {
-            cJSON_Delete(root);
-            engine_free(eng);
-            scenario_free(&s);
-            return fail(&e);
-        }
-        cJSON_Delete(root);
+    if (s.metrics.has_window && !s.keep_token_times) {
+        scenario_free(&s);
+        e = (Err){{0}};
+        err_set(&e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: false",
+                s.source);
+        return fail(&e);
     }
+    if ((out.iter_csv || out.trace) && !s.keep_iterations) {
+        err_set(&e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)", s.source);
+        scenario_free(&s);
+        return fail(&e);
+    }
+    Timeline *tl = out.trace ? timeline_new() : NULL;
+    MetricsSink sink = tl ? timeline_sink(tl) : (MetricsSink){0};
+    Engine *eng = scenario_engine(&s, tl ? &sink : NULL, &e);
+    if (!eng || engine_run(eng, &e) < 0) {
+        engine_free(eng);
+        timeline_free(tl);
+        scenario_free(&s);
+        return fail(&e);
+    }
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary sum;
+    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(&s, eng, &rd);
+    metrics_summarize(&mc, &rd, &sum);
+    rc = emit(&out, &s, &mc, &rd, &sum, &e);
+    if (rc == 0 && tl) rc = timeline_write(tl, out.trace, s.wl.reqs, s.wl.n, &e);
     engine_free(eng);
+    timeline_free(tl);
     scenario_free(&s);
-    return 0;
+    return rc < 0 ? fail(&e) : 0;
 }
 
 static int cmd_info(int argc, char **argv)
@@ -269,19 +344,26 @@ static int cmd_bench(int argc, char **argv)
              " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": %g, \"count\": %llu,\n"
              "   \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, \"max\": 16384},\n"
              "   \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}},\n"
-             " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false}, \"seed\": 1}",
+             " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false, \"iterations\": false}, \"seed\": 1}",
              rate, (unsigned long long)n);
     Err e = {{0}};
     Scenario s;
     double t0 = wall_s();
     if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
     double t1 = wall_s();
-    Engine *eng = NULL;
-    Summary sum;
-    if (simulate(&s, &eng, &sum, &e) < 0) {
+    Engine *eng = scenario_engine(&s, NULL, &e);
+    if (!eng || engine_run(eng, &e) < 0) {
+        engine_free(eng);
         scenario_free(&s);
         return fail(&e);
     }
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary sum;
+    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(&s, eng, &rd);
+    metrics_summarize(&mc, &rd, &sum);
     double t2 = wall_s();
     double sim_s = t2 - t1;
     printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline\n",

@@ -1,6 +1,6 @@
 /*
- * metrics.c -- per-request metrics and GSL summary statistics (see
- * metrics.h).
+ * metrics.c -- per-request metrics, goodput, cost and utilisation (see
+ * metrics.h for every definition).
  */
 #include "metrics.h"
 
@@ -10,22 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const metrics_billing_names[] = {"exact", "increment", "reserved", NULL};
+
 double metrics_tpot_s(const Request *r)
 {
     if (r->state != REQ_FINISHED || r->output_tokens < 2) return NAN;
     return (double)(r->t_last_token_ns - r->t_first_token_ns) / 1e9 / (r->output_tokens - 1);
 }
 
-int metrics_good(const Request *r, const Slo *slo)
+const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r)
 {
-    if (r->state != REQ_FINISHED) return 0;
+    if (cfg->slo_by_cls && r->cls < cfg->n_cls) return &cfg->slo_by_cls[r->cls];
+    return &cfg->slo;
+}
+
+unsigned metrics_misses(const MetricsCfg *cfg, const Request *r)
+{
+    if (r->state != REQ_FINISHED) return MISS_NOT_FINISHED;
+    const Slo *slo = metrics_slo_for(cfg, r);
+    unsigned m = 0;
     double ttft = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
     double e2e = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
     double tpot = metrics_tpot_s(r);
-    if (slo->ttft_s > 0 && ttft > slo->ttft_s) return 0;
-    if (slo->tpot_s > 0 && !isnan(tpot) && tpot > slo->tpot_s) return 0;
-    if (slo->e2e_s > 0 && e2e > slo->e2e_s) return 0;
-    return 1;
+    if (slo->ttft_s > 0 && ttft > slo->ttft_s) m |= MISS_TTFT;
+    if (slo->tpot_s > 0 && !isnan(tpot) && tpot > slo->tpot_s) m |= MISS_TPOT;
+    if (slo->itl_max_s > 0 && (double)r->itl_max_ns / 1e9 > slo->itl_max_s) m |= MISS_ITL;
+    if (slo->e2e_s > 0 && e2e > slo->e2e_s) m |= MISS_E2E;
+    if (r->deadline_ns >= 0 && r->t_finish_ns > r->deadline_ns) m |= MISS_DEADLINE;
+    if (r->correct == 0) m |= MISS_INCORRECT;
+    return m;
 }
 
 void metrics_dist(double *v, uint32_t n, Dist *d)
@@ -46,87 +59,263 @@ void metrics_dist(double *v, uint32_t n, Dist *d)
     d->max = v[n - 1];
 }
 
-void metrics_summarize(const Scenario *s, const Engine *eng, Summary *out)
+static int arrived(const Request *r)
+{
+    return r->state != REQ_PENDING;
+}
+
+static const Request *sort_base;
+static int cmp_by_arrival(const void *a, const void *b)
+{
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    int64_t x = sort_base[i].t_arrive_ns, y = sort_base[j].t_arrive_ns;
+    if (x != y) return x < y ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+void metrics_included(const MetricsCfg *cfg, const RunData *rd, unsigned char *keep)
+{
+    uint32_t n = rd->n;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        keep[i] = 1;
+        if (!arrived(&rd->reqs[i])) continue;
+        if (rd->reqs[i].t_arrive_ns < lo) lo = rd->reqs[i].t_arrive_ns;
+        if (rd->reqs[i].t_arrive_ns > hi) hi = rd->reqs[i].t_arrive_ns;
+    }
+    if (cfg->warmup_s > 0 || cfg->cooldown_s > 0) {
+        int64_t a = lo + (int64_t)llround(cfg->warmup_s * 1e9), b = hi - (int64_t)llround(cfg->cooldown_s * 1e9);
+        for (uint32_t i = 0; i < n; i++)
+            if (arrived(&rd->reqs[i]) && (rd->reqs[i].t_arrive_ns < a || rd->reqs[i].t_arrive_ns > b)) keep[i] = 0;
+    }
+    if (cfg->warmup_requests || cfg->cooldown_requests) {
+        uint32_t *ord = xmalloc((n ? n : 1) * sizeof *ord), m = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (arrived(&rd->reqs[i])) ord[m++] = i;
+        sort_base = rd->reqs;
+        qsort(ord, m, sizeof *ord, cmp_by_arrival);
+        for (uint32_t k = 0; k < m; k++)
+            if (k < cfg->warmup_requests || k + cfg->cooldown_requests >= m) keep[ord[k]] = 0;
+        free(ord);
+    }
+}
+
+static double overlap_ns(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+    int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+    return hi > lo ? (double)(hi - lo) : 0;
+}
+
+/* Iteration-based utilisation inside [t0, t1]. */
+static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, int64_t t1, Summary *out)
+{
+    const EngineStats *st = rd->st;
+    double win_ns = (double)(t1 - t0);
+    out->peak_running = st->peak_running;
+    out->peak_waiting = st->peak_waiting;
+    out->kv_total_blocks = st->kv_total_blocks;
+    out->kv_peak_used_blocks = st->kv_peak_used_blocks;
+    out->iterations = st->iterations;
+    out->preemptions = st->preemptions;
+    out->recomputed_tokens = st->recomputed_tokens;
+    out->busy_s = (double)st->busy_ns / 1e9;
+    double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
+    /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
+    int counted = st->flops > 0;
+    out->mfu_mean = counted && cfg->peak_flops_per_gpu > 0 && st->busy_ns > 0
+                        ? st->flops / (cfg->peak_flops_per_gpu * gpus * out->busy_s) : NAN;
+    out->mbu_mean = counted && cfg->mem_bw_per_gpu > 0 && st->busy_ns > 0
+                        ? st->bytes / (cfg->mem_bw_per_gpu * gpus * out->busy_s) : NAN;
+    if (!rd->iters || rd->n_iters == 0 || win_ns <= 0) {
+        out->mean_running = win_ns > 0 ? st->running_ns / win_ns : 0;
+        out->mean_waiting = win_ns > 0 ? st->waiting_ns / win_ns : 0;
+        out->kv_mean_used_blocks = win_ns > 0 ? st->kv_block_ns / win_ns : 0;
+        metrics_dist(NULL, 0, &out->mfu);
+        metrics_dist(NULL, 0, &out->mbu);
+        return;
+    }
+    double run = 0, wait = 0, kv = 0;
+    uint64_t n = rd->n_iters;
+    double *mfu = xmalloc(n * sizeof *mfu), *mbu = xmalloc(n * sizeof *mbu);
+    uint32_t nf = 0, nb = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        const IterRecord *it = &rd->iters[k];
+        double ov = overlap_ns(it->t_start_ns, it->t_start_ns + it->dur_ns, t0, t1);
+        run += ov * it->running;
+        wait += ov * it->waiting;
+        kv += ov * (double)it->kv_used_blocks;
+        double dur_s = (double)it->dur_ns / 1e9;
+        if (counted && cfg->peak_flops_per_gpu > 0) mfu[nf++] = it->flops / (cfg->peak_flops_per_gpu * gpus * dur_s);
+        if (counted && cfg->mem_bw_per_gpu > 0) mbu[nb++] = it->bytes / (cfg->mem_bw_per_gpu * gpus * dur_s);
+    }
+    out->mean_running = run / win_ns;
+    out->mean_waiting = wait / win_ns;
+    out->kv_mean_used_blocks = kv / win_ns;
+    metrics_dist(mfu, nf, &out->mfu);
+    metrics_dist(mbu, nb, &out->mbu);
+    free(mfu);
+    free(mbu);
+}
+
+static double busy_in_window(const RunData *rd, int64_t t0, int64_t t1)
+{
+    if (!rd->iters || rd->n_iters == 0) return (double)rd->st->busy_ns;
+    double b = 0;
+    for (uint64_t k = 0; k < rd->n_iters; k++)
+        b += overlap_ns(rd->iters[k].t_start_ns, rd->iters[k].t_start_ns + rd->iters[k].dur_ns, t0, t1);
+    return b;
+}
+
+void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
 {
     memset(out, 0, sizeof *out);
-    const Request *reqs = s->wl.reqs;
-    uint32_t n = s->wl.n;
-    const EngineStats *st = engine_stats(eng);
-    double *buf[5];
+    const uint32_t n = rd->n;
+    unsigned char *keep = xmalloc(n ? n : 1);
+    metrics_included(cfg, rd, keep);
+    uint64_t n_itl = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (keep[i] && rd->reqs[i].generated > 1) n_itl += rd->reqs[i].generated - 1;
+    double *buf[5], *itl = rd->token_times ? xmalloc((n_itl ? n_itl : 1) * sizeof *itl) : NULL;
     for (int k = 0; k < 5; k++) buf[k] = xmalloc((n ? n : 1) * sizeof(double));
-    uint32_t nt = 0, np = 0, ne = 0, nq = 0, ni = 0;
-    uint32_t ok_ttft = 0, ok_tpot = 0, ok_e2e = 0;
+    uint32_t nt = 0, np = 0, ne = 0, nq = 0, nm = 0;
+    uint64_t ni = 0;
+    uint32_t ok[6] = {0};
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-    const Slo *slo = &s->slo;
+    out->n_cls = cfg->n_cls < METRICS_CLS_MAX ? cfg->n_cls : METRICS_CLS_MAX;
+
+    /* pass 1: latency metrics, attainment, drain window */
     for (uint32_t i = 0; i < n; i++) {
-        const Request *r = &reqs[i];
+        const Request *r = &rd->reqs[i];
         out->requests++;
-        if (r->t_arrive_ns < t0) t0 = r->t_arrive_ns;
-        if (r->state == REQ_REJECTED) {
-            out->rejected++;
+        if (!keep[i]) continue;
+        out->included++;
+        if (arrived(r) && r->t_arrive_ns < t0) t0 = r->t_arrive_ns;
+        unsigned miss = metrics_misses(cfg, r);
+        if (r->cls < out->n_cls) {
+            out->cls_requests[r->cls]++;
+            out->cls_good[r->cls] += miss == 0;
+        }
+        if (r->state == REQ_REJECTED) out->rejected++;
+        if (r->state != REQ_FINISHED) {
+            if (r->state != REQ_REJECTED) out->unfinished++;
             continue;
         }
-        if (r->state != REQ_FINISHED) continue;
         out->finished++;
         if (r->t_finish_ns > t1) t1 = r->t_finish_ns;
-        out->output_tokens += r->output_tokens;
-        out->prompt_tokens += r->prompt_tokens;
-        double ttft = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
-        double e2e = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
+        ok[0] += !(miss & MISS_TTFT);
+        ok[1] += !(miss & MISS_TPOT);
+        ok[2] += !(miss & MISS_ITL);
+        ok[3] += !(miss & MISS_E2E);
+        ok[4] += !(miss & MISS_DEADLINE);
+        ok[5] += !(miss & MISS_INCORRECT);
+        buf[0][nt++] = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
+        buf[2][ne++] = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
         double tpot = metrics_tpot_s(r);
-        buf[0][nt++] = ttft;
-        buf[2][ne++] = e2e;
         if (!isnan(tpot)) buf[1][np++] = tpot;
-        buf[3][nq++] = (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9;
-        if (r->output_tokens > 1) buf[4][ni++] = (double)r->itl_max_ns / 1e9;
-        ok_ttft += !(slo->ttft_s > 0 && ttft > slo->ttft_s);
-        ok_tpot += !(slo->tpot_s > 0 && !isnan(tpot) && tpot > slo->tpot_s);
-        ok_e2e += !(slo->e2e_s > 0 && e2e > slo->e2e_s);
-        if (metrics_good(r, slo)) {
-            out->good++;
-            out->goodput_output_tokens_per_s += r->output_tokens; /* divided below */
-        }
+        if (r->t_first_sched_ns >= 0) buf[3][nq++] = (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9;
+        if (r->output_tokens > 1) buf[4][nm++] = (double)r->itl_max_ns / 1e9;
+        if (itl)
+            for (uint32_t k = 1; k < r->generated; k++)
+                itl[ni++] = (double)(rd->token_times[r->token_off + k] - rd->token_times[r->token_off + k - 1]) / 1e9;
     }
     metrics_dist(buf[0], nt, &out->ttft_s);
     metrics_dist(buf[1], np, &out->tpot_s);
     metrics_dist(buf[2], ne, &out->e2e_s);
     metrics_dist(buf[3], nq, &out->queue_s);
-    metrics_dist(buf[4], ni, &out->itl_max_s);
+    metrics_dist(buf[4], nm, &out->itl_max_s);
+    metrics_dist(itl, (uint32_t)ni, &out->itl_s);
     for (int k = 0; k < 5; k++) free(buf[k]);
+    free(itl);
 
-    if (out->finished == 0 || t1 <= t0) {
-        out->t0_s = t0 == INT64_MAX ? 0 : (double)t0 / 1e9;
-        out->t1_s = out->t0_s;
-        out->window_s = 0;
-    } else {
-        out->t0_s = (double)t0 / 1e9;
-        out->t1_s = (double)t1 / 1e9;
-        out->window_s = out->t1_s - out->t0_s;
+    /* the window */
+    if (cfg->has_window) {
+        out->fixed_window = 1;
+        t0 = cfg->window_t0_ns;
+        t1 = cfg->window_t1_ns;
+    } else if (out->finished == 0 || t1 <= t0) {
+        t0 = t1 = t0 == INT64_MAX ? 0 : t0;
     }
+    out->t0_s = (double)t0 / 1e9;
+    out->t1_s = (double)t1 / 1e9;
+    out->window_s = (double)(t1 - t0) / 1e9;
+
+    /* pass 2: what happened inside the window */
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *r = &rd->reqs[i];
+        if (!keep[i] || !arrived(r)) continue;
+        int done_in = r->state == REQ_FINISHED && r->t_finish_ns >= t0 && r->t_finish_ns <= t1;
+        if (out->fixed_window && rd->token_times) {
+            for (uint32_t k = 0; k < r->generated; k++) {
+                int64_t t = rd->token_times[r->token_off + k];
+                out->output_tokens += t >= t0 && t <= t1;
+            }
+            if (r->generated > 0 && r->t_first_token_ns >= t0 && r->t_first_token_ns <= t1)
+                out->prompt_tokens += r->prompt_tokens;
+        } else if (done_in) {
+            out->output_tokens += r->output_tokens;
+            out->prompt_tokens += r->prompt_tokens;
+        }
+        if (!done_in) continue;
+        out->completed++;
+        if (metrics_misses(cfg, r) == 0) {
+            out->good++;
+            out->good_output_tokens += r->output_tokens;
+        }
+    }
+    free(keep);
     double w = out->window_s;
     if (w > 0) {
         out->output_tokens_per_s = (double)out->output_tokens / w;
         out->total_tokens_per_s = (double)(out->output_tokens + out->prompt_tokens) / w;
-        out->requests_per_s = out->finished / w;
+        out->requests_per_s = out->completed / w;
         out->goodput_requests_per_s = out->good / w;
-        out->goodput_output_tokens_per_s /= w;
-    } else {
-        out->goodput_output_tokens_per_s = 0;
+        out->goodput_output_tokens_per_s = (double)out->good_output_tokens / w;
     }
-    double denom = out->requests ? out->requests : 1;
+    double denom = out->included ? out->included : 1;
     out->slo_attainment = out->good / denom;
-    out->ttft_attainment = ok_ttft / denom;
-    out->tpot_attainment = ok_tpot / denom;
-    out->e2e_attainment = ok_e2e / denom;
-    out->peak_running = st->peak_running;
-    out->kv_total_blocks = st->kv_total_blocks;
-    out->kv_peak_used_blocks = st->kv_peak_used_blocks;
-    out->kv_mean_used_blocks = st->busy_ns > 0 ? st->kv_block_ns / (double)st->busy_ns : 0;
-    out->iterations = st->iterations;
-    out->preemptions = st->preemptions;
-    out->busy_s = (double)st->busy_ns / 1e9;
-    out->gpus = s->tp;
-    out->cost_usd = s->usd_per_gpu_hour * out->gpus * w / 3600.0;
-    out->usd_per_1k_output_tokens = out->output_tokens ? out->cost_usd / out->output_tokens * 1000.0 : NAN;
+    /* good counts only completions inside a fixed window; attainment is
+     * over every included request */
+    if (out->fixed_window) {
+        uint32_t g = 0;
+        for (uint32_t i = 0; i < n; i++) g += rd->reqs[i].state == REQ_FINISHED && metrics_misses(cfg, &rd->reqs[i]) == 0;
+        out->slo_attainment = g / denom;
+    }
+    out->att_ttft = ok[0] / denom;
+    out->att_tpot = ok[1] / denom;
+    out->att_itl = ok[2] / denom;
+    out->att_e2e = ok[3] / denom;
+    out->att_deadline = ok[4] / denom;
+    out->att_correct = ok[5] / denom;
+
+    /* utilisation */
+    if (rd->st) utilisation(cfg, rd, t0, t1, out);
+    else {
+        metrics_dist(NULL, 0, &out->mfu);
+        metrics_dist(NULL, 0, &out->mbu);
+        out->mfu_mean = out->mbu_mean = NAN;
+    }
+
+    /* cost and energy */
+    const Price *pr = &cfg->price;
+    double gpus = pr->gpus > 0 ? pr->gpus : 1;
+    switch (pr->billing) {
+    case BILL_INCREMENT:
+        out->billed_s = pr->increment_s > 0 ? ceil(w / pr->increment_s - 1e-9) * pr->increment_s : w;
+        break;
+    case BILL_RESERVED:
+        out->billed_s = pr->reserved_s > 0 ? fmax(1.0, ceil(w / pr->reserved_s - 1e-9)) * pr->reserved_s : w;
+        break;
+    default: out->billed_s = w; break;
+    }
+    out->cost_usd = pr->usd_per_gpu_hour * gpus * out->billed_s / 3600.0;
+    out->usd_per_1k_output_tokens = out->output_tokens ? out->cost_usd / (double)out->output_tokens * 1e3 : NAN;
     out->usd_per_good_request = out->good ? out->cost_usd / out->good : NAN;
+    out->usd_per_1m_good_tokens = out->good_output_tokens ? out->cost_usd / (double)out->good_output_tokens * 1e6 : NAN;
+    out->energy_j = out->j_per_good_request = NAN;
+    if (cfg->busy_w > 0 && rd->st) {
+        double busy = busy_in_window(rd, t0, t1) / 1e9;
+        if (busy > w) busy = w;
+        out->energy_j = gpus * (cfg->busy_w * busy + cfg->idle_w * (w - busy));
+        out->j_per_good_request = out->good ? out->energy_j / out->good : NAN;
+    }
 }

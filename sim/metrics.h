@@ -1,46 +1,130 @@
 /*
  * metrics.h -- per-request metrics and the run's summary (SPEC section 8).
  *
- * TTFT = first token - arrival; TPOT = (last - first) / (n_out - 1),
- * undefined (NaN here, null in JSON) when n_out = 1; E2E = last token -
- * arrival; queueing delay = first admission - arrival.  Statistics come from
- * GSL (mean, sd, quantiles with linear interpolation between order
- * statistics).  Throughput is over the drain window: first arrival to last
- * completion.  Goodput counts the requests that met every SLO that applies;
- * rejected requests count as misses.
+ * Definitions (seconds unless a name says otherwise):
+ *   TTFT   first token - arrival
+ *   TPOT   (last token - first token) / (n_out - 1); undefined (NaN here,
+ *          null in JSON, empty in CSV, never 0) when n_out = 1
+ *   ITL    every gap between consecutive tokens of a request
+ *   E2E    last token - arrival;  queueing = first admission - arrival
+ * Statistics are GSL's (mean, sd, quantiles interpolated between order
+ * statistics); each says how many values it covers.
+ *
+ * Which requests count: all but the first warmup_requests / last
+ * cooldown_requests by arrival order and those arriving in the first
+ * warmup_s / last cooldown_s of the arrival span.
+ *
+ * Window: the drain window (first included arrival -> last included
+ * completion) unless a fixed [t0, t1] is given; then throughputs count the
+ * output tokens emitted inside it, the requests completed inside it and the
+ * prompt tokens of requests whose first token came inside it.
+ *
+ * Goodput: a request is good when it finished, met every SLO that applies
+ * to its class (TTFT, TPOT, max ITL, E2E), its own deadline, and was not
+ * marked incorrect -- R_good = sum Q_i D_i / T_obs.  A missed TTFT cap is a
+ * gate: nothing else makes up for it.  Rejected requests count as misses.
+ *
+ * Cost: price x GPUs x billed time; billed time is the window (exact),
+ * rounded up to a whole increment, or whole reserved periods.  Energy:
+ * GPUs x (busy_w x busy time + idle_w x idle time) inside the window.
  */
 #ifndef SERVESIM_METRICS_H
 #define SERVESIM_METRICS_H
 
 #include "engine.h"
-#include "scenario.h"
+
+typedef struct Slo {
+    double ttft_s;    /* 0 = no target */
+    double tpot_s;
+    double itl_max_s;
+    double e2e_s;
+} Slo;
+
+typedef enum { BILL_EXACT = 0, BILL_INCREMENT, BILL_RESERVED } Billing;
+extern const char *const metrics_billing_names[];
+
+typedef struct Price {
+    double usd_per_gpu_hour;
+    double gpus;
+    Billing billing;
+    double increment_s; /* BILL_INCREMENT: billed time rounds up to a multiple */
+    double reserved_s;  /* BILL_RESERVED: billed in whole periods */
+} Price;
+
+typedef struct MetricsCfg {
+    Slo slo;                  /* for requests of a class without its own */
+    const Slo *slo_by_cls;    /* optional, indexed by Request.cls (n_cls entries) */
+    const char *const *cls_names; /* optional names for the per-class report */
+    uint32_t n_cls;
+    int has_window;
+    int64_t window_t0_ns, window_t1_ns;
+    double warmup_s, cooldown_s;
+    uint32_t warmup_requests, cooldown_requests;
+    Price price;
+    double idle_w, busy_w;    /* per GPU; busy_w == 0: energy unknown */
+    double peak_flops_per_gpu;/* for MFU (0 = unknown) */
+    double mem_bw_per_gpu;    /* for MBU (0 = unknown) */
+} MetricsCfg;
+
+/* What a run (or a replayed schedule) produced. */
+typedef struct RunData {
+    const Request *reqs;
+    uint32_t n;
+    const int64_t *token_times; /* NULL: no per-token record (no ITLs, no fixed window) */
+    const EngineStats *st;      /* NULL for a replay */
+    const IterRecord *iters;    /* optional */
+    uint64_t n_iters;
+} RunData;
 
 typedef struct Dist {
-    uint32_t n;       /* requests the statistic covers */
+    uint32_t n;       /* values the statistic covers */
     double mean, std, p50, p90, p95, p99, max;
 } Dist;
 
+/* Why a request is not good (bits). */
+enum {
+    MISS_NOT_FINISHED = 1, MISS_TTFT = 2, MISS_TPOT = 4, MISS_ITL = 8, MISS_E2E = 16, MISS_DEADLINE = 32,
+    MISS_INCORRECT = 64
+};
+
+#define METRICS_CLS_MAX 64
+
 typedef struct Summary {
-    uint32_t requests, finished, rejected;
-    Dist ttft_s, tpot_s, e2e_s, queue_s, itl_max_s;
-    double window_s, t0_s, t1_s;
-    uint64_t output_tokens, prompt_tokens;
+    uint32_t requests, included, finished, rejected, unfinished;
+    Dist ttft_s, tpot_s, itl_s, itl_max_s, e2e_s, queue_s;
+    int fixed_window;
+    double t0_s, t1_s, window_s;
+    uint64_t output_tokens, prompt_tokens;     /* counted in the window */
+    uint32_t completed;                        /* requests completed in the window */
     double output_tokens_per_s, total_tokens_per_s, requests_per_s;
     uint32_t good;
+    uint64_t good_output_tokens;
     double goodput_requests_per_s, goodput_output_tokens_per_s;
-    double slo_attainment, ttft_attainment, tpot_attainment, e2e_attainment;
-    uint32_t peak_running;
+    double slo_attainment;                      /* good / included */
+    double att_ttft, att_tpot, att_itl, att_e2e, att_deadline, att_correct;
+    uint32_t n_cls;
+    uint32_t cls_requests[METRICS_CLS_MAX], cls_good[METRICS_CLS_MAX];
+    /* utilisation (engine runs only) */
+    uint32_t peak_running, peak_waiting;
+    double mean_running, mean_waiting;          /* time-weighted over the window */
     uint64_t kv_total_blocks, kv_peak_used_blocks;
-    double kv_mean_used_blocks;  /* time-weighted over busy time */
-    uint64_t iterations, preemptions;
+    double kv_mean_used_blocks;                 /* time-weighted over the window */
+    uint64_t iterations, preemptions, recomputed_tokens;
     double busy_s;
-    double gpus, cost_usd, usd_per_1k_output_tokens, usd_per_good_request;
+    Dist mfu, mbu;                              /* over iterations */
+    double mfu_mean, mbu_mean;                  /* total FLOPs (bytes) / (peak x busy time) */
+    /* cost and energy */
+    double billed_s, cost_usd, usd_per_1k_output_tokens, usd_per_good_request, usd_per_1m_good_tokens;
+    double energy_j, j_per_good_request;        /* NaN when power is unknown */
 } Summary;
 
-double metrics_tpot_s(const Request *r);  /* NaN when undefined */
-/* 1 if r met every SLO that applies. */
-int metrics_good(const Request *r, const Slo *slo);
+double metrics_tpot_s(const Request *r);       /* NaN when undefined */
+/* 0 if r is good, else the MISS_* bits. */
+unsigned metrics_misses(const MetricsCfg *cfg, const Request *r);
+/* Whether request i counts (warm-up and cool-down exclusion). */
+void metrics_included(const MetricsCfg *cfg, const RunData *rd, unsigned char *keep);
 void metrics_dist(double *v, uint32_t n, Dist *d); /* sorts v in place */
-void metrics_summarize(const Scenario *s, const Engine *eng, Summary *out);
+void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out);
+const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r);
 
 #endif

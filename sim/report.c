@@ -1,8 +1,11 @@
 /*
- * report.c -- JSON report and stdout table (see report.h).
+ * report.c -- JSON report, table, CSVs and the vLLM-style summary (see
+ * report.h).  Every number that is undefined (TPOT of a one-token output,
+ * a statistic over no values) is null in JSON and empty in CSV, never 0.
  */
 #include "report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -13,7 +16,7 @@ const char *report_status_name(const Request *r)
     switch (r->state) {
     case REQ_FINISHED: return "finished";
     case REQ_REJECTED: return "rejected";
-    case REQ_PENDING: return "pending";
+    case REQ_PENDING: return "not_arrived";
     default: return "unfinished";
     }
 }
@@ -28,9 +31,9 @@ static const char *reject_name(uint8_t why)
     }
 }
 
-static void add_num_or_null(cJSON *o, const char *k, double v)
+static void num_or_null(cJSON *o, const char *k, double v)
 {
-    if (isnan(v)) cJSON_AddNullToObject(o, k);
+    if (isnan(v) || isinf(v)) cJSON_AddNullToObject(o, k);
     else jsonio_add_num(o, k, v);
 }
 
@@ -38,159 +41,357 @@ static cJSON *dist_json(const Dist *d)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "count", d->n);
-    add_num_or_null(o, "mean", d->mean);
-    add_num_or_null(o, "std", d->std);
-    add_num_or_null(o, "p50", d->p50);
-    add_num_or_null(o, "p90", d->p90);
-    add_num_or_null(o, "p95", d->p95);
-    add_num_or_null(o, "p99", d->p99);
-    add_num_or_null(o, "max", d->max);
+    num_or_null(o, "mean", d->mean);
+    num_or_null(o, "std", d->std);
+    num_or_null(o, "p50", d->p50);
+    num_or_null(o, "p90", d->p90);
+    num_or_null(o, "p95", d->p95);
+    num_or_null(o, "p99", d->p99);
+    num_or_null(o, "max", d->max);
     return o;
 }
 
-static cJSON *request_json(const Request *r, const int64_t *tt)
+static double ns_s(int64_t ns) { return (double)ns / 1e9; }
+
+static cJSON *request_json(const MetricsCfg *cfg, const Request *r, const int64_t *tt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", r->id);
-    jsonio_add_num(o, "arrival_s", (double)r->t_arrive_ns / 1e9);
+    if (r->state != REQ_PENDING) jsonio_add_num(o, "arrival_s", ns_s(r->t_arrive_ns));
+    else cJSON_AddNullToObject(o, "arrival_s");
     cJSON_AddNumberToObject(o, "prompt_tokens", r->prompt_tokens);
     cJSON_AddNumberToObject(o, "output_tokens", r->output_tokens);
+    if (cfg->cls_names && r->cls < cfg->n_cls) cJSON_AddStringToObject(o, "class", cfg->cls_names[r->cls]);
     if (tt) {
         cJSON *a = cJSON_AddArrayToObject(o, "token_times_s");
         for (uint32_t k = 0; k < r->generated; k++)
-            cJSON_AddItemToArray(a, cJSON_CreateNumber((double)tt[r->token_off + k] / 1e9));
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(ns_s(tt[r->token_off + k])));
     }
     int done = r->state == REQ_FINISHED;
-    add_num_or_null(o, "ttft_s", done ? (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9 : NAN);
-    add_num_or_null(o, "tpot_s", metrics_tpot_s(r));
-    add_num_or_null(o, "e2e_s", done ? (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9 : NAN);
-    add_num_or_null(o, "queue_s", r->t_first_sched_ns >= 0 ? (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9 : NAN);
+    num_or_null(o, "ttft_s", done ? ns_s(r->t_first_token_ns - r->t_arrive_ns) : NAN);
+    num_or_null(o, "tpot_s", metrics_tpot_s(r));
+    num_or_null(o, "itl_max_s", done && r->output_tokens > 1 ? ns_s(r->itl_max_ns) : NAN);
+    num_or_null(o, "e2e_s", done ? ns_s(r->t_finish_ns - r->t_arrive_ns) : NAN);
+    num_or_null(o, "queue_s", r->t_first_sched_ns >= 0 ? ns_s(r->t_first_sched_ns - r->t_arrive_ns) : NAN);
     cJSON_AddStringToObject(o, "status", report_status_name(r));
     const char *why = reject_name(r->reject_reason);
     if (why) cJSON_AddStringToObject(o, "reject_reason", why);
     cJSON_AddNumberToObject(o, "preemptions", r->preemptions);
+    cJSON_AddBoolToObject(o, "good", metrics_misses(cfg, r) == 0);
     return o;
 }
 
-cJSON *report_json(const Scenario *s, const Engine *eng, const Summary *m, int with_requests)
+static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *sc = cJSON_AddObjectToObject(root, "scenario");
-    cJSON_AddStringToObject(sc, "name", s->name);
-    cJSON_AddStringToObject(sc, "model", s->model.name);
-    cJSON_AddStringToObject(sc, "hardware", s->hw.name);
-    cJSON_AddNumberToObject(sc, "tp", s->tp);
-    cJSON_AddStringToObject(sc, "scheduler", sched_kind_name(s->sched.kind));
-    cJSON_AddStringToObject(sc, "cost_model", s->cost_kind == COST_LINEAR ? "linear" : "roofline");
-    cJSON_AddStringToObject(sc, "kv_reserve", kv_reserve_name(s->kv.reserve));
-    jsonio_add_num(sc, "kv_capacity_gib", s->kv.capacity_bytes / GIB);
-    cJSON_AddBoolToObject(sc, "kv_capacity_derived", s->kv_capacity_derived);
-    cJSON_AddBoolToObject(sc, "kv_unbounded", s->kv.unbounded);
-    cJSON_AddNumberToObject(sc, "seed", (double)s->seed);
-
-    cJSON *su = cJSON_AddObjectToObject(root, "summary");
+    cJSON *su = cJSON_CreateObject();
     cJSON_AddNumberToObject(su, "requests", m->requests);
+    cJSON_AddNumberToObject(su, "included", m->included);
     cJSON_AddNumberToObject(su, "finished", m->finished);
     cJSON_AddNumberToObject(su, "rejected", m->rejected);
+    cJSON_AddNumberToObject(su, "unfinished", m->unfinished);
+    if (cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests) {
+        cJSON *x = cJSON_AddObjectToObject(su, "excluded");
+        jsonio_add_num(x, "warmup_s", cfg->warmup_s);
+        jsonio_add_num(x, "cooldown_s", cfg->cooldown_s);
+        cJSON_AddNumberToObject(x, "warmup_requests", cfg->warmup_requests);
+        cJSON_AddNumberToObject(x, "cooldown_requests", cfg->cooldown_requests);
+        cJSON_AddNumberToObject(x, "requests", m->requests - m->included);
+    }
     cJSON_AddItemToObject(su, "ttft_s", dist_json(&m->ttft_s));
     cJSON_AddItemToObject(su, "tpot_s", dist_json(&m->tpot_s));
+    cJSON_AddItemToObject(su, "itl_s", dist_json(&m->itl_s));
+    cJSON_AddItemToObject(su, "itl_max_s", dist_json(&m->itl_max_s));
     cJSON_AddItemToObject(su, "e2e_s", dist_json(&m->e2e_s));
     cJSON_AddItemToObject(su, "queue_s", dist_json(&m->queue_s));
-    cJSON_AddItemToObject(su, "itl_max_s", dist_json(&m->itl_max_s));
+
     cJSON *th = cJSON_AddObjectToObject(su, "throughput");
+    cJSON_AddStringToObject(th, "window", m->fixed_window ? "fixed" : "drain (first arrival to last completion)");
     jsonio_add_num(th, "window_s", m->window_s);
     jsonio_add_num(th, "window_start_s", m->t0_s);
     jsonio_add_num(th, "window_end_s", m->t1_s);
+    cJSON_AddNumberToObject(th, "output_tokens", (double)m->output_tokens);
+    cJSON_AddNumberToObject(th, "completed", m->completed);
     jsonio_add_num(th, "output_tokens_per_s", m->output_tokens_per_s);
     jsonio_add_num(th, "total_tokens_per_s", m->total_tokens_per_s);
     jsonio_add_num(th, "requests_per_s", m->requests_per_s);
+
     cJSON *g = cJSON_AddObjectToObject(su, "goodput");
     jsonio_add_num(g, "requests_per_s", m->goodput_requests_per_s);
     jsonio_add_num(g, "output_tokens_per_s", m->goodput_output_tokens_per_s);
-    jsonio_add_num(g, "slo_attainment", m->slo_attainment);
     cJSON_AddNumberToObject(g, "good_requests", m->good);
-    cJSON *per = cJSON_AddObjectToObject(g, "attainment");
-    if (s->slo.ttft_s > 0) jsonio_add_num(per, "ttft", m->ttft_attainment);
-    if (s->slo.tpot_s > 0) jsonio_add_num(per, "tpot", m->tpot_attainment);
-    if (s->slo.e2e_s > 0) jsonio_add_num(per, "e2e", m->e2e_attainment);
+    jsonio_add_num(g, "slo_attainment", m->slo_attainment);
+    cJSON *slo = cJSON_AddObjectToObject(g, "slo");
+    const Slo *d = &cfg->slo;
+    if (d->ttft_s > 0) jsonio_add_num(slo, "ttft_s", d->ttft_s);
+    if (d->tpot_s > 0) jsonio_add_num(slo, "tpot_s", d->tpot_s);
+    if (d->itl_max_s > 0) jsonio_add_num(slo, "itl_max_s", d->itl_max_s);
+    if (d->e2e_s > 0) jsonio_add_num(slo, "e2e_s", d->e2e_s);
+    cJSON *att = cJSON_AddObjectToObject(g, "attainment");
+    jsonio_add_num(att, "ttft", m->att_ttft);
+    jsonio_add_num(att, "tpot", m->att_tpot);
+    jsonio_add_num(att, "itl_max", m->att_itl);
+    jsonio_add_num(att, "e2e", m->att_e2e);
+    jsonio_add_num(att, "deadline", m->att_deadline);
+    jsonio_add_num(att, "correct", m->att_correct);
+    if (m->n_cls > 1 || (cfg->cls_names && m->n_cls == 1 && strcmp(cfg->cls_names[0], "default"))) {
+        cJSON *cl = cJSON_AddObjectToObject(g, "classes");
+        for (uint32_t k = 0; k < m->n_cls; k++) {
+            cJSON *c = cJSON_AddObjectToObject(cl, cfg->cls_names ? cfg->cls_names[k] : "?");
+            cJSON_AddNumberToObject(c, "requests", m->cls_requests[k]);
+            cJSON_AddNumberToObject(c, "good", m->cls_good[k]);
+            num_or_null(c, "slo_attainment", m->cls_requests[k] ? (double)m->cls_good[k] / m->cls_requests[k] : NAN);
+        }
+    }
+
     cJSON_AddNumberToObject(su, "peak_running", m->peak_running);
+    cJSON_AddNumberToObject(su, "peak_waiting", m->peak_waiting);
+    jsonio_add_num(su, "mean_running", m->mean_running);
+    jsonio_add_num(su, "mean_waiting", m->mean_waiting);
     cJSON *kv = cJSON_AddObjectToObject(su, "kv");
-    cJSON_AddNumberToObject(kv, "total_blocks", s->kv.unbounded ? -1 : (double)m->kv_total_blocks);
+    cJSON_AddNumberToObject(kv, "total_blocks", (double)m->kv_total_blocks);
     cJSON_AddNumberToObject(kv, "peak_used_blocks", (double)m->kv_peak_used_blocks);
     jsonio_add_num(kv, "mean_used_blocks", m->kv_mean_used_blocks);
-    cJSON_AddNumberToObject(kv, "block_tokens", s->kv.block_tokens);
     cJSON_AddNumberToObject(su, "iterations", (double)m->iterations);
     cJSON_AddNumberToObject(su, "preemptions", (double)m->preemptions);
+    cJSON_AddNumberToObject(su, "recomputed_tokens", (double)m->recomputed_tokens);
     jsonio_add_num(su, "busy_s", m->busy_s);
-    const EngineStats *st = engine_stats(eng);
-    cJSON *br = cJSON_AddObjectToObject(su, "time_breakdown_s");
-    jsonio_add_num(br, "gemm", st->t_gemm_s);
-    jsonio_add_num(br, "attention", st->t_attn_s);
-    jsonio_add_num(br, "lm_head", st->t_lm_head_s);
-    jsonio_add_num(br, "communication", st->t_comm_s);
-    jsonio_add_num(br, "overhead", st->t_overhead_s);
-    cJSON *c = cJSON_AddObjectToObject(su, "cost");
-    jsonio_add_num(c, "usd_per_gpu_hour", s->usd_per_gpu_hour);
-    cJSON_AddNumberToObject(c, "gpus", m->gpus);
-    cJSON_AddStringToObject(c, "billing", "exact (drain window)");
-    jsonio_add_num(c, "usd", m->cost_usd);
-    add_num_or_null(c, "usd_per_1k_output_tokens", m->usd_per_1k_output_tokens);
-    add_num_or_null(c, "usd_per_good_request", m->usd_per_good_request);
+    cJSON *u = cJSON_AddObjectToObject(su, "utilisation");
+    num_or_null(u, "mfu", m->mfu_mean);
+    num_or_null(u, "mbu", m->mbu_mean);
+    cJSON_AddItemToObject(u, "mfu_per_iteration", dist_json(&m->mfu));
+    cJSON_AddItemToObject(u, "mbu_per_iteration", dist_json(&m->mbu));
 
+    cJSON *c = cJSON_AddObjectToObject(su, "cost");
+    jsonio_add_num(c, "usd_per_gpu_hour", cfg->price.usd_per_gpu_hour);
+    jsonio_add_num(c, "gpus", cfg->price.gpus > 0 ? cfg->price.gpus : 1);
+    cJSON_AddStringToObject(c, "billing", metrics_billing_names[cfg->price.billing]);
+    if (cfg->price.billing == BILL_INCREMENT) jsonio_add_num(c, "increment_s", cfg->price.increment_s);
+    if (cfg->price.billing == BILL_RESERVED) jsonio_add_num(c, "reserved_s", cfg->price.reserved_s);
+    jsonio_add_num(c, "billed_s", m->billed_s);
+    jsonio_add_num(c, "usd", m->cost_usd);
+    num_or_null(c, "usd_per_1k_output_tokens", m->usd_per_1k_output_tokens);
+    num_or_null(c, "usd_per_good_request", m->usd_per_good_request);
+    num_or_null(c, "usd_per_1m_good_tokens", m->usd_per_1m_good_tokens);
+    cJSON *en = cJSON_AddObjectToObject(su, "energy");
+    num_or_null(en, "joules", m->energy_j);
+    num_or_null(en, "joules_per_good_request", m->j_per_good_request);
+    if (cfg->busy_w > 0) {
+        jsonio_add_num(en, "busy_w", cfg->busy_w);
+        jsonio_add_num(en, "idle_w", cfg->idle_w);
+    }
+    return su;
+}
+
+cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum, int with_requests)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddItemToObject(root, "summary", summary_json(cfg, sum));
     if (with_requests) {
         cJSON *arr = cJSON_AddArrayToObject(root, "requests");
-        const int64_t *tt = engine_token_times(eng);
-        for (uint32_t i = 0; i < s->wl.n; i++) cJSON_AddItemToArray(arr, request_json(&s->wl.reqs[i], tt));
+        for (uint32_t i = 0; i < rd->n; i++) cJSON_AddItemToArray(arr, request_json(cfg, &rd->reqs[i], rd->token_times));
     }
     return root;
 }
 
+/* ------------------------------------------------------------------ table */
+
 static void row(FILE *f, const char *name, const Dist *d, double scale, const char *unit)
 {
     if (d->n == 0) {
-        fprintf(f, "  %-10s %8s\n", name, "n/a");
+        fprintf(f, "  %-10s %9s\n", name, "n/a");
         return;
     }
     fprintf(f, "  %-10s %9.2f %9.2f %9.2f %9.2f %9.2f %s  (n=%u)\n", name, d->mean * scale, d->p50 * scale,
             d->p90 * scale, d->p99 * scale, d->max * scale, unit, d->n);
 }
 
-void report_print(FILE *f, const Scenario *s, const Engine *eng, const Summary *m)
+void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *m)
 {
-    (void)eng;
-    fprintf(f, "servesim: %s\n", s->name);
-    fprintf(f, "  %s on %d x %s (tp %d), %s cost model, %s scheduler", s->model.name, s->tp, s->hw.name, s->tp,
-            s->cost_kind == COST_LINEAR ? "linear" : "roofline", sched_kind_name(s->sched.kind));
-    if (s->sched.kind == SCHED_CHUNKED) fprintf(f, " (budget %u)", s->sched.token_budget);
-    fprintf(f, ", max_running %u\n", s->sched.max_running);
-    if (s->kv.unbounded)
-        fprintf(f, "  KV: unbounded (what-if), %u-token blocks, reserve %s\n", s->kv.block_tokens,
-                kv_reserve_name(s->kv.reserve));
-    else
-        fprintf(f, "  KV: %.2f GiB%s = %llu blocks of %u tokens, reserve %s\n", s->kv.capacity_bytes / GIB,
-                s->kv_capacity_derived ? " (derived from memory)" : "", (unsigned long long)m->kv_total_blocks,
-                s->kv.block_tokens, kv_reserve_name(s->kv.reserve));
-    fprintf(f, "  requests: %u (%u finished, %u rejected), %llu iterations, %llu preemptions\n\n", m->requests,
-            m->finished, m->rejected, (unsigned long long)m->iterations, (unsigned long long)m->preemptions);
-    fprintf(f, "  %-10s %9s %9s %9s %9s %9s\n", "metric", "mean", "p50", "p90", "p99", "max");
+    if (s) {
+        fprintf(f, "servesim: %s\n", s->name);
+        fprintf(f, "  %s on %d x %s (tp %d), %s cost model, %s scheduler", s->model.name, s->tp, s->hw.name, s->tp,
+                s->cost_kind == COST_LINEAR ? "linear" : "roofline", sched_kind_name(s->sched.kind));
+        if (s->sched.kind == SCHED_CHUNKED) fprintf(f, " (budget %u)", s->sched.token_budget);
+        fprintf(f, ", max_running %u\n", s->sched.max_running);
+        if (s->kv.unbounded)
+            fprintf(f, "  KV: unbounded (what-if), %u-token blocks, reserve %s\n", s->kv.block_tokens,
+                    kv_reserve_name(s->kv.reserve));
+        else
+            fprintf(f, "  KV: %.2f GiB%s = %llu blocks of %u tokens, reserve %s\n", s->kv.capacity_bytes / GIB,
+                    s->kv_capacity_derived ? " (derived from memory)" : "", (unsigned long long)m->kv_total_blocks,
+                    s->kv.block_tokens, kv_reserve_name(s->kv.reserve));
+        fprintf(f, "  requests: %u (%u finished, %u rejected), %llu iterations, %llu preemptions\n", m->requests,
+                m->finished, m->rejected, (unsigned long long)m->iterations, (unsigned long long)m->preemptions);
+    } else {
+        fprintf(f, "servesim replay: %u requests (%u finished, %u rejected)\n", m->requests, m->finished, m->rejected);
+    }
+    if (m->included != m->requests)
+        fprintf(f, "  statistics over %u requests (%u excluded as warm-up/cool-down)\n", m->included,
+                m->requests - m->included);
+    fprintf(f, "\n  %-10s %9s %9s %9s %9s %9s\n", "metric", "mean", "p50", "p90", "p99", "max");
     row(f, "TTFT", &m->ttft_s, 1e3, "ms");
     row(f, "TPOT", &m->tpot_s, 1e3, "ms");
+    row(f, "ITL", &m->itl_s, 1e3, "ms");
     row(f, "E2E", &m->e2e_s, 1, "s");
     row(f, "queueing", &m->queue_s, 1e3, "ms");
     row(f, "max ITL", &m->itl_max_s, 1e3, "ms");
-    fprintf(f, "\n  throughput over the drain window %.3f s (%.3f -> %.3f s):\n", m->window_s, m->t0_s, m->t1_s);
+    fprintf(f, "\n  throughput over the %s window %.3f s (%.3f -> %.3f s):\n", m->fixed_window ? "fixed" : "drain",
+            m->window_s, m->t0_s, m->t1_s);
     fprintf(f, "    %.2f req/s, %.1f output tok/s, %.1f total tok/s\n", m->requests_per_s, m->output_tokens_per_s,
             m->total_tokens_per_s);
-    fprintf(f, "  goodput (SLO:");
-    if (s->slo.ttft_s > 0) fprintf(f, " TTFT <= %g ms", s->slo.ttft_s * 1e3);
-    if (s->slo.tpot_s > 0) fprintf(f, " TPOT <= %g ms", s->slo.tpot_s * 1e3);
-    if (s->slo.e2e_s > 0) fprintf(f, " E2E <= %g ms", s->slo.e2e_s * 1e3);
-    if (s->slo.ttft_s <= 0 && s->slo.tpot_s <= 0 && s->slo.e2e_s <= 0) fprintf(f, " none");
+    const Slo *d = &cfg->slo;
+    fprintf(f, "  goodput over the same window (SLO:");
+    if (d->ttft_s > 0) fprintf(f, " TTFT <= %g ms", d->ttft_s * 1e3);
+    if (d->tpot_s > 0) fprintf(f, " TPOT <= %g ms", d->tpot_s * 1e3);
+    if (d->itl_max_s > 0) fprintf(f, " max ITL <= %g ms", d->itl_max_s * 1e3);
+    if (d->e2e_s > 0) fprintf(f, " E2E <= %g ms", d->e2e_s * 1e3);
+    if (d->ttft_s <= 0 && d->tpot_s <= 0 && d->itl_max_s <= 0 && d->e2e_s <= 0) fprintf(f, " none");
     fprintf(f, "): %.2f req/s, %.1f output tok/s, attainment %.1f%%\n", m->goodput_requests_per_s,
             m->goodput_output_tokens_per_s, m->slo_attainment * 100);
-    fprintf(f, "  peak running %u, KV peak %llu / %llu blocks (mean %.0f)\n", m->peak_running,
-            (unsigned long long)m->kv_peak_used_blocks, (unsigned long long)m->kv_total_blocks,
-            m->kv_mean_used_blocks);
-    fprintf(f, "  cost: $%.2f/GPU-h x %.0f GPU x %.3f s = $%.6f; $%.6f per 1k output tokens\n",
-            s->usd_per_gpu_hour, m->gpus, m->window_s, m->cost_usd, m->usd_per_1k_output_tokens);
+    if (m->iterations)
+        fprintf(f, "  running peak %u (mean %.1f), waiting peak %u (mean %.1f), KV peak %llu / %llu blocks (mean %.0f)\n",
+                m->peak_running, m->mean_running, m->peak_waiting, m->mean_waiting,
+                (unsigned long long)m->kv_peak_used_blocks, (unsigned long long)m->kv_total_blocks,
+                m->kv_mean_used_blocks);
+    if (!isnan(m->mfu_mean)) fprintf(f, "  MFU %.1f%%, MBU %.1f%% (over busy time)\n", m->mfu_mean * 100, m->mbu_mean * 100);
+    fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; $%.6f per 1k output tokens\n",
+            cfg->price.usd_per_gpu_hour, cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s,
+            metrics_billing_names[cfg->price.billing], m->cost_usd, m->usd_per_1k_output_tokens);
+    if (!isnan(m->energy_j))
+        fprintf(f, "  energy: %.1f J (%.2f J per good request)\n", m->energy_j, m->j_per_good_request);
+}
+
+/* -------------------------------------------------------------------- CSV */
+
+static void csv_num(FILE *f, double v)
+{
+    if (!isnan(v) && !isinf(v)) fprintf(f, "%.9g", v);
+}
+
+static FILE *csv_open(const char *path, Err *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static int csv_close(FILE *f, const char *path, Err *e)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return err_set(e, "%s: write error", path);
+    return 0;
+}
+
+/* Ids are written quoted with doubled quotes, as RFC 4180 asks. */
+static void csv_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
+{
+    FILE *f = csv_open(path, e);
+    if (!f) return -1;
+    fprintf(f, "id,arrival_s,prompt_tokens,output_tokens,class,status,ttft_s,tpot_s,itl_max_s,e2e_s,queue_s,"
+               "preemptions,good\n");
+    for (uint32_t i = 0; i < rd->n; i++) {
+        const Request *r = &rd->reqs[i];
+        int done = r->state == REQ_FINISHED;
+        csv_str(f, r->id);
+        fputc(',', f);
+        csv_num(f, r->state != REQ_PENDING ? ns_s(r->t_arrive_ns) : NAN);
+        fprintf(f, ",%u,%u,", r->prompt_tokens, r->output_tokens);
+        if (cfg->cls_names && r->cls < cfg->n_cls) csv_str(f, cfg->cls_names[r->cls]);
+        fprintf(f, ",%s,", report_status_name(r));
+        csv_num(f, done ? ns_s(r->t_first_token_ns - r->t_arrive_ns) : NAN);
+        fputc(',', f);
+        csv_num(f, metrics_tpot_s(r));
+        fputc(',', f);
+        csv_num(f, done && r->output_tokens > 1 ? ns_s(r->itl_max_ns) : NAN);
+        fputc(',', f);
+        csv_num(f, done ? ns_s(r->t_finish_ns - r->t_arrive_ns) : NAN);
+        fputc(',', f);
+        csv_num(f, r->t_first_sched_ns >= 0 ? ns_s(r->t_first_sched_ns - r->t_arrive_ns) : NAN);
+        fprintf(f, ",%u,%d\n", r->preemptions, metrics_misses(cfg, r) == 0);
+    }
+    return csv_close(f, path, e);
+}
+
+int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
+{
+    if (!rd->iters && rd->st && rd->st->iterations)
+        return err_set(e, "%s: no per-iteration records (the scenario sets report.iterations to false)", path);
+    FILE *f = csv_open(path, e);
+    if (!f) return -1;
+    double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
+    fprintf(f, "iteration,start_s,duration_s,prefill_requests,decode_requests,new_tokens,prefill_tokens,"
+               "decode_tokens,flops,bytes,mfu,mbu,kv_used_blocks,running,waiting\n");
+    for (uint64_t k = 0; k < rd->n_iters; k++) {
+        const IterRecord *it = &rd->iters[k];
+        double d = (double)it->dur_ns / 1e9;
+        fprintf(f, "%llu,%.9f,%.9f,%u,%u,%llu,%llu,%llu,%.6g,%.6g,", (unsigned long long)k, ns_s(it->t_start_ns), d,
+                it->n_prefill, it->n_decode, (unsigned long long)it->new_tokens,
+                (unsigned long long)it->prefill_tokens, (unsigned long long)(it->new_tokens - it->prefill_tokens),
+                it->flops, it->bytes);
+        csv_num(f, cfg->peak_flops_per_gpu > 0 && it->flops > 0 ? it->flops / (cfg->peak_flops_per_gpu * gpus * d) : NAN);
+        fputc(',', f);
+        csv_num(f, cfg->mem_bw_per_gpu > 0 && it->bytes > 0 ? it->bytes / (cfg->mem_bw_per_gpu * gpus * d) : NAN);
+        fprintf(f, ",%llu,%u,%u\n", (unsigned long long)it->kv_used_blocks, it->running, it->waiting);
+    }
+    return csv_close(f, path, e);
+}
+
+/* -------------------------------------------------------------- vLLM-style */
+
+static void vllm_stats(cJSON *o, const char *name, const Dist *d)
+{
+    char k[64];
+    const char *pre[] = {"mean", "median", "std", "p90", "p95", "p99"};
+    const double v[] = {d->mean, d->p50, d->std, d->p90, d->p95, d->p99};
+    for (int i = 0; i < 6; i++) {
+        snprintf(k, sizeof k, "%s_%s_ms", pre[i], name);
+        num_or_null(o, k, v[i] * 1e3);
+    }
+}
+
+cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    jsonio_add_num(o, "duration", m->window_s);
+    cJSON_AddNumberToObject(o, "completed", m->completed);
+    cJSON_AddNumberToObject(o, "total_input_tokens", (double)m->prompt_tokens);
+    cJSON_AddNumberToObject(o, "total_output_tokens", (double)m->output_tokens);
+    jsonio_add_num(o, "request_throughput", m->requests_per_s);
+    const Slo *d = &cfg->slo;
+    if (d->ttft_s > 0 || d->tpot_s > 0 || d->e2e_s > 0 || d->itl_max_s > 0)
+        jsonio_add_num(o, "request_goodput", m->goodput_requests_per_s);
+    else
+        cJSON_AddNullToObject(o, "request_goodput");
+    jsonio_add_num(o, "output_throughput", m->output_tokens_per_s);
+    jsonio_add_num(o, "total_token_throughput", m->total_tokens_per_s);
+    vllm_stats(o, "ttft", &m->ttft_s);
+    vllm_stats(o, "tpot", &m->tpot_s);
+    vllm_stats(o, "itl", &m->itl_s);
+    vllm_stats(o, "e2el", &m->e2e_s);
+    cJSON *in = cJSON_AddArrayToObject(o, "input_lens"), *out = cJSON_AddArrayToObject(o, "output_lens");
+    cJSON *tt = cJSON_AddArrayToObject(o, "ttfts"), *itls = cJSON_AddArrayToObject(o, "itls");
+    for (uint32_t i = 0; i < rd->n; i++) {
+        const Request *r = &rd->reqs[i];
+        if (r->state != REQ_FINISHED) continue;
+        cJSON_AddItemToArray(in, cJSON_CreateNumber(r->prompt_tokens));
+        cJSON_AddItemToArray(out, cJSON_CreateNumber(r->output_tokens));
+        cJSON_AddItemToArray(tt, cJSON_CreateNumber(ns_s(r->t_first_token_ns - r->t_arrive_ns)));
+        cJSON *a = cJSON_CreateArray();
+        if (rd->token_times)
+            for (uint32_t k = 1; k < r->generated; k++)
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(ns_s(rd->token_times[r->token_off + k] -
+                                                                rd->token_times[r->token_off + k - 1])));
+        cJSON_AddItemToArray(itls, a);
+    }
+    return o;
 }

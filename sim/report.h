@@ -1,12 +1,17 @@
 /*
- * report.h -- the JSON report and the readable table.
+ * report.h -- what a run produces for people and tools.
  *
- * JSON contract (keys may be added, never renamed): requests[] with id,
- * arrival_s, token_times_s, ttft_s, tpot_s (null for one-token outputs),
- * e2e_s, status, preemptions; summary with ttft_s, tpot_s, e2e_s as
- * {mean, p50, p90, p99}, throughput {window_s, output_tokens_per_s,
- * requests_per_s}, goodput {requests_per_s, slo_attainment}, peak_running,
- * kv {total_blocks, peak_used_blocks}, iterations.
+ *  - the JSON report: {"scenario": ..., "summary": ..., "requests": [...]}.
+ *    Contract (keys may be added, never renamed): requests[] with id,
+ *    arrival_s, token_times_s, ttft_s, tpot_s (null for one-token outputs),
+ *    e2e_s, status, preemptions; summary with ttft_s, tpot_s, e2e_s as
+ *    {count, mean, std, p50, p90, p95, p99, max}, throughput {window_s,
+ *    output_tokens_per_s, requests_per_s}, goodput {requests_per_s,
+ *    slo_attainment}, peak_running, kv {total_blocks, peak_used_blocks},
+ *    iterations, cost {usd, usd_per_1k_output_tokens};
+ *  - the readable table;
+ *  - per-request and per-iteration CSV;
+ *  - a summary with the key names of vLLM's benchmark result files.
  */
 #ifndef SERVESIM_REPORT_H
 #define SERVESIM_REPORT_H
@@ -14,9 +19,20 @@
 #include <stdio.h>
 
 #include "metrics.h"
+#include "scenario.h"
 
-cJSON *report_json(const Scenario *s, const Engine *eng, const Summary *sum, int with_requests);
-void report_print(FILE *f, const Scenario *s, const Engine *eng, const Summary *sum);
+/* {"summary": ..., "requests": [...]} (requests only when with_requests). */
+cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum, int with_requests);
+/* The table; s may be NULL (a replay). */
+void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *sum);
 const char *report_status_name(const Request *r);
+
+int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
+int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
+/* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,
+ * total_output_tokens, request_throughput, request_goodput, output_throughput,
+ * total_token_throughput, {mean,median,std,p90,p95,p99}_{ttft,tpot,itl,e2el}_ms,
+ * and the per-request input_lens, output_lens, ttfts, itls. */
+cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum);
 
 #endif

@@ -194,22 +194,11 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     return 0;
 }
 
-static int parse_slo(const cJSON *v, const char *where, Slo *slo, Err *e)
-{
-    static const char *const keys[] = {"ttft_ms", "tpot_ms", "e2e_ms", NULL};
-    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
-    double t = 0, p = 0, x = 0;
-    if (jsonio_num(v, "ttft_ms", where, 0, 1e-6, 1e9, &t, e) < 0) return -1;
-    if (jsonio_num(v, "tpot_ms", where, 0, 1e-6, 1e9, &p, e) < 0) return -1;
-    if (jsonio_num(v, "e2e_ms", where, 0, 1e-6, 1e9, &x, e) < 0) return -1;
-    *slo = (Slo){t * 1e-3, p * 1e-3, x * 1e-3};
-    return 0;
-}
-
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
-                                       "scheduler", "kv", "workload", "slo", "price", "seed", "report", NULL};
+                                       "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
+                                       NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
@@ -259,21 +248,20 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     }
     if (s->kv.max_tokens == 0) s->kv.max_tokens = (uint32_t)s->model.max_context;
 
-    if ((v = SUB("slo")) && parse_slo(v, p, &s->slo, e) < 0) return -1;
-    s->usd_per_gpu_hour = s->hw.usd_per_gpu_hour;
-    if ((v = SUB("price"))) {
-        static const char *const pk[] = {"usd_per_gpu_hour", NULL};
-        if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, pk, e) < 0) return -1;
-        if (jsonio_num(v, "usd_per_gpu_hour", p, 1, 0, 1e6, &s->usd_per_gpu_hour, e) < 0) return -1;
-    }
+    if ((v = SUB("slo")) && mcfg_parse_slo(v, p, &s->slo, &s->slo_classes, e) < 0) return -1;
+    s->price = (Price){.usd_per_gpu_hour = s->hw.usd_per_gpu_hour, .gpus = s->tp, .billing = BILL_EXACT};
+    if ((v = SUB("price")) && mcfg_parse_price(v, p, 0, &s->price, e) < 0) return -1;
+    if ((v = SUB("metrics")) && mcfg_parse_metrics(v, p, &s->metrics, e) < 0) return -1;
     int64_t sd = 1;
     if (jsonio_int(root, "seed", w, 0, 0, INT64_MAX, &sd, e) < 0) return -1;
     s->seed = has_seed ? seed : (uint64_t)sd;
     s->keep_token_times = 1;
+    s->keep_iterations = 1;
     if ((v = SUB("report"))) {
-        static const char *const rk[] = {"token_times", NULL};
+        static const char *const rk[] = {"token_times", "iterations", NULL};
         if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, rk, e) < 0) return -1;
         if (jsonio_bool(v, "token_times", p, 0, &s->keep_token_times, e) < 0) return -1;
+        if (jsonio_bool(v, "iterations", p, 0, &s->keep_iterations, e) < 0) return -1;
     }
     if (!(v = SUB("workload"))) return err_set(e, "%s: missing key \"workload\"", w);
     if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
@@ -302,9 +290,10 @@ int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *
     return rc;
 }
 
-Engine *scenario_engine(Scenario *s, Err *e)
+Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
 {
     EngineConfig cfg = {0};
+    if (sink) cfg.sink = *sink;
     if (sched_new(&s->sched, &cfg.sched, e) < 0) return NULL;
     if (kv_pool_new(&s->kv, &cfg.kv, e) < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
@@ -326,5 +315,55 @@ Engine *scenario_engine(Scenario *s, Err *e)
     }
     cfg.max_context = (uint32_t)s->model.max_context;
     cfg.keep_token_times = s->keep_token_times;
+    cfg.keep_iterations = s->keep_iterations;
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);
+}
+
+void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint32_t n_table)
+{
+    *m = s->metrics;
+    m->slo = s->slo;
+    m->price = s->price;
+    m->price.gpus = s->tp;
+    m->idle_w = s->hw.idle_w;
+    m->busy_w = s->hw.busy_w;
+    m->mem_bw_per_gpu = s->hw.mem_bw_bytes_per_s;
+    m->peak_flops_per_gpu = s->hw.peak_flops[s->compute_dtype];
+    /* The workload's classes: class 0 is the default until the workload
+     * names its classes. */
+    static const char *const dflt_names[] = {"default"};
+    const char *const *names = dflt_names;
+    uint32_t n = 1;
+    if (n > n_table) n = n_table;
+    mcfg_resolve_classes(&s->slo_classes, &s->slo, names, n, slo_table);
+    m->slo_by_cls = slo_table;
+    m->cls_names = names;
+    m->n_cls = n;
+}
+
+void scenario_rundata(const Scenario *s, const Engine *eng, RunData *rd)
+{
+    *rd = (RunData){.reqs = s->wl.reqs, .n = s->wl.n, .token_times = engine_token_times(eng),
+                    .st = engine_stats(eng)};
+    rd->iters = engine_iterations(eng, &rd->n_iters);
+}
+
+void scenario_to_json(const Scenario *s, cJSON *sc)
+{
+    cJSON_AddStringToObject(sc, "name", s->name);
+    cJSON_AddStringToObject(sc, "source", s->source);
+    cJSON_AddStringToObject(sc, "model", s->model.name);
+    cJSON_AddStringToObject(sc, "hardware", s->hw.name);
+    cJSON_AddNumberToObject(sc, "tp", s->tp);
+    cJSON_AddStringToObject(sc, "scheduler", sched_kind_name(s->sched.kind));
+    cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
+    if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
+    cJSON_AddStringToObject(sc, "cost_model", s->cost_kind == COST_LINEAR ? "linear" : "roofline");
+    cJSON_AddStringToObject(sc, "kv_reserve", kv_reserve_name(s->kv.reserve));
+    cJSON_AddStringToObject(sc, "kv_dtype", dtype_name(s->kv_dtype));
+    jsonio_add_num(sc, "kv_capacity_gib", s->kv.capacity_bytes / GIB);
+    cJSON_AddBoolToObject(sc, "kv_capacity_derived", s->kv_capacity_derived);
+    cJSON_AddBoolToObject(sc, "kv_unbounded", s->kv.unbounded);
+    cJSON_AddStringToObject(sc, "workload", s->wl.kind);
+    cJSON_AddNumberToObject(sc, "seed", (double)s->seed);
 }

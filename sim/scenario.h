@@ -14,17 +14,13 @@
 #include "engine.h"
 #include "hw.h"
 #include "kv.h"
+#include "mcfg.h"
+#include "metrics.h"
 #include "model.h"
 #include "sched.h"
 #include "workload.h"
 
 typedef enum { COST_LINEAR = 0, COST_ROOFLINE } CostKind;
-
-typedef struct Slo {
-    double ttft_s;  /* 0 = no target */
-    double tpot_s;
-    double e2e_s;
-} Slo;
 
 typedef struct Scenario {
     char name[128];
@@ -39,11 +35,14 @@ typedef struct Scenario {
     KvConfig kv;
     Dtype kv_dtype;
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */
-    Slo slo;
-    double usd_per_gpu_hour;
+    Slo slo;               /* default SLO targets */
+    SloClasses slo_classes;
+    Price price;           /* gpus = tp */
+    MetricsCfg metrics;    /* window and warm-up/cool-down from "metrics" */
     uint64_t seed;
     Workload wl;
     int keep_token_times;
+    int keep_iterations;   /* per-iteration records (iteration CSV, trace events, MFU distribution) */
 } Scenario;
 
 /* The embedded default: Qwen3-8B on one H100, Poisson arrivals. */
@@ -54,7 +53,17 @@ int scenario_load_text(const char *text, const char *name, int has_seed, uint64_
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 void scenario_free(Scenario *s);
 
-/* Builds the engine over s->wl (the scenario must outlive it). */
-Engine *scenario_engine(Scenario *s, Err *e);
+/* Builds the engine over s->wl (the scenario must outlive it).  sink may be
+ * NULL. */
+Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e);
+
+/* The metrics configuration of a run: SLOs per class (slo_table must hold
+ * one Slo per workload class, at least 1), price x tp GPUs, power and peaks
+ * for energy and MFU/MBU. */
+void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint32_t n_table);
+/* The run's data for metrics_summarize. */
+void scenario_rundata(const Scenario *s, const Engine *eng, RunData *rd);
+/* The "scenario" block of the JSON report. */
+void scenario_to_json(const Scenario *s, cJSON *obj);
 
 #endif

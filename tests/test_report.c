@@ -15,6 +15,17 @@
 #include "scenario.h"
 #include "testhelp.h"
 
+static Slo slo_table[METRICS_CLS_MAX];
+static MetricsCfg mc;
+static RunData rd;
+
+static void summarize(const Scenario *s, const Engine *eng, Summary *sum)
+{
+    scenario_metrics_cfg(s, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(s, eng, &rd);
+    metrics_summarize(&mc, &rd, sum);
+}
+
 static int load_run(const char *path, Scenario *s, Engine **eng, Summary *sum)
 {
     Err e = {{0}};
@@ -24,12 +35,12 @@ static int load_run(const char *path, Scenario *s, Engine **eng, Summary *sum)
         fprintf(stderr, "  %s\n", e.msg);
         return -1;
     }
-    *eng = scenario_engine(s, &e);
+    *eng = scenario_engine(s, NULL, &e);
     if (!*eng || engine_run(*eng, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         return -1;
     }
-    metrics_summarize(s, *eng, sum);
+    summarize(s, *eng, sum);
     return 0;
 }
 
@@ -79,7 +90,7 @@ static void test_report_contract(void)
     Summary m;
     CHECK(load_run("workloads/chapters/ch8_four_requests_static.json", &s, &eng, &m) == 0);
     if (th_failures) return;
-    cJSON *root = report_json(&s, eng, &m, 1);
+    cJSON *root = report_json(&mc, &rd, &m, 1);
     const cJSON *reqs = cJSON_GetObjectItemCaseSensitive(root, "requests");
     CHECK(cJSON_GetArraySize(reqs) == 4);
     const cJSON *r;
@@ -143,15 +154,15 @@ static void test_tpot_null_for_one_token(void)
         fprintf(stderr, "  %s\n", e.msg);
         return;
     }
-    Engine *eng = scenario_engine(&s, &e);
+    Engine *eng = scenario_engine(&s, NULL, &e);
     CHECK(eng && engine_run(eng, &e) == 0);
     Summary m;
-    metrics_summarize(&s, eng, &m);
+    summarize(&s, eng, &m);
     CHECK_INT(m.tpot_s.n, 1);  /* TPOT covers fewer requests than TTFT */
     CHECK_INT(m.ttft_s.n, 2);
     /* one iteration of 10 + 10e-3 * 200 = 12 ms, then a decode of 10.01 ms */
     CHECK_NEAR(m.tpot_s.mean, 0.01001, 1e-12);
-    cJSON *root = report_json(&s, eng, &m, 1);
+    cJSON *root = report_json(&mc, &rd, &m, 1);
     const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "requests"), 0);
     CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(r0, "id")->valuestring, "one"));
     CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r0, "tpot_s")));

@@ -1,0 +1,28 @@
+/*
+ * timeline.h -- Chrome trace-event export (opens in Perfetto and
+ * chrome://tracing).
+ *
+ * A MetricsSink that records every iteration and the requests in it, then
+ * writes {"traceEvents": [...], "displayTimeUnit": "ms"}: process 1 is the
+ * engine with one lane (one complete "X" event per iteration), process 2
+ * holds one lane per request with its queueing span (arrival to first
+ * admission), one event per prefill chunk or decode step it took part in,
+ * and an instant event when it was rejected.  ts and dur are microseconds.
+ * Within a lane no two events overlap: iterations never overlap, and a
+ * request's queueing ends where its first iteration starts.
+ */
+#ifndef SERVESIM_TIMELINE_H
+#define SERVESIM_TIMELINE_H
+
+#include "policy.h"
+
+typedef struct Timeline Timeline;
+
+Timeline *timeline_new(void);
+MetricsSink timeline_sink(Timeline *tl);
+/* tail, when not NULL, is a sink the timeline passes every call on to. */
+void timeline_chain(Timeline *tl, const MetricsSink *tail);
+int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e);
+void timeline_free(Timeline *tl);
+
+#endif
