@@ -16,6 +16,8 @@
 #include "jsonio.h"
 #include "metrics.h"
 #include "report.h"
+#include "compare.h"
+#include "replay.h"
 #include "scenario.h"
 #include "timeline.h"
 
@@ -27,6 +29,8 @@ static const char usage_main[] =
     "commands:\n"
     "  run [SCENARIO.json]   simulate a scenario (none: the embedded default,\n"
     "                        Qwen3-8B on one H100 under Poisson traffic)\n"
+    "  replay SCHEDULE.json  metrics, goodput and cost of a given token schedule\n"
+    "  compare SIM MEASURED  simulated report against a measured benchmark (vLLM result file)\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
     "  help [COMMAND]        this text, or a command's options\n"
@@ -51,6 +55,23 @@ static const char usage_run[] =
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
     OUTPUT_OPTIONS;
+
+static const char usage_replay[] =
+    "usage: servesim replay SCHEDULE.json [options]\n"
+    "\n"
+    "SCHEDULE.json: {\"requests\": [{\"id\": \"A\", \"arrival_ms\": 0, \"prompt_tokens\": 4,\n"
+    "  \"output_tokens\": 3, \"token_times_ms\": [100, 140, 180]}, ...],\n"
+    "  \"price\": {\"usd_per_gpu_hour\": 2.0, \"gpus\": 1, \"billing\": \"exact\"}, \"slo\": {...}}\n"
+    "\n"
+    OUTPUT_OPTIONS;
+
+static const char usage_compare[] =
+    "usage: servesim compare SIM_REPORT.json MEASURED.json [--json]\n"
+    "\n"
+    "Either file may be a servesim JSON report or a vLLM benchmark result file (with\n"
+    "per-request ttfts, itls, input_lens, output_lens, or only its mean/median/p99 keys).\n"
+    "Prints TTFT, TPOT, ITL and E2E statistics and throughput side by side with the\n"
+    "relative error (sim - measured) / measured.\n";
 
 static const char usage_info[] =
     "usage: servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T] [--json]\n"
@@ -238,6 +259,78 @@ static int cmd_run(int argc, char **argv)
     return rc < 0 ? fail(&e) : 0;
 }
 
+static int cmd_replay(int argc, char **argv)
+{
+    const char *path = NULL;
+    Outputs out = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r = output_opt(argc, argv, &i, &out);
+        if (r < 0) return bad_usage("option needs a value", a, usage_replay);
+        if (r > 0) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_replay, stdout);
+            return 0;
+        }
+        if (a[0] == '-' && a[1]) return bad_usage("unknown option", a, usage_replay);
+        if (path) return bad_usage("more than one schedule given", a, usage_replay);
+        path = a;
+    }
+    if (!path) return bad_usage("a schedule file is required", NULL, usage_replay);
+    if (out.iter_csv || out.trace)
+        return bad_usage("a replay has no iterations: --iterations-csv and --trace-events need a run", NULL,
+                         usage_replay);
+    Err e = {{0}};
+    Replay rp;
+    if (replay_load(path, &rp, &e) < 0) return fail(&e);
+    if (out.window && mcfg_parse_window_arg(out.window, &rp.mcfg, &e) < 0) {
+        replay_free(&rp);
+        return fail(&e);
+    }
+    RunData rd;
+    Summary sum;
+    replay_rundata(&rp, &rd);
+    metrics_summarize(&rp.mcfg, &rd, &sum);
+    int rc = emit(&out, NULL, &rp.mcfg, &rd, &sum, &e);
+    replay_free(&rp);
+    return rc < 0 ? fail(&e) : 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    const char *files[2] = {NULL, NULL};
+    int nf = 0, json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_compare, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return bad_usage("unknown option", argv[i], usage_compare);
+        } else if (nf < 2) {
+            files[nf++] = argv[i];
+        } else {
+            return bad_usage("expected exactly two files", argv[i], usage_compare);
+        }
+    }
+    if (nf != 2) return bad_usage("expected exactly two files", NULL, usage_compare);
+    Err e = {{0}};
+    CmpSide a, b;
+    if (compare_load(files[0], &a, &e) < 0 || compare_load(files[1], &b, &e) < 0) return fail(&e);
+    if (json) {
+        cJSON *o = compare_json(&a, &b);
+        char *txt = cJSON_Print(o);
+        puts(txt);
+        cJSON_free(txt);
+        cJSON_Delete(o);
+    } else {
+        printf("servesim compare: %s (%s) against %s (%s)\n", files[0], a.format, files[1], b.format);
+        compare_print(&a, &b);
+    }
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     const char *model = NULL, *hw = NULL, *kvd = "bf16";
@@ -391,11 +484,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         const char *topic = argc > 2 ? argv[2] : NULL;
         fputs(!topic ? usage_main : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
-              : !strcmp(topic, "bench") ? usage_bench : usage_main, stdout);
+              : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
+              : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
         return 0;
     }
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;

@@ -270,6 +270,7 @@ static void csv_num(FILE *f, double v)
 
 static FILE *csv_open(const char *path, Err *e)
 {
+    if (!strcmp(path, "-")) return stdout;
     FILE *f = fopen(path, "w");
     if (!f) err_set(e, "%s: cannot write: %s", path, strerror(errno));
     return f;
@@ -277,6 +278,7 @@ static FILE *csv_open(const char *path, Err *e)
 
 static int csv_close(FILE *f, const char *path, Err *e)
 {
+    if (f == stdout) return fflush(f) == 0 ? 0 : err_set(e, "%s: write error", path);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return err_set(e, "%s: write error", path);
     return 0;

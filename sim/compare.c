@@ -1,0 +1,205 @@
+/*
+ * compare.c -- simulated versus measured statistics (see compare.h).
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+#include "metrics.h"
+
+static const char *const metric_names[CMP_METRICS] = {"ttft", "tpot", "itl", "e2e"};
+static const char *const stat_names[CMP_STATS] = {"mean", "p50", "p90", "p99"};
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void from_dist(double *dst, const Dist *d)
+{
+    dst[CMP_MEAN] = d->mean;
+    dst[CMP_P50] = d->p50;
+    dst[CMP_P90] = d->p90;
+    dst[CMP_P99] = d->p99;
+}
+
+static int from_ours(const cJSON *su, CmpSide *out)
+{
+    static const char *const keys[CMP_METRICS] = {"ttft_s", "tpot_s", "itl_s", "e2e_s"};
+    for (int m = 0; m < CMP_METRICS; m++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(su, keys[m]);
+        for (int s = 0; s < CMP_STATS; s++) out->lat[m][s] = d ? num(d, stat_names[s]) : NAN;
+    }
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(su, "throughput");
+    out->output_tokens_per_s = th ? num(th, "output_tokens_per_s") : NAN;
+    out->requests_per_s = th ? num(th, "requests_per_s") : NAN;
+    strcpy(out->format, "servesim");
+    return 0;
+}
+
+static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, Err *e)
+{
+    const cJSON *ttfts = cJSON_GetObjectItemCaseSensitive(root, "ttfts");
+    const cJSON *itls = cJSON_GetObjectItemCaseSensitive(root, "itls");
+    const cJSON *olens = cJSON_GetObjectItemCaseSensitive(root, "output_lens");
+    int n = cJSON_GetArraySize(ttfts);
+    if (!cJSON_IsArray(itls) || cJSON_GetArraySize(itls) != n || !cJSON_IsArray(olens) ||
+        cJSON_GetArraySize(olens) != n)
+        return err_set(e, "%s: ttfts, itls and output_lens must be arrays of the same length (%d)", name, n);
+    size_t n_itl = 0;
+    for (int i = 0; i < n; i++) n_itl += (size_t)cJSON_GetArraySize(cJSON_GetArrayItem(itls, i));
+    double *v[4];
+    for (int m = 0; m < 4; m++) v[m] = xmalloc(((m == CMP_ITL ? n_itl : (size_t)n) + 1) * sizeof(double));
+    uint32_t cnt[4] = {0};
+    for (int i = 0; i < n; i++) {
+        const cJSON *t = cJSON_GetArrayItem(ttfts, i), *il = cJSON_GetArrayItem(itls, i);
+        const cJSON *ol = cJSON_GetArrayItem(olens, i);
+        if (!cJSON_IsNumber(t) || !cJSON_IsArray(il) || !cJSON_IsNumber(ol)) {
+            for (int m = 0; m < 4; m++) free(v[m]);
+            return err_set(e, "%s: request %d: expected a number in ttfts, an array in itls, a number in output_lens",
+                           name, i);
+        }
+        if (t->valuedouble <= 0) continue; /* vLLM records failed requests with ttft 0 */
+        double sum = 0;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, il) {
+            if (!cJSON_IsNumber(x)) continue;
+            sum += x->valuedouble;
+            v[CMP_ITL][cnt[CMP_ITL]++] = x->valuedouble;
+        }
+        v[CMP_TTFT][cnt[CMP_TTFT]++] = t->valuedouble;
+        v[CMP_E2E][cnt[CMP_E2E]++] = t->valuedouble + sum;
+        if (ol->valuedouble > 1) v[CMP_TPOT][cnt[CMP_TPOT]++] = sum / (ol->valuedouble - 1);
+    }
+    for (int m = 0; m < 4; m++) {
+        Dist d;
+        metrics_dist(v[m], cnt[m], &d);
+        from_dist(out->lat[m], &d);
+        free(v[m]);
+    }
+    return 0;
+}
+
+static int from_vllm(const cJSON *root, const char *name, CmpSide *out, Err *e)
+{
+    strcpy(out->format, "vllm");
+    out->output_tokens_per_s = num(root, "output_throughput");
+    out->requests_per_s = num(root, "request_throughput");
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) &&
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) > 0)
+        return from_vllm_arrays(root, name, out, e);
+    static const char *const vk[CMP_METRICS] = {"ttft", "tpot", "itl", "e2el"};
+    static const char *const vs[CMP_STATS] = {"mean", "median", "p90", "p99"};
+    char k[64];
+    for (int m = 0; m < CMP_METRICS; m++)
+        for (int s = 0; s < CMP_STATS; s++) {
+            snprintf(k, sizeof k, "%s_%s_ms", vs[s], vk[m]);
+            out->lat[m][s] = num(root, k) / 1e3;
+        }
+    return 0;
+}
+
+int compare_from_json(const cJSON *root, const char *name, CmpSide *out, Err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!cJSON_IsObject(root)) return err_set(e, "%s: expected a JSON object", name);
+    const cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "summary");
+    if (cJSON_IsObject(su)) return from_ours(su, out);
+    if (cJSON_GetObjectItemCaseSensitive(root, "ttfts") || cJSON_GetObjectItemCaseSensitive(root, "mean_ttft_ms"))
+        return from_vllm(root, name, out, e);
+    return err_set(e, "%s: neither a servesim report (no \"summary\") nor a vLLM benchmark result (no \"ttfts\" "
+                      "or \"mean_ttft_ms\")", name);
+}
+
+int compare_load(const char *path, CmpSide *out, Err *e)
+{
+    cJSON *root = jsonio_parse_file(path, e);
+    if (!root) return -1;
+    int rc = compare_from_json(root, path, out, e);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static double rel(double sim, double meas)
+{
+    if (isnan(sim) || isnan(meas) || meas == 0) return NAN;
+    return (sim - meas) / meas;
+}
+
+static void add(cJSON *rows, const char *metric, const char *stat, double s, double m, double *sum, int *n)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "metric", metric);
+    cJSON_AddStringToObject(r, "stat", stat);
+    double x = rel(s, m);
+    if (isnan(s)) cJSON_AddNullToObject(r, "sim"); else jsonio_add_num(r, "sim", s);
+    if (isnan(m)) cJSON_AddNullToObject(r, "measured"); else jsonio_add_num(r, "measured", m);
+    if (isnan(x)) cJSON_AddNullToObject(r, "rel_error");
+    else {
+        jsonio_add_num(r, "rel_error", x);
+        *sum += fabs(x);
+        (*n)++;
+    }
+    cJSON_AddItemToArray(rows, r);
+}
+
+cJSON *compare_json(const CmpSide *sim, const CmpSide *meas)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "sim_format", sim->format);
+    cJSON_AddStringToObject(o, "measured_format", meas->format);
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    double sum = 0;
+    int n = 0;
+    char name[32];
+    for (int m = 0; m < CMP_METRICS; m++)
+        for (int s = 0; s < CMP_STATS; s++) {
+            snprintf(name, sizeof name, "%s_s", metric_names[m]);
+            add(rows, name, stat_names[s], sim->lat[m][s], meas->lat[m][s], &sum, &n);
+        }
+    add(rows, "output_tokens_per_s", "value", sim->output_tokens_per_s, meas->output_tokens_per_s, &sum, &n);
+    add(rows, "requests_per_s", "value", sim->requests_per_s, meas->requests_per_s, &sum, &n);
+    cJSON_AddNumberToObject(o, "compared", n);
+    if (n) jsonio_add_num(o, "mean_abs_rel_error", sum / n);
+    else cJSON_AddNullToObject(o, "mean_abs_rel_error");
+    return o;
+}
+
+void compare_print(const CmpSide *sim, const CmpSide *meas)
+{
+    printf("  %-22s %14s %14s %9s\n", "metric", "simulated", "measured", "error");
+    double sum = 0;
+    int n = 0;
+    for (int m = 0; m < CMP_METRICS; m++)
+        for (int s = 0; s < CMP_STATS; s++) {
+            double a = sim->lat[m][s], b = meas->lat[m][s], x = rel(a, b);
+            if (isnan(a) && isnan(b)) continue;
+            char label[40];
+            snprintf(label, sizeof label, "%s %s (ms)", metric_names[m], stat_names[s]);
+            printf("  %-22s %14.3f %14.3f ", label, a * 1e3, b * 1e3);
+            if (isnan(x)) printf("%9s\n", "n/a");
+            else {
+                printf("%+8.1f%%\n", x * 100);
+                sum += fabs(x);
+                n++;
+            }
+        }
+    const char *tn[2] = {"output tok/s", "requests/s"};
+    double ts[2] = {sim->output_tokens_per_s, sim->requests_per_s}, tm[2] = {meas->output_tokens_per_s, meas->requests_per_s};
+    for (int k = 0; k < 2; k++) {
+        double x = rel(ts[k], tm[k]);
+        printf("  %-22s %14.3f %14.3f ", tn[k], ts[k], tm[k]);
+        if (isnan(x)) printf("%9s\n", "n/a");
+        else {
+            printf("%+8.1f%%\n", x * 100);
+            sum += fabs(x);
+            n++;
+        }
+    }
+    if (n) printf("  mean absolute relative error over %d rows: %.1f%%\n", n, sum / n * 100);
+}

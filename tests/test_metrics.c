@@ -1,0 +1,456 @@
+/*
+ * test_metrics.c -- metric definitions against the chapters (000 section
+ * 31.2 and 31.7, 003 section 8.6): table 31.1 replayed gives table 31.2,
+ * example 31.4's windows and costs, the goodput count 155 of 336, SLO
+ * classes, billing rules, warm-up exclusion, the trace-event file, the
+ * vLLM-style summary and the comparison with measured results.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "jsonio.h"
+#include "replay.h"
+#include "report.h"
+#include "scenario.h"
+#include "testhelp.h"
+#include "timeline.h"
+
+static int load(const char *rel, Replay *rp)
+{
+    char path[1024];
+    Err e = {{0}};
+    snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
+    if (replay_load(path, rp, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void summarize(Replay *rp, Summary *m)
+{
+    RunData rd;
+    replay_rundata(rp, &rd);
+    metrics_summarize(&rp->mcfg, &rd, m);
+}
+
+static const Request *req(const Replay *rp, const char *id)
+{
+    for (uint32_t i = 0; i < rp->n; i++)
+        if (!strcmp(rp->reqs[i].id, id)) return &rp->reqs[i];
+    return NULL;
+}
+
+static double ttft_ms(const Request *r) { return (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e6; }
+static double e2e_ms(const Request *r) { return (double)(r->t_finish_ns - r->t_arrive_ns) / 1e6; }
+
+static void test_table_31_2(void)
+{
+    Replay s, c;
+    CHECK(load("workloads/chapters/ch31_table_31_1_serial.json", &s) == 0);
+    CHECK(load("workloads/chapters/ch31_table_31_1_continuous.json", &c) == 0);
+    if (th_failures) return;
+    /* TTFT serial 100/240/320 ms, continuous 100/130/140 ms */
+    CHECK_NEAR(ttft_ms(req(&s, "A")), 100, 1e-9);
+    CHECK_NEAR(ttft_ms(req(&s, "B")), 240, 1e-9);
+    CHECK_NEAR(ttft_ms(req(&s, "C")), 320, 1e-9);
+    CHECK_NEAR(ttft_ms(req(&c, "A")), 100, 1e-9);
+    CHECK_NEAR(ttft_ms(req(&c, "B")), 130, 1e-9);
+    CHECK_NEAR(ttft_ms(req(&c, "C")), 140, 1e-9);
+    /* TPOT A 40 vs 50, B 40 vs 50, C undefined in both */
+    CHECK_NEAR(metrics_tpot_s(req(&s, "A")) * 1e3, 40, 1e-9);
+    CHECK_NEAR(metrics_tpot_s(req(&c, "A")) * 1e3, 50, 1e-9);
+    CHECK_NEAR(metrics_tpot_s(req(&s, "B")) * 1e3, 40, 1e-9);
+    CHECK_NEAR(metrics_tpot_s(req(&c, "B")) * 1e3, 50, 1e-9);
+    CHECK(isnan(metrics_tpot_s(req(&s, "C"))));
+    CHECK(isnan(metrics_tpot_s(req(&c, "C"))));
+    /* request latency A 180 vs 200, B 280 vs 180 */
+    CHECK_NEAR(e2e_ms(req(&s, "A")), 180, 1e-9);
+    CHECK_NEAR(e2e_ms(req(&c, "A")), 200, 1e-9);
+    CHECK_NEAR(e2e_ms(req(&s, "B")), 280, 1e-9);
+    CHECK_NEAR(e2e_ms(req(&c, "B")), 180, 1e-9);
+    /* the summary: TPOT covers 2 requests, TTFT 3; C's missing TPOT does not
+     * pull the mean towards 0 */
+    Summary m;
+    summarize(&s, &m);
+    CHECK_INT(m.ttft_s.n, 3);
+    CHECK_INT(m.tpot_s.n, 2);
+    CHECK_NEAR(m.tpot_s.mean, 0.040, 1e-12);
+    /* JSON: C's tpot_s is null, CSV: empty */
+    RunData rd;
+    replay_rundata(&s, &rd);
+    cJSON *root = report_json(&s.mcfg, &rd, &m, 1);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "requests");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, 2), "tpot_s")));
+    cJSON_Delete(root);
+    Err e;
+    char path[] = "/tmp/servesim-metrics-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(report_requests_csv(path, &s.mcfg, &rd, &e) == 0);
+    char *csv = read_file(path, NULL, &e);
+    CHECK_CONTAINS(csv, "\"C\",0.04,2,1,\"default\",finished,0.32,,,0.32,,0,1");
+    free(csv);
+    remove(path);
+    replay_free(&s);
+    replay_free(&c);
+}
+
+static void test_example_31_4(void)
+{
+    Replay s, c;
+    CHECK(load("workloads/chapters/ch31_table_31_1_serial.json", &s) == 0);
+    CHECK(load("workloads/chapters/ch31_table_31_1_continuous.json", &c) == 0);
+    if (th_failures) return;
+    Summary ms, mc;
+    summarize(&s, &ms);
+    summarize(&c, &mc);
+    /* own drain windows: 6 / 0.360 and 6 / 0.200 */
+    CHECK_NEAR(ms.window_s, 0.360, 1e-12);
+    CHECK_NEAR(mc.window_s, 0.200, 1e-12);
+    CHECK_NEAR(ms.output_tokens_per_s, 16.667, 0.0005);
+    CHECK_NEAR(mc.output_tokens_per_s, 30, 1e-9);
+    /* $2/h billed for exactly the drain window */
+    CHECK_NEAR(ms.cost_usd, 0.0002, 1e-12);
+    CHECK_NEAR(mc.cost_usd, 0.000111111, 1e-9);
+    CHECK_NEAR(ms.usd_per_1k_output_tokens, 0.033333, 5e-7);
+    CHECK_NEAR(mc.usd_per_1k_output_tokens, 0.018519, 5e-7);
+    /* fixed 0-400 ms: 15 and 15; 0-500 ms: 12 and 12 */
+    Err e;
+    CHECK(mcfg_parse_window_arg("0,400", &s.mcfg, &e) == 0 && mcfg_parse_window_arg("0,400", &c.mcfg, &e) == 0);
+    summarize(&s, &ms);
+    summarize(&c, &mc);
+    CHECK_NEAR(ms.output_tokens_per_s, 15, 1e-9);
+    CHECK_NEAR(mc.output_tokens_per_s, 15, 1e-9);
+    CHECK(ms.fixed_window && fabs(ms.window_s - 0.4) < 1e-12);
+    CHECK(mcfg_parse_window_arg("0,500", &s.mcfg, &e) == 0 && mcfg_parse_window_arg("0,500", &c.mcfg, &e) == 0);
+    summarize(&s, &ms);
+    summarize(&c, &mc);
+    CHECK_NEAR(ms.output_tokens_per_s, 12, 1e-9);
+    CHECK_NEAR(mc.output_tokens_per_s, 12, 1e-9);
+    /* a window that cuts the serial schedule at 300 ms: A's 3 tokens, B's 2 */
+    CHECK(mcfg_parse_window_arg("0,300", &s.mcfg, &e) == 0);
+    summarize(&s, &ms);
+    CHECK_INT(ms.output_tokens, 5);
+    CHECK_INT(ms.completed, 2);
+    /* reserved for one hour: the same $2 whichever finishes first */
+    s.mcfg.has_window = c.mcfg.has_window = 0;
+    s.mcfg.price.billing = c.mcfg.price.billing = BILL_RESERVED;
+    s.mcfg.price.reserved_s = c.mcfg.price.reserved_s = 3600;
+    summarize(&s, &ms);
+    summarize(&c, &mc);
+    CHECK_NEAR(ms.cost_usd, 2.0, 1e-12);
+    CHECK_NEAR(mc.cost_usd, 2.0, 1e-12);
+    /* a one-minute billing increment */
+    s.mcfg.price.billing = BILL_INCREMENT;
+    s.mcfg.price.increment_s = 60;
+    summarize(&s, &ms);
+    CHECK_NEAR(ms.billed_s, 60, 1e-12);
+    CHECK_NEAR(ms.cost_usd, 2.0 / 60, 1e-12);
+    replay_free(&s);
+    replay_free(&c);
+}
+
+/* 336 answers with a 3 s limit: 294 correct, of which 155 on time; 139
+ * correct answers came late; the 42 wrong ones are on time. */
+static void test_goodput_155(void)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "requests");
+    for (int i = 0; i < 336; i++) {
+        cJSON *r = cJSON_CreateObject();
+        int correct = i < 294, late = i >= 155 && i < 294;
+        cJSON_AddNumberToObject(r, "arrival_ms", i * 10.0);
+        cJSON_AddNumberToObject(r, "prompt_tokens", 100);
+        cJSON_AddNumberToObject(r, "output_tokens", 2);
+        cJSON *tt = cJSON_AddArrayToObject(r, "token_times_ms");
+        double done = i * 10.0 + (late ? 3500 : 2000);
+        cJSON_AddItemToArray(tt, cJSON_CreateNumber(done - 100));
+        cJSON_AddItemToArray(tt, cJSON_CreateNumber(done));
+        cJSON_AddBoolToObject(r, "correct", correct);
+        cJSON_AddItemToArray(arr, r);
+    }
+    cJSON *slo = cJSON_AddObjectToObject(root, "slo");
+    cJSON_AddNumberToObject(slo, "e2e_ms", 3000);
+    char *txt = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    Replay rp;
+    Err e;
+    CHECK(replay_load_text(txt, "goodput.json", &rp, &e) == 0);
+    free(txt);
+    if (th_failures) return;
+    Summary m;
+    summarize(&rp, &m);
+    CHECK_INT(m.finished, 336);
+    CHECK_INT(m.good, 155);
+    CHECK_NEAR(m.att_correct, 294.0 / 336, 1e-12);
+    CHECK_NEAR(m.att_e2e, (336.0 - 139) / 336, 1e-12);
+    CHECK_NEAR(m.slo_attainment, 155.0 / 336, 1e-12);
+    /* R_good = sum Q_i D_i / T_obs over the drain window */
+    CHECK_NEAR(m.goodput_requests_per_s, 155 / m.window_s, 1e-9);
+    CHECK_NEAR(m.window_s, (155 + 138) * 0.010 + 3.5, 1e-9);
+    replay_free(&rp);
+}
+
+static const char *classes_json =
+    "{\"requests\": ["
+    " {\"id\": \"i1\", \"class\": \"interactive\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 3,"
+    "  \"token_times_ms\": [150, 170, 190]},"
+    " {\"id\": \"b1\", \"class\": \"batch\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 3,"
+    "  \"token_times_ms\": [150, 170, 190]},"
+    " {\"id\": \"d1\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 3,"
+    "  \"token_times_ms\": [150, 170, 400]},"
+    " {\"id\": \"x1\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 3,"
+    "  \"token_times_ms\": [50, 60, 70], \"deadline_ms\": 60},"
+    " {\"id\": \"r1\", \"arrival_ms\": 5, \"prompt_tokens\": 10, \"output_tokens\": 3, \"status\": \"rejected\"}],"
+    " \"slo\": {\"ttft_ms\": 200, \"itl_max_ms\": 100,"
+    "          \"classes\": {\"interactive\": {\"ttft_ms\": 100}, \"batch\": {\"ttft_ms\": 5000}}}}";
+
+static void test_slo_classes_and_gates(void)
+{
+    Replay rp;
+    Err e;
+    CHECK(replay_load_text(classes_json, "classes.json", &rp, &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    /* interactive's 100 ms TTFT cap is missed (150 ms) however good its
+     * TPOT; batch meets its 5 s; d1 (default class) meets TTFT 200 ms but a
+     * 230 ms gap breaks the 100 ms max-ITL target (the class inherits it);
+     * x1 misses its own deadline; r1 was rejected. */
+    CHECK_INT(metrics_misses(&rp.mcfg, req(&rp, "i1")), MISS_TTFT);
+    CHECK_INT(metrics_misses(&rp.mcfg, req(&rp, "b1")), 0);
+    CHECK_INT(metrics_misses(&rp.mcfg, req(&rp, "d1")), MISS_ITL);
+    CHECK_INT(metrics_misses(&rp.mcfg, req(&rp, "x1")), MISS_DEADLINE);
+    CHECK_INT(metrics_misses(&rp.mcfg, req(&rp, "r1")), MISS_NOT_FINISHED);
+    Summary m;
+    summarize(&rp, &m);
+    CHECK_INT(m.good, 1);
+    CHECK_INT(m.rejected, 1);
+    CHECK_NEAR(m.slo_attainment, 0.2, 1e-12);
+    CHECK_INT(m.n_cls, 3);
+    CHECK_INT(m.cls_requests[1] + m.cls_requests[2], 2);
+    /* warm-up: dropping the first 2 requests by arrival (ties keep file order) */
+    rp.mcfg.warmup_requests = 2;
+    summarize(&rp, &m);
+    CHECK_INT(m.included, 3);
+    CHECK_INT(m.good, 0);
+    rp.mcfg.warmup_requests = 0;
+    rp.mcfg.cooldown_s = 0.001; /* arrivals after 4 ms of the 0-5 ms span */
+    summarize(&rp, &m);
+    CHECK_INT(m.included, 4);
+    CHECK_INT(m.rejected, 0);
+    replay_free(&rp);
+}
+
+static void test_replay_errors(void)
+{
+    Replay rp;
+    Err e = {{0}};
+    CHECK(replay_load_text("{\"requests\": [{\"arrival_ms\": 10, \"prompt_tokens\": 1, \"output_tokens\": 2,"
+                           " \"token_times_ms\": [5, 20]}]}", "bad.json", &rp, &e) < 0);
+    CHECK_CONTAINS(e.msg, "bad.json: requests[0].token_times_ms[0]");
+    CHECK_CONTAINS(e.msg, "earlier than the arrival");
+    CHECK(replay_load_text("{\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 3,"
+                           " \"token_times_ms\": [5, 20]}]}", "bad.json", &rp, &e) < 0);
+    CHECK_CONTAINS(e.msg, "got 2 times, expected one per output token (3)");
+    CHECK(replay_load_text("{\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 2,"
+                           " \"token_times_ms\": [5, 4]}]}", "bad.json", &rp, &e) < 0);
+    CHECK_CONTAINS(e.msg, "earlier than the previous token");
+    CHECK(replay_load_text("{\"requests\": [], \"price\": {}}", "bad.json", &rp, &e) < 0);
+    CHECK_CONTAINS(e.msg, "empty");
+    CHECK(replay_load_text("{\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1,"
+                           " \"token_times_ms\": [5]}], \"price\": {\"billing\": \"reserved\"}}", "bad.json", &rp,
+                           &e) < 0);
+    CHECK_CONTAINS(e.msg, "reserved_s");
+}
+
+/* ---------------------------------------------------------- a real run */
+
+static Scenario sc;
+static Engine *eng;
+static Slo slo_table[METRICS_CLS_MAX];
+static MetricsCfg mc;
+static RunData rd;
+static Summary sum;
+static Timeline *tl;
+
+static int run_chapter(const char *rel)
+{
+    char path[1024];
+    Err e = {{0}};
+    snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
+    if (scenario_load_file(path, 0, 0, &sc, &e) < 0) goto bad;
+    tl = timeline_new();
+    MetricsSink sink = timeline_sink(tl);
+    eng = scenario_engine(&sc, &sink, &e);
+    if (!eng || engine_run(eng, &e) < 0) goto bad;
+    scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(&sc, eng, &rd);
+    metrics_summarize(&mc, &rd, &sum);
+    return 0;
+bad:
+    fprintf(stderr, "  %s\n", e.msg);
+    return -1;
+}
+
+static void done_chapter(void)
+{
+    engine_free(eng);
+    timeline_free(tl);
+    scenario_free(&sc);
+}
+
+static int cmp_lane(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void test_trace_events(void)
+{
+    CHECK(run_chapter("workloads/chapters/ch8_four_requests_chunked.json") == 0);
+    if (th_failures) return;
+    char path[] = "/tmp/servesim-trace-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    Err e;
+    CHECK(timeline_write(tl, path, sc.wl.reqs, sc.wl.n, &e) == 0);
+    cJSON *root = jsonio_parse_file(path, &e);
+    remove(path);
+    CHECK(root != NULL);
+    if (!root) return;
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    CHECK(cJSON_IsArray(ev));
+    /* (pid * 1000 + tid, ts, dur) of every complete event */
+    int n = cJSON_GetArraySize(ev), nx = 0, engine_events = 0, prefill = 0, decode = 0, queued = 0;
+    double *lanes = malloc((size_t)n * 3 * sizeof *lanes);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(x, "ph");
+        CHECK(cJSON_IsString(ph) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "name")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "ts")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "pid")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "tid")));
+        if (strcmp(ph->valuestring, "X")) continue;
+        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(x, "dur");
+        CHECK(cJSON_IsNumber(dur) && dur->valuedouble > 0);
+        const char *name = cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring;
+        int pid = cJSON_GetObjectItemCaseSensitive(x, "pid")->valueint;
+        engine_events += pid == 1;
+        prefill += !strcmp(name, "prefill");
+        decode += !strcmp(name, "decode");
+        queued += !strcmp(name, "queued");
+        lanes[nx * 3] = pid * 1000.0 + cJSON_GetObjectItemCaseSensitive(x, "tid")->valuedouble;
+        lanes[nx * 3 + 1] = cJSON_GetObjectItemCaseSensitive(x, "ts")->valuedouble;
+        lanes[nx * 3 + 2] = dur->valuedouble;
+        nx++;
+    }
+    /* 34 iterations; every prefill chunk the engine ran has its event, and
+     * each output token after the first is one decode event */
+    CHECK_INT(engine_events, 34);
+    int chunks = 0;
+    for (uint64_t k = 0; k < rd.n_iters; k++) chunks += (int)rd.iters[k].n_prefill;
+    CHECK_INT(prefill, chunks);
+    CHECK(chunks >= 4 + 4 + 16 + 4); /* prompts of 2048, 2048, 8192, 2048 tokens in chunks of <= 512 */
+    CHECK_INT(decode, 7 + 1 + 1 + 3);
+    CHECK_INT(queued, 3); /* r0 starts at once; r1, r2, r3 wait */
+    qsort(lanes, (size_t)nx, 3 * sizeof *lanes, cmp_lane);
+    int overlaps = 0;
+    for (int i = 1; i < nx; i++)
+        if (lanes[i * 3] == lanes[(i - 1) * 3] && lanes[(i - 1) * 3 + 1] + lanes[(i - 1) * 3 + 2] > lanes[i * 3 + 1] + 1e-6)
+            overlaps++;
+    CHECK_INT(overlaps, 0);
+    free(lanes);
+    cJSON_Delete(root);
+    done_chapter();
+}
+
+static void test_vllm_summary_and_compare(void)
+{
+    CHECK(run_chapter("workloads/chapters/ch8_four_requests_continuous.json") == 0);
+    if (th_failures) return;
+    cJSON *v = report_vllm_json(&mc, &rd, &sum);
+    static const char *const keys[] = {"duration", "completed", "total_input_tokens", "total_output_tokens",
+                                       "request_throughput", "request_goodput", "output_throughput",
+                                       "total_token_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
+                                       "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms",
+                                       "mean_e2el_ms", "ttfts", "itls", "input_lens", "output_lens"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) CHECK(cJSON_GetObjectItemCaseSensitive(v, keys[k]));
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(v, "mean_ttft_ms")->valuedouble, sum.ttft_s.mean * 1e3, 1e-6);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(v, "output_throughput")->valuedouble, 16 / 0.765590636, 1e-6);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(v, "completed")->valueint, 4);
+    /* the vLLM file recomputed from its arrays equals our own report */
+    cJSON *ours = report_json(&mc, &rd, &sum, 0);
+    CmpSide a, b;
+    Err e;
+    CHECK(compare_from_json(ours, "ours", &a, &e) == 0);
+    CHECK(compare_from_json(v, "vllm", &b, &e) == 0);
+    CHECK(!strcmp(a.format, "servesim") && !strcmp(b.format, "vllm"));
+    for (int m = 0; m < CMP_METRICS; m++)
+        for (int s = 0; s < CMP_STATS; s++) CHECK_NEAR(a.lat[m][s], b.lat[m][s], 1e-9);
+    cJSON *cmp = compare_json(&a, &b);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cmp, "mean_abs_rel_error")->valuedouble, 0, 1e-9);
+    cJSON_Delete(cmp);
+    /* a measured file 10% slower in TTFT gives +/- 1/11 relative error */
+    cJSON *meas = cJSON_CreateObject();
+    cJSON_AddNumberToObject(meas, "mean_ttft_ms", sum.ttft_s.mean * 1e3 * 1.1);
+    cJSON_AddNumberToObject(meas, "output_throughput", 16 / 0.765590636);
+    CHECK(compare_from_json(meas, "meas", &b, &e) == 0);
+    cmp = compare_json(&a, &b);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(cmp, "compared")->valueint, 2);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cmp, "mean_abs_rel_error")->valuedouble, (1 - 1 / 1.1) / 2, 1e-9);
+    cJSON_Delete(cmp);
+    cJSON_Delete(meas);
+    CHECK(compare_from_json(ours, "x", &a, &e) == 0);
+    cJSON *junk = cJSON_CreateObject();
+    CHECK(compare_from_json(junk, "junk.json", &a, &e) < 0);
+    CHECK_CONTAINS(e.msg, "junk.json: neither");
+    cJSON_Delete(junk);
+    cJSON_Delete(ours);
+    cJSON_Delete(v);
+    done_chapter();
+}
+
+static void test_utilisation_and_energy(void)
+{
+    /* the default scenario's H100: 700 W busy, idle unknown (0) */
+    Err e = {{0}};
+    CHECK(scenario_load_text(scenario_default_json, "default", 1, 3, &sc, &e) == 0);
+    if (th_failures) return;
+    tl = NULL;
+    eng = scenario_engine(&sc, NULL, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(&sc, eng, &rd);
+    metrics_summarize(&mc, &rd, &sum);
+    CHECK_NEAR(sum.energy_j, 700 * sum.busy_s, 1e-6 * sum.energy_j);
+    CHECK_NEAR(sum.j_per_good_request, sum.energy_j / sum.good, 1e-9);
+    /* time-weighted means over the window from the iteration records */
+    double run = 0;
+    for (uint64_t k = 0; k < rd.n_iters; k++) run += (double)rd.iters[k].running * rd.iters[k].dur_ns;
+    CHECK_NEAR(sum.mean_running, run / (sum.window_s * 1e9), 1e-9);
+    /* MFU over busy time = FLOPs / (peak x busy); each iteration's in (0, 1] */
+    CHECK_NEAR(sum.mfu_mean, engine_stats(eng)->flops / (sc.hw.peak_flops[DTYPE_BF16] * sum.busy_s), 1e-9);
+    CHECK(sum.mfu.n == sum.iterations && sum.mfu.max <= 1.0 && sum.mfu.p50 > 0);
+    CHECK(sum.mbu.max <= 1.0 && sum.mbu.p50 > 0.3);
+    CHECK_NEAR(sum.usd_per_1m_good_tokens, sum.cost_usd / (double)sum.good_output_tokens * 1e6, 1e-12);
+    done_chapter();
+}
+
+void suite_metrics(void);
+void suite_metrics(void)
+{
+    RUN(test_table_31_2);
+    RUN(test_example_31_4);
+    RUN(test_goodput_155);
+    RUN(test_slo_classes_and_gates);
+    RUN(test_replay_errors);
+    RUN(test_trace_events);
+    RUN(test_vllm_summary_and_compare);
+    RUN(test_utilisation_and_energy);
+}
