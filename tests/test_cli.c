@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <math.h>
+
 #include "common.h"
 #include "testhelp.h"
 
@@ -173,6 +176,61 @@ static void test_default_run_deterministic(void)
     free(tb);
 }
 
+static void test_replay_compare_outputs(void)
+{
+    static char out[65536], args[2048];
+    const char *d = SERVESIM_DATA_DIR "/workloads/chapters";
+    /* replay: table and files */
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_continuous.json --window-ms 0,400 --json %s/rp.json "
+             "--csv %s/rp.csv --vllm-json %s/rv.json", d, dir, dir, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK_CONTAINS(out, "fixed window 0.400 s");
+    CHECK_CONTAINS(out, "15.0 output tok/s");
+    char p[512];
+    Err e;
+    snprintf(p, sizeof p, "%s/rp.json", dir);
+    char *t = read_file(p, NULL, &e);
+    CHECK_CONTAINS(t, "\"window_s\":\t0.4");
+    CHECK_CONTAINS(t, "\"usd_per_1k_output_tokens\"");
+    free(t);
+    snprintf(p, sizeof p, "%s/rp.csv", dir);
+    t = read_file(p, NULL, &e);
+    CHECK_CONTAINS(t, "id,arrival_s,prompt_tokens,output_tokens,class,status,ttft_s,tpot_s");
+    free(t);
+    /* compare a run's report with its own vLLM-style file: zero error */
+    snprintf(args, sizeof args, "run %s/ch8_four_requests_continuous.json --quiet --json %s/sim.json "
+             "--vllm-json %s/v.json --trace-events %s/t.json --iterations-csv %s/it.csv", d, dir, dir, dir, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    snprintf(args, sizeof args, "compare %s/sim.json %s/v.json --json", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    cJSON *cmp = cJSON_Parse(out);
+    CHECK(cmp != NULL);
+    if (cmp) {
+        /* both files round to 12 significant digits */
+        CHECK(fabs(cJSON_GetObjectItemCaseSensitive(cmp, "mean_abs_rel_error")->valuedouble) < 1e-9);
+        CHECK(cJSON_GetObjectItemCaseSensitive(cmp, "compared")->valueint >= 16);
+        cJSON_Delete(cmp);
+    }
+    snprintf(args, sizeof args, "compare %s/sim.json %s/rv.json", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK_CONTAINS(out, "ttft mean (ms)");
+    snprintf(p, sizeof p, "%s/it.csv", dir);
+    t = read_file(p, NULL, &e);
+    CHECK_CONTAINS(t, "2,0.189620550,0.375968934,1,1,8193,8192,1,");
+    free(t);
+    /* errors */
+    CHECK(sh("replay", out, sizeof out) == 2);
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --trace-events x.json", d);
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "no iterations");
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --window-ms 5", d);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "--window-ms");
+    snprintf(args, sizeof args, "compare %s/sim.json %s/ch31_table_31_1_serial.json", dir, d);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "neither a servesim report");
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -184,6 +242,7 @@ void suite_cli(void)
     RUN(test_cli_usage_errors);
     RUN(test_info);
     RUN(test_default_run_deterministic);
+    RUN(test_replay_compare_outputs);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
