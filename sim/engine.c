@@ -56,6 +56,7 @@ uint32_t eng_waiting_count(const Engine *eng) { return eng->w_len; }
 uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
 uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
 const BatchPlan *eng_plan(const Engine *eng) { return &eng->plan; }
+const KvPolicy *engine_kv(const Engine *eng) { return &eng->cfg.kv; }
 const EngineStats *engine_stats(const Engine *eng) { return &eng->st; }
 const int64_t *engine_token_times(const Engine *eng) { return eng->token_times; }
 
@@ -111,7 +112,7 @@ int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
     if (pos >= eng->w_len) return 0;
     uint32_t idx = eng_waiting_at(eng, pos);
     Request *r = &eng->reqs[idx];
-    if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, r->kv_len + first_chunk)) return 0;
+    if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, first_chunk)) return 0;
     waiting_remove(eng, pos);
     r->state = REQ_RUNNING;
     r->admit_seq = ++eng->admit_counter;
@@ -187,7 +188,7 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
         samples = 1;
     } else {
         uint32_t left = r->prefill_target - r->kv_len;
-        if (c > left) c = left;
+            if (c > left) c = left;
         if (c == 0) return 0;
         samples = r->kv_len + c == r->prefill_target;
     }
@@ -204,7 +205,7 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
     pl->items[pl->n++] = (BatchItem){.req = idx, .c = c, .h = r->kv_len, .kind = kind, .samples = samples};
     pl->new_tokens += c;
     if (kind == ITEM_PREFILL) pl->n_prefill++; else pl->n_decode++;
-    return 1;
+    return (int)c;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -270,6 +271,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         Request *r = &eng->reqs[it->req];
         eng->plan_pos[it->req] = NO_POS;
         r->kv_len += it->c;
+        if (eng->cfg.kv.commit) eng->cfg.kv.commit(eng->cfg.kv.ctx, r);
         if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
@@ -416,6 +418,17 @@ int engine_run(Engine *eng, Err *e)
         } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
         if (engine_poll(eng, e) != 0) return -1;
     }
+    return engine_check_drained(eng, e);
+}
+
+int engine_check_drained(const Engine *eng, Err *e)
+{
+    /* Every request has left and returned its blocks: anything else is a
+     * bookkeeping bug, reported rather than hidden in the numbers. */
+    uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
+    if (used != 0 || eng->n_running != 0)
+        return err_set(e, "internal: the run ended with %llu KV blocks in use and %u requests running",
+                       (unsigned long long)used, eng->n_running);
     return 0;
 }
 
@@ -460,6 +473,8 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
         r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
         r->itl_max_ns = 0;
         r->token_off = tokens;
+        r->idx = i;
+        r->prefix_hit_tokens = 0;
         tokens += r->output_tokens;
         eng->plan_pos[i] = NO_POS;
     }

@@ -83,6 +83,10 @@ void engine_enqueue(Engine *eng, uint32_t req, int64_t now_ns);
 void engine_iter_end(Engine *eng, int64_t now_ns);
 int engine_poll(Engine *eng, Err *e);
 int engine_busy(const Engine *eng);
+/* Fails unless every block went back to the pool and nothing runs (checked
+ * at the end of every engine_run). */
+int engine_check_drained(const Engine *eng, Err *e);
+const KvPolicy *engine_kv(const Engine *eng);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

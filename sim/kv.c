@@ -63,11 +63,11 @@ static int pool_take(KvPool *p, Request *r, uint64_t want_blocks)
     return 1;
 }
 
-static int pool_admit(void *ctx, Request *r, uint32_t first_len)
+static int pool_admit(void *ctx, Request *r, uint32_t first_chunk)
 {
     KvPool *p = ctx;
     uint64_t tokens = p->cfg.reserve == KV_RESERVE_ON_DEMAND
-                          ? first_len
+                          ? (uint64_t)r->kv_len + first_chunk
                           : kv_reserve_tokens(p->cfg.reserve, r, p->cfg.max_tokens);
     return pool_take(p, r, kv_blocks_for(tokens, p->cfg.block_tokens));
 }

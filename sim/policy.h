@@ -67,24 +67,39 @@ typedef struct Scheduler {
 
 typedef enum { KV_RESERVE_MAX = 0, KV_RESERVE_FINAL, KV_RESERVE_ON_DEMAND } KvReserve;
 
+typedef struct KvStats {
+    uint64_t lookup_tokens;   /* prompt tokens looked up in the prefix cache (first admissions) */
+    uint64_t hit_tokens;      /* of those, found cached and not recomputed */
+    uint64_t evictions;       /* cached blocks dropped to make room */
+    uint64_t cow_copies;      /* shared partial blocks copied before a branch appended */
+    uint64_t cached_blocks;   /* blocks holding reusable content now */
+} KvStats;
+
 typedef struct KvPolicy {
     const char *name;
     void *ctx;
     /* Reserves what admission requires (per the reservation mode) for r,
-     * whose first chunk will bring kv_len to first_len.  1 = reserved,
-     * 0 = does not fit now. */
-    int (*admit)(void *ctx, Request *r, uint32_t first_len);
+     * whose first chunk feeds first_chunk tokens.  A prefix cache may set
+     * r->kv_len to the prompt tokens it already holds (the prefill then
+     * skips them).  1 = reserved, 0 = does not fit now (nothing changed). */
+    int (*admit)(void *ctx, Request *r, uint32_t first_chunk);
     /* Makes room for kv_len tokens (on-demand growth; a no-op for
      * reservation modes).  1 = ok, 0 = pool exhausted. */
     int (*grow)(void *ctx, Request *r, uint32_t kv_len);
+    /* Optional: r's kv_len advanced at the end of an iteration; the blocks
+     * it completed become reusable now, not before. */
+    void (*commit)(void *ctx, Request *r);
     /* Returns everything r holds to the pool. */
     void (*release)(void *ctx, Request *r);
     /* Blocks r needs at its largest (the reservation, or for on-demand the
      * final length) -- more than the pool's total means it can never
      * complete, and the engine rejects it on arrival. */
     uint64_t (*need_blocks)(void *ctx, const Request *r);
+    /* Blocks referenced by requests now (cached-but-unused ones excluded). */
     uint64_t (*used_blocks)(void *ctx);
     uint64_t (*total_blocks)(void *ctx);
+    /* Optional. */
+    void (*stats)(void *ctx, KvStats *out);
     void (*destroy)(void *ctx);
 } KvPolicy;
 
@@ -169,11 +184,12 @@ uint32_t eng_running_at(const Engine *eng, uint32_t pos);
  * does not fit (nothing changed). */
 int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk);
 
-/* Adds a prefill chunk of c tokens (c <= remaining prefill) or, when
- * c == 0, one decode token for request idx.  Grows on-demand KV first,
- * preempting the most recently admitted running requests when the pool is
- * exhausted.  Returns 1 if added, 0 if the request itself had to be
- * preempted (or could not grow). */
+/* Adds a prefill chunk of up to c tokens (clamped to the remaining
+ * prefill) or, when c == 0, one decode token for request idx.  Grows
+ * on-demand KV first, preempting the most recently admitted running
+ * requests when the pool is exhausted.  Returns the tokens added (1 for a
+ * decode), 0 if nothing was added (the request itself had to be preempted,
+ * or it was already planned). */
 int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c);
 
 /* Preempts a running request (recompute): frees its KV, removes it from

@@ -64,6 +64,8 @@ typedef struct Request {
     int64_t think_ns;          /* for a triggered request: delay after the predecessor */
 
     /* ---- engine state ---- */
+    uint32_t idx;              /* this record's index in the engine's array */
+    uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
     uint8_t state;             /* ReqState */
     uint8_t reject_reason;     /* RejectReason */
     uint32_t kv_len;           /* tokens with K/V computed */

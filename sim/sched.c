@@ -75,17 +75,17 @@ static int chunked_schedule(void *ctx, Engine *eng, Err *e)
         uint32_t idx = eng_running_at(eng, i);
         Request *r = eng_req(eng, idx);
         if (request_decoding(r)) continue;
-        uint32_t chunk = MIN(prefill_left(r), budget);
-        if (eng_plan_add(eng, idx, chunk)) budget -= chunk;
+        budget -= (uint32_t)eng_plan_add(eng, idx, MIN(prefill_left(r), budget));
     }
     /* 3. admit FCFS, each taking a chunk */
     while (budget > 0 && eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
         uint32_t idx = eng_waiting_at(eng, 0);
         Request *r = eng_req(eng, idx);
-        uint32_t chunk = MIN(prefill_left(r), budget);
-        if (!eng_admit(eng, 0, chunk)) break;
-        if (eng_plan_add(eng, idx, chunk)) budget -= chunk;
-        else break;
+        if (!eng_admit(eng, 0, MIN(prefill_left(r), budget))) break;
+        /* a prefix-cache hit may have shortened the prefill */
+        int added = eng_plan_add(eng, idx, MIN(prefill_left(r), budget));
+        if (!added) break;
+        budget -= (uint32_t)added;
     }
     return 0;
 }

@@ -1,0 +1,44 @@
+/*
+ * prefix.h -- the prefix-caching KV policy (SPEC section 4).
+ *
+ * Physical blocks of block_tokens tokens with reference counts.  A full
+ * block's key chains its parent's key with its content: the token ids, or
+ * for traces that give only block hashes (Mooncake hash_ids of 512 tokens)
+ * the hash and the sub-block's index, all under a namespace of the model,
+ * the adapter, the position scheme and the tenant -- so reuse happens only
+ * from the start of a sequence, only for whole blocks, only inside one
+ * tenant.  A block enters the cache when the iteration that computed it
+ * ends (commit).  Blocks nobody references stay cached on an LRU list and
+ * are evicted on demand (or by the value rule: keep the blocks with the
+ * highest p_hit * recompute cost).  A request without token ids or hashes
+ * gets keys of its own: it can only reuse its own blocks after a
+ * preemption.  Invariant: every block is exactly one of free, referenced
+ * (ref > 0) or cached-unreferenced (on the LRU list, in the hash table).
+ */
+#ifndef SERVESIM_PREFIX_H
+#define SERVESIM_PREFIX_H
+
+#include "kv.h"
+
+typedef enum { PREFIX_EVICT_LRU = 0, PREFIX_EVICT_VALUE } PrefixEvict;
+
+typedef struct PrefixConfig {
+    KvConfig kv;              /* capacity, block size, reservation mode */
+    PrefixEvict evict;
+    uint64_t namespace_seed;  /* hash of model, adapter, position scheme */
+    uint32_t n_requests;      /* requests the engine will hold (Request.idx < n) */
+} PrefixConfig;
+
+int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e);
+
+/* Shares all of parent's blocks with child (parallel sampling: n branches
+ * over one prompt).  The child's next append into a shared partial block
+ * copies it first (copy-on-write).  Both must be admitted. */
+int prefix_fork(const KvPolicy *kv, Request *parent, Request *child);
+
+/* Block references held by r, and the physical blocks referenced by anyone. */
+uint32_t prefix_request_blocks(const KvPolicy *kv, const Request *r);
+
+uint64_t prefix_namespace(const char *model, const char *adapter, const char *positions);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * test_prefix.c -- the prefix-caching KV policy against the chapters'
+ * numbers (003 section 8.3, exercise 8-3; 000 section 31.3).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prefix.h"
+#include "simtest.h"
+#include "testhelp.h"
+
+static KvPolicy make(uint32_t block, double blocks, KvReserve mode, uint32_t n)
+{
+    PrefixConfig c = {.kv = {.capacity_bytes = blocks * block * 147456.0, .block_tokens = block,
+                             .bytes_per_token = 147456, .reserve = mode},
+                      .namespace_seed = prefix_namespace("qwen3-8b", "", "rope"), .n_requests = n};
+    KvPolicy kv;
+    Err e;
+    if (prefix_new(&c, &kv, &e) < 0) abort();
+    return kv;
+}
+
+static void req(Request *r, uint32_t idx, const uint32_t *ids, uint32_t n_ids, uint32_t prompt, uint32_t output)
+{
+    request_init(r);
+    static char names[64][8];
+    snprintf(names[idx], sizeof names[idx], "q%u", idx);
+    r->id = names[idx];
+    r->idx = idx;
+    r->token_ids = ids;
+    r->n_token_ids = n_ids;
+    r->prompt_tokens = prompt;
+    r->output_tokens = output;
+    r->prefill_target = prompt;
+}
+
+/* Admits r, computes its whole prompt and commits (as one iteration would). */
+static int admit_compute(KvPolicy *kv, Request *r)
+{
+    if (!kv->admit(kv->ctx, r, r->prefill_target)) return 0;
+    if (!kv->grow(kv->ctx, r, r->prefill_target)) return 0;
+    r->kv_len = r->prefill_target;
+    kv->commit(kv->ctx, r);
+    return 1;
+}
+
+static void test_paged_example_sharing(void)
+{
+    /* A 9, B 13 (its first 8 tokens are A's), C 5, D 15; final reservation */
+    static uint32_t A[9], B[13], C[5], D[15];
+    for (uint32_t i = 0; i < 9; i++) A[i] = 10 + i;
+    for (uint32_t i = 0; i < 13; i++) B[i] = i < 8 ? 10 + i : 100 + i;
+    for (uint32_t i = 0; i < 5; i++) C[i] = 200 + i;
+    for (uint32_t i = 0; i < 15; i++) D[i] = 300 + i;
+    const uint32_t p_list[4] = {2, 4, 8, 16};
+    const uint64_t paged_slots[4] = {46, 52, 56, 64}, shared_slots[4] = {38, 44, 48, 64};
+    for (int k = 0; k < 4; k++) {
+        uint32_t p = p_list[k];
+        KvPolicy kv = make(p, 1000, KV_RESERVE_FINAL, 4);
+        Request r[4];
+        req(&r[0], 0, A, 9, 9, 1);
+        req(&r[1], 1, B, 13, 13, 1);
+        req(&r[2], 2, C, 5, 5, 1);
+        req(&r[3], 3, D, 15, 15, 1);
+        for (int i = 0; i < 4; i++) CHECK(admit_compute(&kv, &r[i]));
+        CHECK_INT(kv.used_blocks(kv.ctx) * p, shared_slots[k]);
+        /* without the shared prefix: every request its own blocks */
+        uint64_t own = 0;
+        for (int i = 0; i < 4; i++) own += kv_blocks_for(r[i].prompt_tokens, p) * p;
+        CHECK_INT(own, paged_slots[k]);
+        /* 42 tokens are stored whatever the block size */
+        CHECK_INT(r[0].prompt_tokens + r[1].prompt_tokens + r[2].prompt_tokens + r[3].prompt_tokens, 42);
+        /* B found A's 8 common tokens only in whole blocks, none at p = 16 */
+        CHECK_INT(r[1].prefix_hit_tokens, p == 16 ? 0 : 8 / p * p);
+        for (int i = 0; i < 4; i++) kv.release(kv.ctx, &r[i]);
+        CHECK_INT(kv.used_blocks(kv.ctx), 0);
+        kv.destroy(kv.ctx);
+    }
+}
+
+static void test_branches_416_131(void)
+{
+    /* four sequences over one 95-block prefix, 9 private blocks each */
+    const uint32_t Bt = 16, pre = 95 * Bt, len = 104 * Bt;
+    uint32_t *ids = malloc(4 * len * sizeof *ids);
+    for (uint32_t s = 0; s < 4; s++)
+        for (uint32_t i = 0; i < len; i++) ids[s * len + i] = i < pre ? i : 100000 * (s + 1) + i;
+    KvPolicy kv = make(Bt, 10000, KV_RESERVE_FINAL, 4);
+    Request r[4];
+    uint32_t refs = 0;
+    for (uint32_t s = 0; s < 4; s++) {
+        req(&r[s], s, ids + s * len, len, len, 1);
+        CHECK(admit_compute(&kv, &r[s]));
+        refs += prefix_request_blocks(&kv, &r[s]);
+    }
+    CHECK_INT(refs, 416);
+    CHECK_INT(kv.used_blocks(kv.ctx), 131);
+    CHECK_INT(r[1].prefix_hit_tokens, pre);
+    for (int s = 0; s < 4; s++) kv.release(kv.ctx, &r[s]);
+    CHECK_INT(kv.used_blocks(kv.ctx), 0);
+    kv.destroy(kv.ctx);
+    free(ids);
+}
+
+static void test_shared_prefix_35(void)
+{
+    /* 12 GiB of 16-token blocks (5461); 8192-token prompts whose first 6144
+     * tokens are common, 256 out: 864 MiB once + 324 MiB each -> 35; with
+     * nothing shared 10. */
+    const uint32_t L = 8192, shared = 6144;
+    uint32_t *ids = malloc(40 * L * sizeof *ids);
+    for (uint32_t s = 0; s < 40; s++)
+        for (uint32_t i = 0; i < L; i++) ids[s * L + i] = i < shared ? i : 1000000 * (s + 1) + i;
+    for (int share = 1; share >= 0; share--) {
+        PrefixConfig c = {.kv = {.capacity_bytes = 12 * GIB, .block_tokens = 16, .bytes_per_token = 147456,
+                                 .reserve = KV_RESERVE_FINAL},
+                          .namespace_seed = 1, .n_requests = 40};
+        KvPolicy kv;
+        Err e;
+        CHECK(prefix_new(&c, &kv, &e) == 0);
+        CHECK_INT(kv.total_blocks(kv.ctx), 5461);
+        Request r[40];
+        int n = 0;
+        for (; n < 40; n++) {
+            req(&r[n], (uint32_t)n, share ? ids + n * L : NULL, share ? L : 0, L, 256);
+            if (!admit_compute(&kv, &r[n])) break;
+        }
+        CHECK_INT(n, share ? 35 : 10);
+        if (share) CHECK_INT(kv.used_blocks(kv.ctx), 384 + 35 * 144);
+        for (int i = 0; i < n; i++) kv.release(kv.ctx, &r[i]);
+        CHECK_INT(kv.used_blocks(kv.ctx), 0);
+        kv.destroy(kv.ctx);
+    }
+    free(ids);
+}
+
+static void test_abc_reuse_and_tenants(void)
+{
+    /* 1-token blocks: A = [10,11,12,13], B = [10,11,12,14] share three
+     * positions, C = [20,21] none.  B reuses them only after A's iteration
+     * ended; a request of another tenant with A's tokens reuses nothing. */
+    static const uint32_t A[4] = {10, 11, 12, 13}, B[4] = {10, 11, 12, 14}, C[2] = {20, 21};
+    KvPolicy kv = make(1, 100, KV_RESERVE_ON_DEMAND, 5);
+    Request a, b, b2, c, t;
+    req(&a, 0, A, 4, 4, 1);
+    req(&b, 1, B, 4, 4, 1);
+    req(&b2, 2, B, 4, 4, 1);
+    req(&c, 3, C, 2, 2, 1);
+    req(&t, 4, A, 4, 4, 1);
+    t.tenant = 7;
+    /* A admitted but its prefill not yet finished: nothing to reuse */
+    CHECK(kv.admit(kv.ctx, &a, 4));
+    CHECK(kv.admit(kv.ctx, &b, 4));
+    CHECK_INT(b.kv_len, 0);
+    CHECK_INT(b.prefix_hit_tokens, 0);
+    /* A's iteration ends: its blocks become reusable */
+    a.kv_len = 4;
+    kv.commit(kv.ctx, &a);
+    CHECK(kv.admit(kv.ctx, &b2, 4));
+    CHECK_INT(b2.kv_len, 3);
+    CHECK_INT(b2.prefix_hit_tokens, 3);
+    CHECK(kv.admit(kv.ctx, &c, 2));
+    CHECK_INT(c.kv_len, 0);
+    CHECK(kv.admit(kv.ctx, &t, 4));
+    CHECK_INT(t.kv_len, 0);
+    KvStats st;
+    kv.stats(kv.ctx, &st);
+    CHECK_INT(st.lookup_tokens, 4 + 4 + 4 + 2 + 4);
+    CHECK_INT(st.hit_tokens, 3);
+    kv.release(kv.ctx, &a);
+    kv.release(kv.ctx, &b);
+    kv.release(kv.ctx, &b2);
+    kv.release(kv.ctx, &c);
+    kv.release(kv.ctx, &t);
+    CHECK_INT(kv.used_blocks(kv.ctx), 0);
+    kv.stats(kv.ctx, &st);
+    CHECK_INT(st.cached_blocks, 4 + 0); /* A's 4 blocks stay cached (B2 reused 3 of them) */
+    kv.destroy(kv.ctx);
+}
+
+static void test_lru_eviction_and_cow(void)
+{
+    /* 4 blocks of 4 tokens.  X (8 tokens) is computed and released: its 2
+     * blocks stay cached.  Y (12 new tokens) needs 3 blocks: it evicts the
+     * least recently used cached block. */
+    static uint32_t X[8], Y[12];
+    for (uint32_t i = 0; i < 8; i++) X[i] = i;
+    for (uint32_t i = 0; i < 12; i++) Y[i] = 50 + i;
+    KvPolicy kv = make(4, 4, KV_RESERVE_ON_DEMAND, 4);
+    Request x, y, x2, br;
+    req(&x, 0, X, 8, 8, 1);
+    req(&y, 1, Y, 12, 12, 1);
+    req(&x2, 2, X, 8, 8, 3);
+    CHECK(admit_compute(&kv, &x));
+    kv.release(kv.ctx, &x);
+    CHECK(admit_compute(&kv, &y));
+    KvStats st;
+    kv.stats(kv.ctx, &st);
+    CHECK_INT(st.evictions, 1);
+    CHECK_INT(kv.used_blocks(kv.ctx), 3);
+    kv.release(kv.ctx, &y);
+    /* a released sequence frees its deepest block first: X's second block
+     * was the victim, its first block still chains */
+    CHECK_INT(st.cached_blocks, 1 + 3);
+    CHECK(kv.admit(kv.ctx, &x2, 8));
+    CHECK_INT(x2.kv_len, 4);
+    CHECK(kv.grow(kv.ctx, &x2, 8));
+    x2.kv_len = 8;
+    kv.commit(kv.ctx, &x2);
+    /* copy-on-write: a branch shares x2's blocks; the sequences are 9 tokens
+     * long after one decode, so the third block is partial and shared */
+    CHECK(kv.grow(kv.ctx, &x2, 9));
+    x2.kv_len = 9;
+    req(&br, 3, X, 8, 8, 3);
+    CHECK(prefix_fork(&kv, &x2, &br) == 0);
+    CHECK_INT(kv.used_blocks(kv.ctx), 3);
+    CHECK(kv.grow(kv.ctx, &br, 10));  /* appends into the shared partial block */
+    kv.stats(kv.ctx, &st);
+    CHECK_INT(st.cow_copies, 1);
+    CHECK_INT(kv.used_blocks(kv.ctx), 4);
+    CHECK(kv.grow(kv.ctx, &x2, 10));  /* x2's partial block is its own again */
+    kv.stats(kv.ctx, &st);
+    CHECK_INT(st.cow_copies, 1);
+    kv.release(kv.ctx, &br);
+    kv.release(kv.ctx, &x2);
+    CHECK_INT(kv.used_blocks(kv.ctx), 0);
+    kv.destroy(kv.ctx);
+}
+
+void suite_prefix(void);
+void suite_prefix(void)
+{
+    RUN(test_paged_example_sharing);
+    RUN(test_branches_416_131);
+    RUN(test_shared_prefix_35);
+    RUN(test_abc_reuse_and_tenants);
+    RUN(test_lru_eviction_and_cow);
+}
