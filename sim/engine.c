@@ -38,6 +38,7 @@ struct Engine {
     uint32_t n_running;
 
     BatchPlan plan;
+    double extra_s;        /* swap transfers to add to the next iteration */
     uint32_t *plan_pos;
     uint64_t admit_counter;
 
@@ -57,6 +58,22 @@ uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
 uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
 const BatchPlan *eng_plan(const Engine *eng) { return &eng->plan; }
 const KvPolicy *engine_kv(const Engine *eng) { return &eng->cfg.kv; }
+
+uint64_t eng_kv_total_blocks(const Engine *eng) { return eng->cfg.kv.total_blocks(eng->cfg.kv.ctx); }
+uint32_t eng_kv_block_tokens(const Engine *eng) { return eng->cfg.block_tokens ? eng->cfg.block_tokens : 16; }
+
+uint64_t eng_kv_free_blocks(const Engine *eng)
+{
+    uint64_t t = eng->cfg.kv.total_blocks(eng->cfg.kv.ctx), u = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
+    return t > u ? t - u : 0;
+}
+
+double eng_estimate_s(const Engine *eng, const BatchItem *items, uint32_t n)
+{
+    CostBreakdown cb;
+    if (eng->cfg.cost.iter_time(eng->cfg.cost.ctx, items, n, &cb) != 0) return 0;
+    return cb.t_s;
+}
 const EngineStats *engine_stats(const Engine *eng) { return &eng->st; }
 const int64_t *engine_token_times(const Engine *eng) { return eng->token_times; }
 
@@ -73,9 +90,31 @@ uint32_t eng_waiting_at(const Engine *eng, uint32_t pos)
 
 /* ---------------------------------------------------------------- queues */
 
+/* Sort key of a queued request under the queue order: smaller goes first. */
+static int queue_before(const Engine *eng, const Request *a, const Request *b)
+{
+    switch (eng->cfg.queue_order) {
+    case QUEUE_PRIORITY: return a->priority > b->priority;
+    case QUEUE_EDF: {
+        int64_t da = a->deadline_ns < 0 ? INT64_MAX : a->deadline_ns;
+        int64_t db = b->deadline_ns < 0 ? INT64_MAX : b->deadline_ns;
+        return da < db;
+    }
+    default: return 0;
+    }
+}
+
 static void waiting_push_back(Engine *eng, uint32_t idx)
 {
-    eng->waiting[(eng->w_head + eng->w_len) % eng->n_reqs] = idx;
+    uint32_t n = eng->n_reqs, pos = eng->w_len;
+    /* Under a priority or EDF order the newcomer moves ahead of every
+     * request it sorts before (stable: equals keep arrival order). */
+    if (eng->cfg.queue_order != QUEUE_FCFS)
+        while (pos > 0 && queue_before(eng, &eng->reqs[idx], &eng->reqs[eng->waiting[(eng->w_head + pos - 1) % n]])) {
+            eng->waiting[(eng->w_head + pos) % n] = eng->waiting[(eng->w_head + pos - 1) % n];
+            pos--;
+        }
+    eng->waiting[(eng->w_head + pos) % n] = idx;
     eng->w_len++;
 }
 
@@ -114,6 +153,11 @@ int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
     Request *r = &eng->reqs[idx];
     if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, first_chunk)) return 0;
     waiting_remove(eng, pos);
+    if (r->swapped) {
+        /* its KV comes back from host memory before this iteration runs */
+        eng->extra_s += (double)r->kv_len * eng->cfg.kv_bytes_per_token / eng->cfg.swap_bw_bytes_per_s;
+        r->swapped = 0;
+    }
     r->state = REQ_RUNNING;
     r->admit_seq = ++eng->admit_counter;
     if (r->t_first_sched_ns < 0) r->t_first_sched_ns = eng->now_ns;
@@ -142,10 +186,18 @@ void eng_preempt(Engine *eng, uint32_t idx)
     plan_remove(eng, idx);
     running_remove(eng, idx);
     eng->cfg.kv.release(eng->cfg.kv.ctx, r);
-    r->recomputed_tokens += r->kv_len;
-    eng->st.recomputed_tokens += r->kv_len;
-    r->kv_len = 0;
-    r->prefill_target = r->prompt_tokens + r->generated;
+    if (eng->cfg.preempt_swap && r->kv_len > 0) {
+        /* swap: the KV moves to host memory over the link and keeps its
+         * length; the copy out delays the current iteration */
+        eng->extra_s += (double)r->kv_len * eng->cfg.kv_bytes_per_token / eng->cfg.swap_bw_bytes_per_s;
+        r->swapped = 1;
+        eng->st.swapped_tokens += r->kv_len;
+    } else {
+        r->recomputed_tokens += r->kv_len;
+        eng->st.recomputed_tokens += r->kv_len;
+        r->kv_len = 0;
+        r->prefill_target = r->prompt_tokens + r->generated;
+    }
     r->preemptions++;
     eng->st.preemptions++;
     r->state = REQ_QUEUED;
@@ -276,6 +328,13 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
         emit_token(eng, r);
+        if (eng->cfg.prefill_only && r->generated < r->output_tokens) {
+            /* prefill done: hand over to a decode replica; keep the KV
+             * until the transfer completes */
+            r->state = REQ_TRANSFER;
+            if (eng->cfg.handoff) eng->cfg.handoff(eng->cfg.handoff_ctx, it->req, eng->now_ns);
+            continue;
+        }
         if (r->generated >= r->output_tokens) {
             r->state = REQ_FINISHED;
             r->t_finish_ns = eng->now_ns;
@@ -360,6 +419,13 @@ static int boundary(Engine *eng, Err *e)
     if (!(cb.t_s >= 0) || cb.t_s > 1e6)
         return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
     int64_t dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+    if (eng->extra_s > 0) {
+        cb.t_s += eng->extra_s;
+        cb.comm_s += eng->extra_s;
+        eng->st.swap_s += eng->extra_s;
+        dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+        eng->extra_s = 0;
+    }
     if (dur_ns < 1) dur_ns = 1;
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
@@ -393,6 +459,12 @@ void engine_load(const Engine *eng, ReplicaLoad *out)
                          .kv_total_blocks = eng->cfg.kv.total_blocks(eng->cfg.kv.ctx)};
 }
 
+void engine_release_handoff(Engine *eng, uint32_t idx)
+{
+    Request *r = &eng->reqs[idx];
+    eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+}
+
 void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
 {
     eng->evq = q;
@@ -423,6 +495,11 @@ int engine_run(Engine *eng, Err *e)
 
 int engine_check_drained(const Engine *eng, Err *e)
 {
+    if (eng->cfg.kv.stats) {
+        Engine *m = (Engine *)(uintptr_t)eng; /* statistics are a cache of the policy's counters */
+        m->st.has_kv_stats = 1;
+        eng->cfg.kv.stats(eng->cfg.kv.ctx, &m->st.kv);
+    }
     /* Every request has left and returned its blocks: anything else is a
      * bookkeeping bug, reported rather than hidden in the numbers. */
     uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);

@@ -20,6 +20,8 @@
 #include "evq.h"
 #include "policy.h"
 
+typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
+
 /* Event kinds on the queue: arg is the request (arrival) or the replica
  * (iteration end). */
 enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2 };
@@ -29,6 +31,17 @@ typedef struct EngineConfig {
     KvPolicy kv;
     CostModel cost;
     MetricsSink sink;     /* optional observers (all entries may be NULL) */
+    uint32_t block_tokens;/* the KV pool's block size (schedulers' watermark arithmetic) */
+    double kv_bytes_per_token;
+    int preempt_swap;     /* 1: preemption moves KV to host memory instead of dropping it */
+    double swap_bw_bytes_per_s; /* host link, per direction */
+    int queue_order;      /* EngineQueueOrder: how arrivals are placed in the waiting queue */
+    /* Disaggregated prefill: when a request's prefill completes, the engine
+     * emits its first token and hands it to handoff() instead of decoding;
+     * it keeps the KV until the cluster calls engine_release_handoff. */
+    int prefill_only;
+    void (*handoff)(void *ctx, uint32_t req, int64_t now_ns);
+    void *handoff_ctx;
     uint32_t max_context; /* reject requests longer than this (0 = no limit) */
     int keep_token_times; /* record every token's emission time */
     int keep_iterations;  /* record one IterRecord per iteration */
@@ -59,11 +72,15 @@ typedef struct EngineStats {
     double running_ns, waiting_ns; /* integrals of the running and waiting counts over busy time */
     uint64_t preemptions;
     uint64_t recomputed_tokens;
+    uint64_t swapped_tokens;     /* KV tokens moved to host memory by swap preemption */
+    double swap_s;               /* transfer time added to iterations by swapping */
     uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */
     uint64_t decode_tokens;
     uint64_t finished, rejected;
     double flops, bytes;         /* totals from the cost model */
     double t_gemm_s, t_attn_s, t_lm_head_s, t_comm_s, t_overhead_s;
+    int has_kv_stats;            /* the KV policy reports prefix-cache statistics */
+    KvStats kv;                  /* filled at the end of the run */
 } EngineStats;
 
 /* reqs: sorted by arrival (ties keep their order); the engine resets their
@@ -87,6 +104,9 @@ int engine_busy(const Engine *eng);
  * at the end of every engine_run). */
 int engine_check_drained(const Engine *eng, Err *e);
 const KvPolicy *engine_kv(const Engine *eng);
+/* The cluster's side of a disaggregated handoff: the KV transfer is done,
+ * the prefill replica frees its copy. */
+void engine_release_handoff(Engine *eng, uint32_t req);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

@@ -119,6 +119,8 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
     out->preemptions = st->preemptions;
     out->recomputed_tokens = st->recomputed_tokens;
     out->busy_s = (double)st->busy_ns / 1e9;
+    out->has_prefix = st->has_kv_stats;
+    out->prefix = st->kv;
     double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     int counted = st->flops > 0;

@@ -64,6 +64,8 @@ typedef struct MetricsCfg {
     double idle_w, busy_w;    /* per GPU; busy_w == 0: energy unknown */
     double peak_flops_per_gpu;/* for MFU (0 = unknown) */
     double mem_bw_per_gpu;    /* for MBU (0 = unknown) */
+    uint32_t kv_block_tokens; /* for the report */
+    int kv_unbounded;
 } MetricsCfg;
 
 /* What a run (or a replayed schedule) produced. */
@@ -111,6 +113,8 @@ typedef struct Summary {
     double kv_mean_used_blocks;                 /* time-weighted over the window */
     uint64_t iterations, preemptions, recomputed_tokens;
     double busy_s;
+    int has_prefix;                             /* prefix-cache statistics below are valid */
+    KvStats prefix;
     Dist mfu, mbu;                              /* over iterations */
     double mfu_mean, mbu_mean;                  /* total FLOPs (bytes) / (peak x busy time) */
     /* cost and energy */

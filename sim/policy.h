@@ -200,4 +200,12 @@ void eng_reject(Engine *eng, uint32_t idx, RejectReason why);
 
 const BatchPlan *eng_plan(const Engine *eng);
 
+/* KV pool state for admission policies (watermarks). */
+uint64_t eng_kv_free_blocks(const Engine *eng);
+uint64_t eng_kv_total_blocks(const Engine *eng);
+uint32_t eng_kv_block_tokens(const Engine *eng);
+/* The cost model's time for a hypothetical batch (admission control's
+ * predictions); 0 on failure. */
+double eng_estimate_s(const Engine *eng, const BatchItem *items, uint32_t n);
+
 #endif

@@ -151,6 +151,17 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
     cJSON_AddNumberToObject(kv, "total_blocks", (double)m->kv_total_blocks);
     cJSON_AddNumberToObject(kv, "peak_used_blocks", (double)m->kv_peak_used_blocks);
     jsonio_add_num(kv, "mean_used_blocks", m->kv_mean_used_blocks);
+    cJSON_AddNumberToObject(kv, "block_tokens", cfg->kv_block_tokens);
+    if (cfg->kv_unbounded) cJSON_AddStringToObject(kv, "note", "unbounded what-if pool: capacity never binds");
+    if (m->has_prefix) {
+        cJSON *pc = cJSON_AddObjectToObject(su, "prefix_cache");
+        cJSON_AddNumberToObject(pc, "lookup_tokens", (double)m->prefix.lookup_tokens);
+        cJSON_AddNumberToObject(pc, "hit_tokens", (double)m->prefix.hit_tokens);
+        num_or_null(pc, "hit_rate", m->prefix.lookup_tokens ? (double)m->prefix.hit_tokens / m->prefix.lookup_tokens : NAN);
+        cJSON_AddNumberToObject(pc, "evictions", (double)m->prefix.evictions);
+        cJSON_AddNumberToObject(pc, "cow_copies", (double)m->prefix.cow_copies);
+        cJSON_AddNumberToObject(pc, "cached_blocks_at_end", (double)m->prefix.cached_blocks);
+    }
     cJSON_AddNumberToObject(su, "iterations", (double)m->iterations);
     cJSON_AddNumberToObject(su, "preemptions", (double)m->preemptions);
     cJSON_AddNumberToObject(su, "recomputed_tokens", (double)m->recomputed_tokens);
@@ -253,6 +264,11 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 m->peak_running, m->mean_running, m->peak_waiting, m->mean_waiting,
                 (unsigned long long)m->kv_peak_used_blocks, (unsigned long long)m->kv_total_blocks,
                 m->kv_mean_used_blocks);
+    if (m->has_prefix && m->prefix.lookup_tokens)
+        fprintf(f, "  prefix cache: %llu of %llu prompt tokens hit (%.1f%%), %llu evictions\n",
+                (unsigned long long)m->prefix.hit_tokens, (unsigned long long)m->prefix.lookup_tokens,
+                100.0 * (double)m->prefix.hit_tokens / (double)m->prefix.lookup_tokens,
+                (unsigned long long)m->prefix.evictions);
     if (!isnan(m->mfu_mean)) fprintf(f, "  MFU %.1f%%, MBU %.1f%% (over busy time)\n", m->mfu_mean * 100, m->mbu_mean * 100);
     fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; $%.6f per 1k output tokens\n",
             cfg->price.usd_per_gpu_hour, cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s,

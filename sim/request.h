@@ -27,6 +27,7 @@ typedef enum {
     REQ_PENDING = 0, /* not yet arrived */
     REQ_QUEUED,      /* arrived, waiting for admission */
     REQ_RUNNING,     /* admitted: holds KV, gets prefill chunks or decodes */
+    REQ_TRANSFER,    /* disaggregated: prefill done, KV moving to a decode replica */
     REQ_FINISHED,
     REQ_REJECTED
 } ReqState;
@@ -66,6 +67,8 @@ typedef struct Request {
     /* ---- engine state ---- */
     uint32_t idx;              /* this record's index in the engine's array */
     uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
+    uint8_t swapped;           /* preempted by swapping: its KV waits in host memory */
+    uint32_t replica;          /* the replica serving it (clusters) */
     uint8_t state;             /* ReqState */
     uint8_t reject_reason;     /* RejectReason */
     uint32_t kv_len;           /* tokens with K/V computed */

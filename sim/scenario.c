@@ -11,6 +11,7 @@
 
 #include "jsonio.h"
 #include "paths.h"
+#include "prefix.h"
 
 /* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
  * in the range of the Azure 2023 conversation trace), 10 requests/s on one
@@ -171,7 +172,8 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_gib, Err *e)
 {
     static const char *const keys[] = {"capacity_gib", "block_tokens", "reserve", "dtype", "max_tokens",
-                                       "unbounded", NULL};
+                                       "unbounded", "prefix_cache", "eviction", NULL};
+    static const char *const evict[] = {"lru", "value", NULL};
     static const char *const modes[] = {"max", "final", "on_demand", NULL};
     if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
     if (jsonio_num(v, "capacity_gib", where, 0, 1e-6, 1e6, cap_gib, e) < 0) return -1;
@@ -191,6 +193,8 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
         s->kv_dtype = (Dtype)d;
     }
     if (jsonio_bool(v, "unbounded", where, 0, &s->kv.unbounded, e) < 0) return -1;
+    if (jsonio_bool(v, "prefix_cache", where, 0, &s->prefix_cache, e) < 0) return -1;
+    if (jsonio_enum(v, "eviction", where, 0, evict, &s->prefix_evict, e) < 0) return -1;
     return 0;
 }
 
@@ -295,7 +299,15 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
     EngineConfig cfg = {0};
     if (sink) cfg.sink = *sink;
     if (sched_new(&s->sched, &cfg.sched, e) < 0) return NULL;
-    if (kv_pool_new(&s->kv, &cfg.kv, e) < 0) {
+    int kv_rc;
+    if (s->prefix_cache) {
+        PrefixConfig pc = {.kv = s->kv, .evict = (PrefixEvict)s->prefix_evict,
+                           .namespace_seed = prefix_namespace(s->model.name, "", "rope"), .n_requests = s->wl.n};
+        kv_rc = prefix_new(&pc, &cfg.kv, e);
+    } else {
+        kv_rc = kv_pool_new(&s->kv, &cfg.kv, e);
+    }
+    if (kv_rc < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
         return NULL;
     }
@@ -329,6 +341,8 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
     m->busy_w = s->hw.busy_w;
     m->mem_bw_per_gpu = s->hw.mem_bw_bytes_per_s;
     m->peak_flops_per_gpu = s->hw.peak_flops[s->compute_dtype];
+    m->kv_block_tokens = s->kv.block_tokens;
+    m->kv_unbounded = s->kv.unbounded;
     /* The workload's classes: class 0 is the default until the workload
      * names its classes. */
     static const char *const dflt_names[] = {"default"};
@@ -364,6 +378,7 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     jsonio_add_num(sc, "kv_capacity_gib", s->kv.capacity_bytes / GIB);
     cJSON_AddBoolToObject(sc, "kv_capacity_derived", s->kv_capacity_derived);
     cJSON_AddBoolToObject(sc, "kv_unbounded", s->kv.unbounded);
+    cJSON_AddBoolToObject(sc, "prefix_cache", s->prefix_cache);
     cJSON_AddStringToObject(sc, "workload", s->wl.kind);
     cJSON_AddNumberToObject(sc, "seed", (double)s->seed);
 }

@@ -35,6 +35,8 @@ typedef struct Scenario {
     KvConfig kv;
     Dtype kv_dtype;
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */
+    int prefix_cache;        /* hash-chained block reuse (prefix.h) */
+    int prefix_evict;        /* PrefixEvict */
     Slo slo;               /* default SLO targets */
     SloClasses slo_classes;
     Price price;           /* gpus = tp */
