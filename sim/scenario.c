@@ -156,16 +156,78 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
     return 0;
 }
 
+/* Keys each scheduler kind accepts, besides the shared ones; with k NULL,
+ * writes the list into buf. */
+static int sched_key_ok(int kind, const char *k, char *buf, size_t n)
+{
+    static const char *const shared[] = {"kind", "order", "admission", NULL};
+    static const char *const plain[] = {"max_running", "token_budget", NULL};
+    static const char *const chunked[] = {"max_running", "token_budget", "long_prefill_threshold",
+                                          "max_partial_prefills", NULL};
+    static const char *const vllm[] = {"max_num_seqs", "max_num_batched_tokens", "preemption", "watermark",
+                                       "swap_gb_per_s", NULL};
+    const char *const *lists[] = {shared, kind == SCHED_CHUNKED ? chunked : kind == SCHED_VLLM ? vllm : plain};
+    size_t used = 0;
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; lists[l][i]; i++) {
+            if (k && !strcmp(lists[l][i], k)) return 1;
+            if (buf && used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", lists[l][i]);
+        }
+    return 0;
+}
+
 static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
-    static const char *const keys[] = {"kind", "max_running", "token_budget", NULL};
-    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    if (jsonio_expect_object(v, where, e) < 0) return -1;
     int kind;
     if (jsonio_enum(v, "kind", where, 1, sched_kind_names, &kind, e) < 0) return -1;
-    int64_t mr = 256, tb = 2048;
-    if (jsonio_int(v, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
-    if (jsonio_int(v, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
-    s->sched = (SchedConfig){.kind = (SchedKind)kind, .max_running = (uint32_t)mr, .token_budget = (uint32_t)tb};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        char allowed[512] = "";
+        if (!sched_key_ok(kind, it->string, NULL, 0)) {
+            sched_key_ok(kind, NULL, allowed, sizeof allowed);
+            return err_set(e, "%s: unknown key \"%s\" for a %s scheduler; allowed: %s", where, it->string,
+                           sched_kind_names[kind], allowed);
+        }
+    }
+    SchedConfig *c = &s->sched;
+    int64_t mr = 256, tb = kind == SCHED_VLLM ? 8192 : 2048, lp = 0, mp = 0;
+    if (kind == SCHED_VLLM) {
+        /* vLLM's defaults: max_num_seqs 256, max_num_batched_tokens 8192 */
+        if (jsonio_int(v, "max_num_seqs", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
+        if (jsonio_int(v, "max_num_batched_tokens", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
+    } else {
+        if (jsonio_int(v, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
+        if (jsonio_int(v, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
+    }
+    if (jsonio_int(v, "long_prefill_threshold", where, 0, 1, 1 << 24, &lp, e) < 0) return -1;
+    if (jsonio_int(v, "max_partial_prefills", where, 0, 1, 1 << 20, &mp, e) < 0) return -1;
+    *c = (SchedConfig){.kind = (SchedKind)kind, .max_running = (uint32_t)mr, .token_budget = (uint32_t)tb,
+                       .long_prefill_threshold = (uint32_t)lp, .max_partial_prefills = (uint32_t)mp,
+                       .watermark = 0.01 /* vLLM's default */};
+    if (jsonio_num(v, "watermark", where, 0, 0, 0.99, &c->watermark, e) < 0) return -1;
+    static const char *const modes[] = {"recompute", "swap", NULL};
+    if (jsonio_enum(v, "preemption", where, 0, modes, &s->preempt_swap, e) < 0) return -1;
+    /* PCIe Gen5 x16, 64 GB/s per direction (gpus.md) */
+    double gbs = 64;
+    if (jsonio_num(v, "swap_gb_per_s", where, 0, 1e-3, 1e5, &gbs, e) < 0) return -1;
+    s->swap_bw_bytes_per_s = gbs * 1e9;
+    static const char *const orders[] = {"fcfs", "priority", "edf", NULL};
+    if (jsonio_enum(v, "order", where, 0, orders, &s->queue_order, e) < 0) return -1;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "admission");
+    if (a) {
+        char p[256];
+        jsonio_path(p, sizeof p, where, "admission");
+        static const char *const ak[] = {"max_queue", "max_ttft_ms", "deadline_aware", NULL};
+        if (jsonio_expect_object(a, p, e) < 0 || jsonio_check_keys(a, p, ak, e) < 0) return -1;
+        int64_t mq = 0;
+        double ttft = 0;
+        if (jsonio_int(a, "max_queue", p, 0, 0, 1 << 30, &mq, e) < 0) return -1;
+        if (jsonio_num(a, "max_ttft_ms", p, 0, 1e-6, 1e9, &ttft, e) < 0) return -1;
+        if (jsonio_bool(a, "deadline_aware", p, 0, &c->deadline_aware, e) < 0) return -1;
+        c->max_queue = (uint32_t)mq;
+        c->max_ttft_s = ttft * 1e-3;
+    }
     return 0;
 }
 
@@ -326,6 +388,11 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
         return NULL;
     }
     cfg.max_context = (uint32_t)s->model.max_context;
+    cfg.block_tokens = s->kv.block_tokens;
+    cfg.kv_bytes_per_token = s->kv.bytes_per_token;
+    cfg.preempt_swap = s->preempt_swap;
+    cfg.swap_bw_bytes_per_s = s->swap_bw_bytes_per_s > 0 ? s->swap_bw_bytes_per_s : 64e9;
+    cfg.queue_order = s->queue_order;
     cfg.keep_token_times = s->keep_token_times;
     cfg.keep_iterations = s->keep_iterations;
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);

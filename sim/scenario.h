@@ -32,6 +32,9 @@ typedef struct Scenario {
     LinearCostCfg linear;
     Dtype compute_dtype;
     SchedConfig sched;
+    int preempt_swap;      /* vllm "preemption": "swap" */
+    double swap_bw_bytes_per_s;
+    int queue_order;       /* EngineQueueOrder */
     KvConfig kv;
     Dtype kv_dtype;
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */

@@ -9,7 +9,13 @@
 
 #include <stdlib.h>
 
-const char *const sched_kind_names[] = {"static", "continuous", "chunked", NULL};
+const char *const sched_kind_names[] = {"static", "continuous", "chunked", "vllm", NULL};
+
+typedef struct Sched {
+    SchedConfig c;
+    BatchItem *scratch; /* prediction batches (admission control only) */
+    uint32_t cap;
+} Sched;
 
 const char *sched_kind_name(SchedKind k)
 {
@@ -32,9 +38,13 @@ static void plan_all_running(Engine *eng)
     }
 }
 
+static void admission_sweep(Sched *sc, Engine *eng);
+
 static int static_schedule(void *ctx, Engine *eng, Err *e)
 {
-    const SchedConfig *c = ctx;
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    admission_sweep(sc, eng);
     (void)e;
     if (eng_running_count(eng) == 0) {
         while (eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
@@ -48,7 +58,9 @@ static int static_schedule(void *ctx, Engine *eng, Err *e)
 
 static int continuous_schedule(void *ctx, Engine *eng, Err *e)
 {
-    const SchedConfig *c = ctx;
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    admission_sweep(sc, eng);
     (void)e;
     plan_all_running(eng);
     while (eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
@@ -60,34 +72,182 @@ static int continuous_schedule(void *ctx, Engine *eng, Err *e)
     return 0;
 }
 
+static uint32_t chunk_cap(const SchedConfig *c, uint32_t left, uint32_t budget)
+{
+    uint32_t x = MIN(left, budget);
+    if (c->long_prefill_threshold && x > c->long_prefill_threshold) x = c->long_prefill_threshold;
+    return x;
+}
+
 static int chunked_schedule(void *ctx, Engine *eng, Err *e)
 {
-    const SchedConfig *c = ctx;
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
     (void)e;
-    uint32_t budget = c->token_budget;
+    admission_sweep(sc, eng);
+    uint32_t budget = c->token_budget, partial = 0;
+    const uint32_t max_partial = c->max_partial_prefills ? c->max_partial_prefills : UINT32_MAX;
     /* 1. one decode token per request that has its first token */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0; i++) {
         uint32_t idx = eng_running_at(eng, i);
         if (request_decoding(eng_req(eng, idx)) && eng_plan_add(eng, idx, 0)) budget--;
     }
     /* 2. chunks for admitted requests still prefilling, admission order */
-    for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0; i++) {
+    for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0 && partial < max_partial; i++) {
         uint32_t idx = eng_running_at(eng, i);
         Request *r = eng_req(eng, idx);
         if (request_decoding(r)) continue;
-        budget -= (uint32_t)eng_plan_add(eng, idx, MIN(prefill_left(r), budget));
+        int added = eng_plan_add(eng, idx, chunk_cap(c, prefill_left(r), budget));
+        budget -= (uint32_t)added;
+        partial += added > 0;
     }
-    /* 3. admit FCFS, each taking a chunk */
-    while (budget > 0 && eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
+    /* 3. admit in queue order, each taking a chunk */
+    while (budget > 0 && partial < max_partial && eng_running_count(eng) < c->max_running &&
+           eng_waiting_count(eng) > 0) {
         uint32_t idx = eng_waiting_at(eng, 0);
         Request *r = eng_req(eng, idx);
-        if (!eng_admit(eng, 0, MIN(prefill_left(r), budget))) break;
-        /* a prefix-cache hit may have shortened the prefill */
-        int added = eng_plan_add(eng, idx, MIN(prefill_left(r), budget));
+        if (!eng_admit(eng, 0, chunk_cap(c, prefill_left(r), budget))) break;
+        /* a prefix-cache hit may have shortened the prefill; a request
+         * handed over with its KV (disaggregation) decodes at once */
+        int added = eng_plan_add(eng, idx, request_decoding(r) ? 0 : chunk_cap(c, prefill_left(r), budget));
         if (!added) break;
         budget -= (uint32_t)added;
+        partial += !request_decoding(r);
     }
     return 0;
+}
+
+static int vllm_schedule(void *ctx, Engine *eng, Err *e)
+{
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    (void)e;
+    admission_sweep(sc, eng);
+    uint32_t budget = c->token_budget, B = eng_kv_block_tokens(eng);
+    uint64_t keep_free = (uint64_t)(c->watermark * (double)eng_kv_total_blocks(eng));
+    /* prefill-first: admit whole prompts while they fit every limit */
+    while (eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
+        uint32_t idx = eng_waiting_at(eng, 0);
+        Request *r = eng_req(eng, idx);
+        uint32_t need = prefill_left(r);
+        if (need > c->token_budget) {
+            /* vLLM refuses a prompt longer than max_num_batched_tokens */
+            eng_reject(eng, idx, REJECT_CONTEXT);
+            continue;
+        }
+        if (need > budget) break;
+        uint64_t blocks = (r->kv_len + need + B - 1) / B;
+        if (eng_kv_free_blocks(eng) < blocks + keep_free) break;
+        if (!eng_admit(eng, 0, need)) break;
+        budget -= (uint32_t)eng_plan_add(eng, idx, request_decoding(r) ? 0 : prefill_left(r));
+    }
+    if (eng_plan(eng)->n > 0) return 0;
+    /* otherwise a decode iteration over every running request */
+    for (uint32_t i = 0; i < eng_running_count(eng); i++) {
+        uint32_t idx = eng_running_at(eng, i);
+        Request *r = eng_req(eng, idx);
+        eng_plan_add(eng, idx, request_decoding(r) ? 0 : prefill_left(r));
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------- admission control */
+
+static BatchItem *scratch(Sched *sc, uint32_t n)
+{
+    if (n > sc->cap) {
+        sc->cap = n * 2;
+        sc->scratch = xrealloc(sc->scratch, sc->cap * sizeof *sc->scratch);
+    }
+    return sc->scratch;
+}
+
+/* Predicted time until r's first token: the prefills of everything ahead of
+ * it in the queue (its own included) and the unfinished prefills of running
+ * requests, each priced alone by the cost model. */
+static double predict_ttft_s(Sched *sc, Engine *eng, uint32_t idx)
+{
+    double t = 0;
+    BatchItem *it = scratch(sc, 1);
+    for (uint32_t i = 0; i < eng_running_count(eng); i++) {
+        const Request *q = eng_req(eng, eng_running_at(eng, i));
+        if (request_decoding(q)) continue;
+        *it = (BatchItem){.c = prefill_left(q), .h = q->kv_len, .kind = ITEM_PREFILL, .samples = 1};
+        t += eng_estimate_s(eng, it, 1);
+    }
+    for (uint32_t i = 0; i < eng_waiting_count(eng); i++) {
+        uint32_t w = eng_waiting_at(eng, i);
+        const Request *q = eng_req(eng, w);
+        *it = (BatchItem){.c = prefill_left(q) ? prefill_left(q) : 1, .h = q->kv_len, .kind = ITEM_PREFILL,
+                          .samples = 1};
+        t += eng_estimate_s(eng, it, 1);
+        if (w == idx) break;
+    }
+    return t;
+}
+
+/* Predicted decode time of r once running: its remaining tokens, each an
+ * iteration that also decodes everything running now. */
+static double predict_decode_s(Sched *sc, Engine *eng, const Request *r)
+{
+    uint32_t left = r->output_tokens - (r->generated ? r->generated : 1);
+    if (left == 0) return 0;
+    uint32_t n = eng_running_count(eng);
+    BatchItem *it = scratch(sc, n + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *q = eng_req(eng, eng_running_at(eng, i));
+        it[i] = (BatchItem){.c = 1, .h = q->kv_len, .kind = ITEM_DECODE, .samples = 1};
+    }
+    it[n] = (BatchItem){.c = 1, .h = r->prompt_tokens + r->output_tokens / 2, .kind = ITEM_DECODE, .samples = 1};
+    return left * eng_estimate_s(eng, it, n + 1);
+}
+
+static void sched_on_arrival(void *ctx, Engine *eng, uint32_t idx)
+{
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    Request *r = eng_req(eng, idx);
+    if (c->max_queue && eng_waiting_count(eng) > c->max_queue) {
+        eng_reject(eng, idx, REJECT_ADMISSION);
+        return;
+    }
+    if (!c->max_ttft_s && !(c->deadline_aware && r->deadline_ns >= 0)) return;
+    double ttft = predict_ttft_s(sc, eng, idx);
+    if (c->max_ttft_s && ttft > c->max_ttft_s) {
+        eng_reject(eng, idx, REJECT_ADMISSION);
+        return;
+    }
+    if (c->deadline_aware && r->deadline_ns >= 0 &&
+        eng_now_ns(eng) + (int64_t)((ttft + predict_decode_s(sc, eng, r)) * 1e9) > r->deadline_ns)
+        eng_reject(eng, idx, REJECT_ADMISSION);
+}
+
+/* At a boundary: a queued request that would miss its deadline even if it
+ * started now is rejected now, not left to fail late. */
+static void admission_sweep(Sched *sc, Engine *eng)
+{
+    if (!sc->c.deadline_aware) return;
+    BatchItem one;
+    for (uint32_t i = 0; i < eng_waiting_count(eng);) {
+        uint32_t idx = eng_waiting_at(eng, i);
+        Request *r = eng_req(eng, idx);
+        if (r->deadline_ns < 0) {
+            i++;
+            continue;
+        }
+        one = (BatchItem){.c = prefill_left(r) ? prefill_left(r) : 1, .h = r->kv_len, .kind = ITEM_PREFILL,
+                          .samples = 1};
+        double best = eng_estimate_s(eng, &one, 1) + predict_decode_s(sc, eng, r);
+        if (eng_now_ns(eng) + (int64_t)(best * 1e9) > r->deadline_ns) eng_reject(eng, idx, REJECT_ADMISSION);
+        else i++;
+    }
+}
+
+static void sched_destroy(void *ctx)
+{
+    Sched *sc = ctx;
+    free(sc->scratch);
+    free(sc);
 }
 
 int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
@@ -95,15 +255,22 @@ int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
     if (cfg->max_running < 1) return err_set(e, "scheduler.max_running: got %u, expected >= 1", cfg->max_running);
     if (cfg->kind == SCHED_CHUNKED && cfg->token_budget < 1)
         return err_set(e, "scheduler.token_budget: got %u, expected >= 1", cfg->token_budget);
-    SchedConfig *c = xmalloc(sizeof *c);
-    *c = *cfg;
+    if (cfg->kind == SCHED_VLLM && cfg->token_budget < 1)
+        return err_set(e, "scheduler.max_num_batched_tokens: got %u, expected >= 1", cfg->token_budget);
+    if (!(cfg->watermark >= 0 && cfg->watermark < 1))
+        return err_set(e, "scheduler.watermark: got %g, expected a fraction in [0, 1)", cfg->watermark);
     int (*fn)(void *, Engine *, Err *) = NULL;
     switch (cfg->kind) {
     case SCHED_STATIC: fn = static_schedule; break;
     case SCHED_CONTINUOUS: fn = continuous_schedule; break;
     case SCHED_CHUNKED: fn = chunked_schedule; break;
-    default: free(c); return err_set(e, "scheduler.kind: unknown kind %d", (int)cfg->kind);
+    case SCHED_VLLM: fn = vllm_schedule; break;
+    default: return err_set(e, "scheduler.kind: unknown kind %d", (int)cfg->kind);
     }
-    *out = (Scheduler){.name = sched_kind_name(cfg->kind), .ctx = c, .schedule = fn, .destroy = free};
+    Sched *sc = xcalloc(1, sizeof *sc);
+    sc->c = *cfg;
+    int admission = cfg->max_queue || cfg->max_ttft_s > 0 || cfg->deadline_aware;
+    *out = (Scheduler){.name = sched_kind_name(cfg->kind), .ctx = sc, .schedule = fn,
+                       .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy};
     return 0;
 }

@@ -15,18 +15,42 @@
  *               admitted requests in admission order, each min(remaining
  *               prompt, remaining budget), then admit FCFS while fewer than
  *               max_running run and budget remains, each taking a chunk.
+ *               Optional vLLM-v1 knobs: a per-request chunk cap
+ *               (long_prefill_threshold) and at most max_partial_prefills
+ *               requests prefilling per iteration.
+ *   vllm        vLLM v0's default: when waiting requests fit -- max_num_seqs
+ *               running, max_num_batched_tokens new tokens, and KV blocks
+ *               for their whole prompt leaving `watermark` of the pool free
+ *               -- the iteration prefills them (and nothing else); otherwise
+ *               every running request decodes.  On-demand KV; when a decode
+ *               cannot get a block the most recently admitted request is
+ *               preempted (recompute or swap: the engine's setting).
+ * Admission control applies to every kind: at arrival, reject when the
+ * queue is full, when the predicted TTFT exceeds a limit, or (deadline
+ * aware) when the predicted completion misses the request's deadline; at
+ * every boundary, reject queued requests that can no longer make their
+ * deadline even if started now.  Predictions use the engine's cost model.
  */
 #ifndef SERVESIM_SCHED_H
 #define SERVESIM_SCHED_H
 
 #include "policy.h"
 
-typedef enum { SCHED_STATIC = 0, SCHED_CONTINUOUS, SCHED_CHUNKED, SCHED_KIND_COUNT } SchedKind;
+typedef enum { SCHED_STATIC = 0, SCHED_CONTINUOUS, SCHED_CHUNKED, SCHED_VLLM, SCHED_KIND_COUNT } SchedKind;
 
 typedef struct SchedConfig {
     SchedKind kind;
-    uint32_t max_running;  /* requests admitted at once */
-    uint32_t token_budget; /* chunked: new tokens per iteration */
+    uint32_t max_running;  /* requests admitted at once (vllm: max_num_seqs) */
+    uint32_t token_budget; /* chunked: new tokens per iteration (vllm: max_num_batched_tokens) */
+    /* chunked, vLLM-v1 style */
+    uint32_t long_prefill_threshold; /* a chunk takes at most this many tokens (0 = no cap) */
+    uint32_t max_partial_prefills;   /* requests prefilling in one iteration (0 = no cap) */
+    /* vllm */
+    double watermark;      /* fraction of KV blocks kept free when admitting */
+    /* admission control (every kind) */
+    uint32_t max_queue;    /* reject an arrival that finds this many waiting (0 = no limit) */
+    double max_ttft_s;     /* reject when the predicted TTFT exceeds it (0 = no limit) */
+    int deadline_aware;    /* reject as soon as the predicted completion misses the deadline */
 } SchedConfig;
 
 int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e);
