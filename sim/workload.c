@@ -1,236 +1,618 @@
 /*
- * workload.c -- explicit request lists and the Poisson generator (see
- * workload.h).  Every value is checked with its key path before use.
+ * workload.c -- the Workload builder, its finishing pass, the dispatch over
+ * workload sources, and the JSON request-list writer (see workload.h).
+ *
+ * Owns: the request array while it grows (doubling), the arena that holds
+ * ids, names and token/hash id arrays (chunks that never move, so pointers
+ * into it stay valid), the name tables of tenants, classes and sessions
+ * (open-addressing hash tables over interned strings), and the links
+ * between triggered requests.  Sources append requests in creation order;
+ * workload_finish turns that into the invariants listed in workload.h.
  */
 #include "workload.h"
 
-#include <gsl/gsl_randist.h>
-#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gen_closed.h"
+#include "gen_open.h"
+#include "gen_session.h"
 #include "jsonio.h"
 #include "rng.h"
+#include "trace_load.h"
 
-#define LEN_MAX 10000000 /* tokens: longer than any context window we model */
+#define ARENA_CHUNK_BYTES (1u << 20)
+/* Keys of synthetic token ids: the shared prefix every session may start
+ * with, and the seed of a session name's hash. */
+#define SHARED_PREFIX_KEY 0x5EC0A7E5ULL
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+
+typedef struct Chunk {
+    struct Chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} Chunk;
+
+/* Interned strings: names[i] is unique; slots hold index + 1 (0 = empty). */
+typedef struct Names {
+    const char **names;
+    uint32_t n, cap;
+    uint32_t *slots;
+    uint32_t n_slots;
+} Names;
+
+typedef struct AfterLink {
+    uint32_t idx;        /* creation index of the triggered request */
+    const char *pred_id; /* its predecessor's id (arena) */
+} AfterLink;
+
+struct WlPriv {
+    uint32_t cap;        /* capacity of reqs and of the side arrays */
+    Chunk *arena;
+    Names tenants, classes, sessions;
+    uint32_t sessions_cap;
+    AfterLink *after;
+    uint32_t n_after, cap_after;
+};
+
+/* ------------------------------------------------------------- arena */
+
+void *workload_alloc(Workload *w, size_t bytes)
+{
+    WlPriv *p = w->priv;
+    size_t need = (bytes + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (need == 0) need = sizeof(max_align_t);
+    Chunk *c = p->arena;
+    if (!c || c->cap - c->used < need) {
+        size_t cap = need > ARENA_CHUNK_BYTES ? need : ARENA_CHUNK_BYTES;
+        c = xmalloc(sizeof *c + cap);
+        c->cap = cap;
+        c->used = 0;
+        c->next = p->arena;
+        p->arena = c;
+    }
+    void *out = (char *)c->data + c->used;
+    c->used += need;
+    return out;
+}
+
+const char *workload_str(Workload *w, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = workload_alloc(w, len);
+    memcpy(d, s, len);
+    return d;
+}
+
+void workload_set_id(Workload *w, uint32_t idx, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    w->reqs[idx].id = workload_str(w, buf);
+}
+
+/* ------------------------------------------------------------- names */
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = FNV_OFFSET;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * FNV_PRIME;
+    return h;
+}
+
+static uint32_t names_find(const Names *t, const char *s)
+{
+    if (!t->n_slots) return UINT32_MAX;
+    uint32_t mask = t->n_slots - 1;
+    for (uint32_t i = (uint32_t)str_hash(s) & mask;; i = (i + 1) & mask) {
+        uint32_t v = t->slots[i];
+        if (!v) return UINT32_MAX;
+        if (!strcmp(t->names[v - 1], s)) return v - 1;
+    }
+}
+
+static void names_slot(Names *t, uint32_t idx)
+{
+    uint32_t mask = t->n_slots - 1;
+    uint32_t i = (uint32_t)str_hash(t->names[idx]) & mask;
+    while (t->slots[i]) i = (i + 1) & mask;
+    t->slots[i] = idx + 1;
+}
+
+/* Adds `stored` (which must outlive the table and be absent from it). */
+static uint32_t names_add(Names *t, const char *stored)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 8;
+        t->names = xrealloc(t->names, t->cap * sizeof *t->names);
+    }
+    uint32_t idx = t->n++;
+    t->names[idx] = stored;
+    if (2 * t->n > t->n_slots) {
+        free(t->slots);
+        t->n_slots = t->n_slots ? t->n_slots * 2 : 16;
+        while (2 * t->n > t->n_slots) t->n_slots *= 2;
+        t->slots = xcalloc(t->n_slots, sizeof *t->slots);
+        for (uint32_t k = 0; k < t->n; k++) names_slot(t, k);
+    } else {
+        names_slot(t, idx);
+    }
+    return idx;
+}
+
+static void names_free(Names *t)
+{
+    free(t->names);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static uint32_t intern(Workload *w, Names *t, const char *name)
+{
+    uint32_t k = names_find(t, name);
+    return k != UINT32_MAX ? k : names_add(t, workload_str(w, name));
+}
+
+uint32_t workload_tenant(Workload *w, const char *name)
+{
+    uint32_t k = intern(w, &w->priv->tenants, name);
+    w->tenant_names = w->priv->tenants.names;
+    w->n_tenants = w->priv->tenants.n;
+    return k;
+}
+
+uint32_t workload_class(Workload *w, const char *name)
+{
+    uint32_t k = intern(w, &w->priv->classes, name);
+    w->class_names = w->priv->classes.names;
+    w->n_classes = w->priv->classes.n;
+    return k;
+}
+
+/* ----------------------------------------------------------- builder */
+
+void workload_init(Workload *w, const char *kind)
+{
+    memset(w, 0, sizeof *w);
+    w->priv = xcalloc(1, sizeof *w->priv);
+    snprintf(w->kind, sizeof w->kind, "%s", kind);
+    workload_tenant(w, "default");
+    workload_class(w, "default");
+}
+
+static void grow_side(uint32_t **a, uint32_t old_cap, uint32_t cap, uint32_t fill)
+{
+    *a = xrealloc(*a, cap * sizeof **a);
+    for (uint32_t i = old_cap; i < cap; i++) (*a)[i] = fill;
+}
+
+static void grow_side64(int64_t **a, uint32_t old_cap, uint32_t cap)
+{
+    *a = xrealloc(*a, cap * sizeof **a);
+    for (uint32_t i = old_cap; i < cap; i++) (*a)[i] = -1;
+}
+
+Request *workload_push(Workload *w)
+{
+    WlPriv *p = w->priv;
+    if (w->n == p->cap) {
+        uint32_t cap = p->cap ? p->cap * 2 : 1024;
+        w->reqs = xrealloc(w->reqs, cap * sizeof *w->reqs);
+        if (w->session_of) grow_side(&w->session_of, p->cap, cap, WL_NO_SESSION);
+        if (w->deadline_rel_ns) grow_side64(&w->deadline_rel_ns, p->cap, cap);
+        p->cap = cap;
+    }
+    Request *r = &w->reqs[w->n++];
+    request_init(r);
+    return r;
+}
+
+int workload_set_session(Workload *w, uint32_t idx, const char *name, uint32_t shared_prefix_tokens,
+                         const char *where, Err *e)
+{
+    WlPriv *p = w->priv;
+    if (!w->session_of) grow_side(&w->session_of, 0, p->cap, WL_NO_SESSION);
+    uint32_t k = names_find(&p->sessions, name);
+    if (k == UINT32_MAX) {
+        k = names_add(&p->sessions, workload_str(w, name));
+        if (k == p->sessions_cap) {
+            p->sessions_cap = p->sessions_cap ? p->sessions_cap * 2 : 64;
+            w->sessions = xrealloc(w->sessions, p->sessions_cap * sizeof *w->sessions);
+        }
+        w->sessions[k] = (WlSession){.name = p->sessions.names[k], .shared_prefix_tokens = shared_prefix_tokens};
+        w->n_sessions = p->sessions.n;
+    } else if (w->sessions[k].shared_prefix_tokens != shared_prefix_tokens) {
+        return err_set(e, "%s: session \"%s\": shared_prefix_tokens %u differs from %u given earlier in the "
+                          "same session", where, name, shared_prefix_tokens, w->sessions[k].shared_prefix_tokens);
+    }
+    w->session_of[idx] = k;
+    return 0;
+}
+
+void workload_set_deadline(Workload *w, uint32_t idx, int64_t rel_ns)
+{
+    if (!w->deadline_rel_ns) {
+        if (rel_ns < 0) return;
+        grow_side64(&w->deadline_rel_ns, 0, w->priv->cap);
+    }
+    w->deadline_rel_ns[idx] = rel_ns;
+}
+
+void workload_link(Workload *w, uint32_t pred, uint32_t idx, int64_t think_ns)
+{
+    w->reqs[pred].next_req = idx;
+    w->reqs[idx].triggered = 1;
+    w->reqs[idx].think_ns = think_ns;
+    w->reqs[idx].t_arrive_ns = -1;
+}
+
+void workload_after(Workload *w, uint32_t idx, const char *pred_id, int64_t think_ns)
+{
+    WlPriv *p = w->priv;
+    if (p->n_after == p->cap_after) {
+        p->cap_after = p->cap_after ? p->cap_after * 2 : 64;
+        p->after = xrealloc(p->after, p->cap_after * sizeof *p->after);
+    }
+    p->after[p->n_after++] = (AfterLink){.idx = idx, .pred_id = workload_str(w, pred_id)};
+    w->reqs[idx].triggered = 1;
+    w->reqs[idx].think_ns = think_ns;
+    w->reqs[idx].t_arrive_ns = -1;
+}
 
 void workload_free(Workload *w)
 {
+    if (w->priv) {
+        Chunk *c = w->priv->arena;
+        while (c) {
+            Chunk *nx = c->next;
+            free(c);
+            c = nx;
+        }
+        names_free(&w->priv->tenants);
+        names_free(&w->priv->classes);
+        names_free(&w->priv->sessions);
+        free(w->priv->after);
+        free(w->priv);
+    }
     free(w->reqs);
-    free(w->names);
+    free(w->sessions);
+    free(w->session_of);
+    free(w->deadline_rel_ns);
     memset(w, 0, sizeof *w);
 }
 
-static const char *const dist_names[] = {"fixed", "uniform", "normal", "lognormal", NULL};
+/* ---------------------------------------------------------- finishing */
 
-int lengthdist_from_json(const cJSON *v, const char *where, LengthDist *d, Err *e)
+typedef struct SortKey {
+    int64_t t;
+    uint32_t idx;
+} SortKey;
+
+static int cmp_key(const void *a, const void *b)
 {
-    memset(d, 0, sizeof *d);
-    d->lo = 1;
-    d->hi = LEN_MAX;
-    if (cJSON_IsNumber(v)) {
-        double x = v->valuedouble;
-        if (x != floor(x) || x < 1 || x > LEN_MAX)
-            return err_set(e, "%s: got %g, expected an integer token count in [1, %d] or a distribution "
-                              "object", where, x, LEN_MAX);
-        d->kind = 0;
-        d->a = x;
-        return 0;
-    }
-    if (!cJSON_IsObject(v))
-        return err_set(e, "%s: expected an integer or a distribution object like "
-                          "{\"dist\": \"uniform\", \"min\": 128, \"max\": 512}", where);
-    if (jsonio_enum(v, "dist", where, 1, dist_names, &d->kind, e) < 0) return -1;
-    static const char *const k_fixed[] = {"dist", "value", NULL};
-    static const char *const k_uniform[] = {"dist", "min", "max", NULL};
-    static const char *const k_normal[] = {"dist", "mean", "std", "min", "max", NULL};
-    static const char *const k_lognormal[] = {"dist", "median", "sigma", "min", "max", NULL};
-    const char *const *keys[] = {k_fixed, k_uniform, k_normal, k_lognormal};
-    if (jsonio_check_keys(v, where, keys[d->kind], e) < 0) return -1;
-    int64_t lo = 1, hi = LEN_MAX;
-    if (jsonio_int(v, "min", where, d->kind == 1, 1, LEN_MAX, &lo, e) < 0) return -1;
-    if (jsonio_int(v, "max", where, d->kind == 1, 1, LEN_MAX, &hi, e) < 0) return -1;
-    if (lo > hi) return err_set(e, "%s: min %lld > max %lld", where, (long long)lo, (long long)hi);
-    d->lo = (double)lo;
-    d->hi = (double)hi;
-    switch (d->kind) {
-    case 0: {
-        int64_t x;
-        if (jsonio_int(v, "value", where, 1, 1, LEN_MAX, &x, e) < 0) return -1;
-        d->a = (double)x;
-        break;
-    }
-    case 1: d->a = d->lo; d->b = d->hi; break;
-    case 2:
-        if (jsonio_num(v, "mean", where, 1, 1, LEN_MAX, &d->a, e) < 0) return -1;
-        if (jsonio_num(v, "std", where, 1, 0, LEN_MAX, &d->b, e) < 0) return -1;
-        break;
-    case 3:
-        if (jsonio_num(v, "median", where, 1, 1, LEN_MAX, &d->a, e) < 0) return -1;
-        if (jsonio_num(v, "sigma", where, 1, 0, 10, &d->b, e) < 0) return -1;
-        break;
-    }
-    return 0;
+    const SortKey *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static uint32_t lengthdist_draw(const LengthDist *d, gsl_rng *r)
+/* Ids unique; "after" names resolved to links. */
+static int finish_ids(Workload *w, const char *where, Err *e)
 {
-    double x = d->a;
-    switch (d->kind) {
-    case 1: x = d->a + (double)gsl_rng_uniform_int(r, (unsigned long)(d->b - d->a + 1)); break;
-    case 2: x = d->a + gsl_ran_gaussian(r, d->b); break;
-    case 3: x = gsl_ran_lognormal(r, log(d->a), d->b); break;
-    default: break;
+    WlPriv *p = w->priv;
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!w->reqs[i].id) workload_set_id(w, i, "%u", i);
+    Names ids = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+        if (names_find(&ids, w->reqs[i].id) != UINT32_MAX)
+            rc = err_set(e, "%s: duplicate request id \"%s\"", where, w->reqs[i].id);
+        else
+            names_add(&ids, w->reqs[i].id);
     }
-    x = floor(x + 0.5);
-    if (x < d->lo) x = d->lo;
-    if (x > d->hi) x = d->hi;
-    return (uint32_t)x;
+    for (uint32_t k = 0; k < p->n_after && rc == 0; k++) {
+        const AfterLink *l = &p->after[k];
+        Request *r = &w->reqs[l->idx];
+        uint32_t pred = names_find(&ids, l->pred_id);
+        if (pred == UINT32_MAX)
+            rc = err_set(e, "%s: request \"%s\": after: no request has id \"%s\"", where, r->id, l->pred_id);
+        else if (pred == l->idx)
+            rc = err_set(e, "%s: request \"%s\": after: a request cannot follow itself", where, r->id);
+        else if (w->reqs[pred].next_req != REQ_NONE)
+            rc = err_set(e, "%s: request \"%s\": after: \"%s\" already triggers \"%s\"; a request triggers at "
+                            "most one other", where, r->id, l->pred_id, w->reqs[w->reqs[pred].next_req].id);
+        else
+            w->reqs[pred].next_req = l->idx;
+    }
+    names_free(&ids);
+    return rc;
 }
 
-/* ------------------------------------------------------------------ list */
-
-static int cmp_arrival(const void *a, const void *b)
+/* Every triggered request must hang off a chain that starts at an
+ * untriggered one; a chain can only fail to by being a cycle. */
+static int finish_chains(Workload *w, const char *where, Err *e)
 {
-    const Request *x = a, *y = b;
-    if (x->t_arrive_ns != y->t_arrive_ns) return x->t_arrive_ns < y->t_arrive_ns ? -1 : 1;
-    /* token_off holds the input position until the engine resets it: a
-     * stable sort. */
-    return x->token_off < y->token_off ? -1 : x->token_off > y->token_off;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int parse_list(const cJSON *arr, const char *where, Workload *w, Err *e)
-{
-    char path[256], rp[320];
-    jsonio_path(path, sizeof path, where, "requests");
-    if (jsonio_expect_array(arr, path, e) < 0) return -1;
-    int n = cJSON_GetArraySize(arr);
-    if (n < 1) return err_set(e, "%s: empty; expected at least one request", path);
-    w->n = (uint32_t)n;
-    w->reqs = xcalloc((size_t)n, sizeof *w->reqs);
-    size_t names_len = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
-        names_len += (cJSON_IsString(id) ? strlen(id->valuestring) : 12) + 1;
+    uint8_t *seen = xcalloc(w->n, 1);
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (w->reqs[i].triggered) continue;
+        for (uint32_t k = i; k != REQ_NONE && !seen[k]; k = w->reqs[k].next_req) seen[k] = 1;
     }
-    w->names = xmalloc(names_len + 1);
-    char *np = w->names;
-    static const char *const keys[] = {"id", "arrival_ms", "prompt_tokens", "output_tokens",
-                                       "max_output_tokens", NULL};
-    int i = 0;
-    cJSON_ArrayForEach(it, arr) {
-        jsonio_index(rp, sizeof rp, path, i);
-        if (jsonio_expect_object(it, rp, e) < 0 || jsonio_check_keys(it, rp, keys, e) < 0) return -1;
-        Request *r = &w->reqs[i];
-        request_init(r);
-        const char *id = NULL;
-        if (jsonio_str(it, "id", rp, 0, &id, e) < 0) return -1;
-        if (id) strcpy(np, id);
-        else sprintf(np, "%d", i);
-        r->id = np;
-        np += strlen(np) + 1;
-        double ms = 0;
-        int64_t p, o, mo = 0;
-        if (jsonio_num(it, "arrival_ms", rp, 1, 0, 1e12, &ms, e) < 0) return -1;
-        if (jsonio_int(it, "prompt_tokens", rp, 1, 1, LEN_MAX, &p, e) < 0) return -1;
-        if (jsonio_int(it, "output_tokens", rp, 1, 1, LEN_MAX, &o, e) < 0) return -1;
-        if (jsonio_int(it, "max_output_tokens", rp, 0, 1, LEN_MAX, &mo, e) < 0) return -1;
-        if (mo && mo < o)
-            return err_set(e, "%s.max_output_tokens: got %lld, expected >= output_tokens (%lld)", rp,
-                           (long long)mo, (long long)o);
-        r->t_arrive_ns = llround(ms * 1e6);
-        r->prompt_tokens = (uint32_t)p;
-        r->output_tokens = (uint32_t)o;
-        r->max_output_tokens = (uint32_t)mo;
-        r->token_off = (uint64_t)i;
-        i++;
-    }
-    /* Ids must be unique: reports and replays refer to requests by id. */
-    const char **ids = xmalloc(w->n * sizeof *ids);
-    for (uint32_t k = 0; k < w->n; k++) ids[k] = w->reqs[k].id;
-    qsort(ids, w->n, sizeof *ids, cmp_str);
-    for (uint32_t k = 1; k < w->n; k++)
-        if (!strcmp(ids[k], ids[k - 1])) {
-            err_set(e, "%s: duplicate request id \"%s\"", path, ids[k]);
-            free(ids);
-            return -1;
+    int rc = 0;
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!seen[i]) {
+            rc = err_set(e, "%s: request \"%s\" waits for a predecessor that never arrives (its \"after\" chain "
+                            "is a cycle)", where, w->reqs[i].id);
+            break;
         }
-    free(ids);
-    qsort(w->reqs, w->n, sizeof *w->reqs, cmp_arrival);
-    strcpy(w->kind, "requests");
-    return 0;
+    free(seen);
+    return rc;
 }
 
-/* --------------------------------------------------------------- poisson */
-
-static int parse_poisson(const cJSON *wj, const char *where, uint64_t seed, Workload *w, Err *e)
+static void finish_sort(Workload *w)
 {
-    static const char *const keys[] = {"kind", "rate_per_s", "count", "prompt_tokens", "output_tokens",
-                                       "start_ms", NULL};
-    if (jsonio_check_keys(wj, where, keys, e) < 0) return -1;
-    double rate, start_ms = 0;
-    int64_t count;
-    char path[256];
-    if (jsonio_num(wj, "rate_per_s", where, 1, 1e-9, 1e9, &rate, e) < 0) return -1;
-    if (jsonio_int(wj, "count", where, 1, 1, 100000000, &count, e) < 0) return -1;
-    if (jsonio_num(wj, "start_ms", where, 0, 0, 1e12, &start_ms, e) < 0) return -1;
-    LengthDist pd, od;
-    const char *lk[2] = {"prompt_tokens", "output_tokens"};
-    LengthDist *ld[2] = {&pd, &od};
-    for (int k = 0; k < 2; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(wj, lk[k]);
-        jsonio_path(path, sizeof path, where, lk[k]);
-        if (!v) return err_set(e, "%s: missing key \"%s\"", where, lk[k]);
-        if (lengthdist_from_json(v, path, ld[k], e) < 0) return -1;
+    uint32_t n = w->n;
+    SortKey *key = xmalloc(n * sizeof *key);
+    int sorted = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        key[i] = (SortKey){.t = w->reqs[i].triggered ? INT64_MAX : w->reqs[i].t_arrive_ns, .idx = i};
+        if (i && cmp_key(&key[i - 1], &key[i]) > 0) sorted = 0;
     }
-    w->n = (uint32_t)count;
-    w->reqs = xcalloc(w->n, sizeof *w->reqs);
-    w->names = xmalloc((size_t)w->n * 12);
-    gsl_rng *ra = rng_stream(seed, RNG_STREAM_ARRIVALS);
-    gsl_rng *rp = rng_stream(seed, RNG_STREAM_PROMPT);
-    gsl_rng *ro = rng_stream(seed, RNG_STREAM_OUTPUT);
-    double t_s = start_ms / 1e3;
+    if (!sorted) {
+        qsort(key, n, sizeof *key, cmp_key);
+        uint32_t *pos = xmalloc(n * sizeof *pos);
+        for (uint32_t k = 0; k < n; k++) pos[key[k].idx] = k;
+        Request *nr = xmalloc(w->priv->cap * sizeof *nr);
+        for (uint32_t k = 0; k < n; k++) {
+            nr[k] = w->reqs[key[k].idx];
+            if (nr[k].next_req != REQ_NONE) nr[k].next_req = pos[nr[k].next_req];
+        }
+        free(w->reqs);
+        w->reqs = nr;
+        if (w->session_of) {
+            uint32_t *s = xmalloc(w->priv->cap * sizeof *s);
+            for (uint32_t k = 0; k < n; k++) s[k] = w->session_of[key[k].idx];
+            free(w->session_of);
+            w->session_of = s;
+        }
+        if (w->deadline_rel_ns) {
+            int64_t *d = xmalloc(w->priv->cap * sizeof *d);
+            for (uint32_t k = 0; k < n; k++) d[k] = w->deadline_rel_ns[key[k].idx];
+            free(w->deadline_rel_ns);
+            w->deadline_rel_ns = d;
+        }
+        free(pos);
+    }
+    free(key);
+}
+
+/* Synthetic token id of a position: 31 bits of a mix of the key and the
+ * position, so different sessions share no prefix and one session's turns
+ * share theirs exactly. */
+static uint32_t synth_id(uint64_t key, uint32_t pos)
+{
+    return (uint32_t)(rng_mix(key, pos) >> 33);
+}
+
+static void finish_sessions(Workload *w)
+{
+    if (!w->session_of) return;
+    for (uint32_t i = 0; i < w->n; i++) {
+        uint32_t s = w->session_of[i];
+        if (s != WL_NO_SESSION && !w->reqs[i].token_ids && w->reqs[i].prompt_tokens > w->sessions[s].n_ids)
+            w->sessions[s].n_ids = w->reqs[i].prompt_tokens;
+    }
+    for (uint32_t s = 0; s < w->n_sessions; s++) {
+        WlSession *ss = &w->sessions[s];
+        if (!ss->n_ids) continue;
+        ss->ids = workload_alloc(w, ss->n_ids * sizeof *ss->ids);
+        uint64_t key = str_hash(ss->name);
+        for (uint32_t p = 0; p < ss->n_ids; p++)
+            ss->ids[p] = synth_id(p < ss->shared_prefix_tokens ? SHARED_PREFIX_KEY : key, p);
+    }
+    for (uint32_t i = 0; i < w->n; i++) {
+        uint32_t s = w->session_of[i];
+        Request *r = &w->reqs[i];
+        if (s == WL_NO_SESSION || r->token_ids) continue;
+        r->token_ids = w->sessions[s].ids;
+        r->n_token_ids = r->prompt_tokens;
+    }
+}
+
+int workload_finish(Workload *w, const char *where, Err *e)
+{
+    if (w->n == 0) return err_set(e, "%s: no requests (every record was filtered out or the source is empty)", where);
+    if (finish_ids(w, where, e) < 0 || finish_chains(w, where, e) < 0) return -1;
+    finish_sort(w);
+    w->n_triggered = 0;
     for (uint32_t i = 0; i < w->n; i++) {
         Request *r = &w->reqs[i];
-        request_init(r);
-        t_s += gsl_ran_exponential(ra, 1.0 / rate);
-        r->t_arrive_ns = llround(t_s * 1e9);
-        r->prompt_tokens = lengthdist_draw(&pd, rp);
-        r->output_tokens = lengthdist_draw(&od, ro);
-        char *name = w->names + (size_t)i * 12;
-        snprintf(name, 12, "%u", i);
-        r->id = name;
+        r->token_off = 0;
+        r->deadline_ns = -1;
+        if (r->triggered) w->n_triggered++;
+        else if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0) r->deadline_ns = r->t_arrive_ns + w->deadline_rel_ns[i];
     }
-    gsl_rng_free(ra);
-    gsl_rng_free(rp);
-    gsl_rng_free(ro);
-    strcpy(w->kind, "poisson");
+    finish_sessions(w);
     return 0;
+}
+
+/* ------------------------------------------------------------ paths */
+
+void workload_base_dir(const char *where, char *out, size_t n)
+{
+    if (!n) return;
+    out[0] = '\0';
+    if (!where) return;
+    const char *colon = strstr(where, ": ");
+    size_t len = colon ? (size_t)(colon - where) : strlen(where);
+    /* the directory part of the file name */
+    size_t slash = len;
+    while (slash > 0 && where[slash - 1] != '/') slash--;
+    if (slash == 0) return;
+    if (slash >= n) slash = n - 1;
+    memcpy(out, where, slash);
+    out[slash] = '\0';
+}
+
+int workload_resolve(const char *base_dir, const char *path, const char *where, char *out, size_t n, Err *e)
+{
+    char tried[1024] = "";
+    if (path[0] != '/' && base_dir && *base_dir) {
+        int len = snprintf(out, n, "%s%s%s", base_dir, base_dir[strlen(base_dir) - 1] == '/' ? "" : "/", path);
+        if (len >= 0 && (size_t)len < n && access(out, R_OK) == 0) return 0;
+        snprintf(tried, sizeof tried, "%s, then ", out);
+    }
+    if ((size_t)snprintf(out, n, "%s", path) < n && access(out, R_OK) == 0) return 0;
+    return err_set(e, "%s: cannot read \"%s\" (tried %s%s)", where, path, tried,
+                   path[0] == '/' ? "the absolute path" : "the current directory");
+}
+
+/* ---------------------------------------------------------- dispatch */
+
+static const char *const kinds[] = {"poisson", "gamma", "constant", "piecewise", "diurnal", "onoff",
+                                    "closed_loop", "sessions", NULL};
+
+int workload_from_json_dir(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *out,
+                           Err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (jsonio_expect_object(wj, where, e) < 0) return -1;
+    int rc;
+    if (cJSON_GetObjectItemCaseSensitive(wj, "requests")) {
+        workload_init(out, "requests");
+        rc = trace_load_list(wj, where, base_dir, seed, out, e);
+    } else if (cJSON_GetObjectItemCaseSensitive(wj, "trace")) {
+        workload_init(out, "trace");
+        rc = trace_load_file(wj, where, base_dir, seed, out, e);
+    } else {
+        int kind;
+        if (!cJSON_GetObjectItemCaseSensitive(wj, "kind"))
+            return err_set(e, "%s: expected \"requests\": [...], \"trace\": PATH or \"kind\": one of poisson, gamma, "
+                              "constant, piecewise, diurnal, onoff, closed_loop, sessions", where);
+        if (jsonio_enum(wj, "kind", where, 1, kinds, &kind, e) < 0) return -1;
+        workload_init(out, kinds[kind]);
+        if (kind <= 5) rc = gen_open_build(wj, where, base_dir, seed, out, e);
+        else if (kind == 6) rc = gen_closed_build(wj, where, base_dir, seed, out, e);
+        else rc = gen_session_build(wj, where, base_dir, seed, out, e);
+    }
+    if (rc == 0) rc = workload_finish(out, where, e);
+    if (rc < 0) workload_free(out);
+    return rc;
 }
 
 int workload_from_json(const cJSON *wj, const char *where, uint64_t seed, Workload *out, Err *e)
 {
-    memset(out, 0, sizeof *out);
-    if (jsonio_expect_object(wj, where, e) < 0) return -1;
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(wj, "requests");
-    int rc;
-    if (list) {
-        static const char *const keys[] = {"requests", NULL};
-        rc = jsonio_check_keys(wj, where, keys, e);
-        if (rc == 0) rc = parse_list(list, where, out, e);
-    } else {
-        static const char *const kinds[] = {"poisson", NULL};
-        int kind;
-        if (jsonio_enum(wj, "kind", where, 1, kinds, &kind, e) < 0) return -1;
-        rc = parse_poisson(wj, where, seed, out, e);
+    char dir[1024];
+    workload_base_dir(where, dir, sizeof dir);
+    return workload_from_json_dir(wj, where, dir, seed, out, e);
+}
+
+/* ------------------------------------------------------------ writer */
+
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
     }
-    if (rc < 0) workload_free(out);
-    return rc;
+    fputc('"', f);
+}
+
+/* Nanoseconds as exact milliseconds: "12.5", "0", "1234.000001". */
+static void put_ms(FILE *f, int64_t ns)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    long long whole = ns / 1000000, frac = ns % 1000000;
+    if (!frac) {
+        fprintf(f, "%lld", whole);
+        return;
+    }
+    char buf[8];
+    snprintf(buf, sizeof buf, "%06lld", frac);
+    for (int k = 5; k > 0 && buf[k] == '0'; k--) buf[k] = '\0';
+    fprintf(f, "%lld.%s", whole, buf);
+}
+
+static void write_request(const Workload *w, const Request *r, uint32_t i, const uint32_t *pred, FILE *f)
+{
+    fputs("{\"id\": ", f);
+    put_str(f, r->id);
+    if (r->triggered) {
+        fputs(", \"after\": ", f);
+        put_str(f, w->reqs[pred[i]].id);
+        fputs(", \"think_ms\": ", f);
+        put_ms(f, r->think_ns);
+    } else {
+        fputs(", \"arrival_ms\": ", f);
+        put_ms(f, r->t_arrive_ns);
+    }
+    fprintf(f, ", \"prompt_tokens\": %u, \"output_tokens\": %u", r->prompt_tokens, r->output_tokens);
+    if (r->max_output_tokens) fprintf(f, ", \"max_output_tokens\": %u", r->max_output_tokens);
+    if (r->tenant) {
+        fputs(", \"tenant\": ", f);
+        put_str(f, w->tenant_names[r->tenant]);
+    }
+    if (r->cls) {
+        fputs(", \"class\": ", f);
+        put_str(f, w->class_names[r->cls]);
+    }
+    uint32_t s = w->session_of ? w->session_of[i] : WL_NO_SESSION;
+    if (s != WL_NO_SESSION) {
+        fputs(", \"session\": ", f);
+        put_str(f, w->sessions[s].name);
+        if (w->sessions[s].shared_prefix_tokens)
+            fprintf(f, ", \"shared_prefix_tokens\": %u", w->sessions[s].shared_prefix_tokens);
+    }
+    if (r->priority) fprintf(f, ", \"priority\": %d", r->priority);
+    if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0) {
+        fputs(", \"deadline_ms\": ", f);
+        put_ms(f, w->deadline_rel_ns[i]);
+    }
+    if (r->correct >= 0) fprintf(f, ", \"correct\": %s", r->correct ? "true" : "false");
+    /* Session ids are derived from the session's name again on reading. */
+    if (r->token_ids && !(s != WL_NO_SESSION && r->token_ids == w->sessions[s].ids)) {
+        fputs(", \"token_ids\": [", f);
+        for (uint32_t k = 0; k < r->n_token_ids; k++) fprintf(f, k ? ", %u" : "%u", r->token_ids[k]);
+        fputc(']', f);
+    }
+    if (r->hash_ids) {
+        fputs(", \"hash_ids\": [", f);
+        for (uint32_t k = 0; k < r->n_hash_ids; k++)
+            fprintf(f, k ? ", %llu" : "%llu", (unsigned long long)r->hash_ids[k]);
+        fputc(']', f);
+        if (r->hash_block_tokens != WL_HASH_BLOCK_TOKENS) fprintf(f, ", \"hash_block_tokens\": %u", r->hash_block_tokens);
+    }
+    fputc('}', f);
+}
+
+int workload_write_json(const Workload *w, const char *path, Err *e)
+{
+    int to_stdout = !strcmp(path, "-");
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f) return err_set(e, "%s: cannot write", path);
+    uint32_t *pred = xmalloc((w->n ? w->n : 1) * sizeof *pred);
+    for (uint32_t i = 0; i < w->n; i++)
+        if (w->reqs[i].next_req != REQ_NONE) pred[w->reqs[i].next_req] = i;
+    fputs("{\"requests\": [\n", f);
+    for (uint32_t i = 0; i < w->n; i++) {
+        write_request(w, &w->reqs[i], i, pred, f);
+        fputs(i + 1 < w->n ? ",\n" : "\n", f);
+    }
+    fputs("]}\n", f);
+    free(pred);
+    int bad = ferror(f);
+    if (!to_stdout) bad |= fclose(f) != 0;
+    else fflush(f);
+    return bad ? err_set(e, "%s: write failed", path) : 0;
 }

@@ -1,16 +1,29 @@
 /*
- * workload.h -- the requests a scenario feeds the engine.
+ * workload.h -- the requests a scenario feeds the engine, and the builder
+ * that every workload source fills.
  *
- * A workload is either an explicit list ({"requests": [...]}) or a
- * generator ({"kind": "poisson", "rate_per_s", "count", "prompt_tokens",
- * "output_tokens"}).  A length is an integer or a distribution object:
- *   {"dist": "fixed", "value": n}
- *   {"dist": "uniform", "min": a, "max": b}            integers in [a, b]
- *   {"dist": "normal", "mean": m, "std": s, "min", "max"}
- *   {"dist": "lognormal", "median": m, "sigma": s, "min", "max"}
- * rounded to integers and clipped to [min, max] (default [1, 1e6]).
- * Arrivals, prompt lengths and output lengths draw from separate streams of
- * the scenario seed.  Requests come out sorted by arrival (stable).
+ * A scenario's "workload" is one of (workloads/README.md has the keys):
+ *   {"requests": [...]}                 an explicit list        (trace_load.c)
+ *   {"trace": PATH, "format": F, ...}   a trace file + transforms (trace_load.c)
+ *   {"kind": "poisson"|"gamma"|"constant"|"piecewise"|"diurnal"|"onoff", ...}
+ *                                       open-loop generators     (gen_open.c)
+ *   {"kind": "closed_loop", ...}        N clients                (gen_closed.c)
+ *   {"kind": "sessions", ...}           multi-turn conversations (gen_session.c)
+ *
+ * Invariants of a finished Workload (what the engine relies on):
+ *  - reqs[] holds every untriggered request sorted by arrival (ties keep
+ *    input order), then every triggered one (t_arrive_ns = -1 until the
+ *    engine sets it) in creation order;
+ *  - a triggered request is the next_req of exactly one predecessor, and
+ *    every chain of next_req starts at an untriggered request (no cycles);
+ *    next_req holds positions in the final array;
+ *  - ids are unique; cls < n_classes, tenant < n_tenants (0 = "default");
+ *  - deadline_ns is absolute for untriggered requests; a triggered
+ *    request's arrival is unknown here, so its deadline_ns is -1 and its
+ *    relative deadline stays in deadline_rel_ns[] (see the report of issue 5
+ *    for the engine change that applies it at arrival);
+ *  - every string and id array the requests point to lives in the
+ *    workload's arena and stays valid until workload_free.
  */
 #ifndef SERVESIM_WORKLOAD_H
 #define SERVESIM_WORKLOAD_H
@@ -20,23 +33,118 @@
 #include "common.h"
 #include "request.h"
 
+/* Random streams of the workload sources, beside rng.h's arrivals (1),
+ * prompt (2) and output (3): a new use gets a new id, so adding one never
+ * shifts another's draws. */
+enum {
+    WL_STREAM_SAMPLE = 16,  /* trace sampling: one uniform per record in the window */
+    WL_STREAM_MIX = 17,     /* class/tenant mix: one pick per request (per session) */
+    WL_STREAM_THINK = 18,   /* think times of closed loops and sessions */
+    WL_STREAM_TURNS = 19,   /* turns per session */
+    WL_STREAM_NEWTOK = 20,  /* new tokens per session turn */
+    WL_STREAM_ONOFF = 21,   /* ON/OFF period lengths */
+    WL_STREAM_THIN = 22,    /* acceptance draws when thinning a time-varying rate */
+};
+
+#define WL_LEN_MAX 10000000u        /* tokens: longer than any context window we model */
+#define WL_NO_SESSION UINT32_MAX
+#define WL_HASH_BLOCK_TOKENS 512u   /* Mooncake's block of one hash id */
+
+/* A conversation whose requests share a prefix: request token ids are
+ * derived from (session name, position), so a later turn's prompt starts
+ * with an earlier turn's prompt and answer.  The first shared_prefix_tokens
+ * come from one workload-wide prefix (a system prompt every session
+ * shares). */
+typedef struct WlSession {
+    const char *name;
+    uint32_t shared_prefix_tokens;
+    uint32_t *ids;              /* the longest turn's ids; turns point into it */
+    uint32_t n_ids;
+} WlSession;
+
+/* What reading and transforming cost: reported by `servesim workload`. */
+typedef struct WlCounts {
+    uint64_t records;           /* valid records read from trace files */
+    uint64_t skipped;           /* malformed lines skipped (on_error "skip") */
+    uint64_t out_of_window;     /* records outside window_s */
+    uint64_t sampled_out;       /* records dropped by "sample" */
+    uint64_t clipped;           /* requests shortened to max_context */
+    uint64_t zero_prompt;       /* prompt lengths of 0 raised to 1 */
+    uint64_t zero_output;       /* output lengths of 0 raised to 1 */
+    char first_skip[256];       /* the first skipped line's message */
+} WlCounts;
+
+typedef struct WlPriv WlPriv;   /* builder state, private to workload.c */
+
 typedef struct Workload {
     Request *reqs;
     uint32_t n;
-    char *names;        /* arena holding every request id */
-    char kind[32];      /* "requests", "poisson" */
+    uint32_t n_triggered;       /* requests whose arrival a predecessor sets */
+    char kind[32];              /* "requests", "trace", "poisson", "closed_loop", ... */
+    char source[512];           /* one line saying where the requests came from */
+    const char **class_names;   /* n_classes, [0] = "default"; Request.cls indexes it */
+    uint32_t n_classes;
+    const char **tenant_names;  /* n_tenants, [0] = "default"; Request.tenant indexes it */
+    uint32_t n_tenants;
+    WlSession *sessions;
+    uint32_t n_sessions;
+    uint32_t *session_of;       /* per request: index into sessions or WL_NO_SESSION; NULL if none */
+    int64_t *deadline_rel_ns;   /* per request: deadline after arrival, -1 = none; NULL if none */
+    WlCounts counts;
+    WlPriv *priv;
 } Workload;
 
+/* Parses a scenario's workload.  `where` is "FILE: workload": relative
+ * trace paths resolve against FILE's directory first, then the current
+ * directory. */
 int workload_from_json(const cJSON *w, const char *where, uint64_t seed, Workload *out, Err *e);
+/* The same with the directory for relative paths given ("" = current). */
+int workload_from_json_dir(const cJSON *w, const char *where, const char *base_dir, uint64_t seed, Workload *out,
+                           Err *e);
 void workload_free(Workload *w);
 
-/* Length distributions, exposed for other generators. */
-typedef struct LengthDist {
-    int kind;           /* 0 fixed, 1 uniform, 2 normal, 3 lognormal */
-    double a, b;        /* value | min,max | mean,std | median,sigma */
-    double lo, hi;      /* clip */
-} LengthDist;
+/* Writes the materialised requests as our JSON request list, one request
+ * per line ({"requests": [ ... ]}); workload_from_json reads it back to the
+ * same requests.  Same workload -> byte-identical file. */
+int workload_write_json(const Workload *w, const char *path, Err *e);
 
-int lengthdist_from_json(const cJSON *v, const char *where, LengthDist *d, Err *e);
+/* ---- builder: used by the sources (trace_load.c, gen_*.c) ---- */
+
+void workload_init(Workload *w, const char *kind);
+/* Appends a request_init()ed record whose id is its index; the pointer is
+ * valid until the next push. */
+Request *workload_push(Workload *w);
+/* Copies into the arena (valid until workload_free). */
+void *workload_alloc(Workload *w, size_t bytes);
+const char *workload_str(Workload *w, const char *s);
+/* Sets request idx's id to a formatted string. */
+void workload_set_id(Workload *w, uint32_t idx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Name -> index (interned; 0 = "default"). */
+uint32_t workload_tenant(Workload *w, const char *name);
+uint32_t workload_class(Workload *w, const char *name);
+/* Puts request idx into the named session; fails if the session exists
+ * with another shared_prefix_tokens. */
+int workload_set_session(Workload *w, uint32_t idx, const char *name, uint32_t shared_prefix_tokens,
+                         const char *where, Err *e);
+/* A deadline after the request's arrival (ns). */
+void workload_set_deadline(Workload *w, uint32_t idx, int64_t rel_ns);
+/* Request idx arrives think_ns after pred leaves (both are indices in
+ * creation order); workload_after names the predecessor by id, resolved
+ * by workload_finish. */
+void workload_link(Workload *w, uint32_t pred, uint32_t idx, int64_t think_ns);
+void workload_after(Workload *w, uint32_t idx, const char *pred_id, int64_t think_ns);
+/* Checks ids and links, sorts, fixes indices, sets absolute deadlines and
+ * session token ids.  `where` prefixes messages. */
+int workload_finish(Workload *w, const char *where, Err *e);
+
+/* "FILE: key.path" -> FILE's directory ("" when FILE has none). */
+void workload_base_dir(const char *where, char *out, size_t n);
+/* Resolves a relative path against base_dir, then the current directory;
+ * -1 + a message naming both places tried. */
+int workload_resolve(const char *base_dir, const char *path, const char *where, char *out, size_t n, Err *e);
 
 #endif

@@ -1,0 +1,130 @@
+/*
+ * gen_attr.c -- tenants, classes, priorities and deadlines of generated
+ * and traced requests (see gen_attr.h).  Names are interned in the
+ * workload when parsed, so a class named in a mix exists even if no
+ * request draws it.
+ */
+#include "gen_attr.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+#include "rng.h"
+
+#define KEYS_MAX 48
+
+static const char *const attr_keys[] = {"tenant", "class", "priority", "deadline_ms", "mix", NULL};
+
+int gen_attr_check_keys(const cJSON *obj, const char *where, const char *const *own, Err *e)
+{
+    const char *all[KEYS_MAX];
+    int n = 0;
+    for (int k = 0; own[k] && n < KEYS_MAX - 8; k++) all[n++] = own[k];
+    for (int k = 0; attr_keys[k]; k++) all[n++] = attr_keys[k];
+    all[n] = NULL;
+    return jsonio_check_keys(obj, where, all, e);
+}
+
+/* tenant, class, priority, deadline_ms of one object over the defaults in
+ * *out. */
+static int parse_plain(const cJSON *o, const char *where, Workload *w, uint32_t *tenant, uint32_t *cls,
+                       int32_t *priority, int64_t *deadline_ns, Err *e)
+{
+    const char *s = NULL;
+    if (jsonio_str(o, "tenant", where, 0, &s, e) < 0) return -1;
+    if (s) *tenant = workload_tenant(w, s);
+    s = NULL;
+    if (jsonio_str(o, "class", where, 0, &s, e) < 0) return -1;
+    if (s) *cls = workload_class(w, s);
+    int64_t p = *priority;
+    if (jsonio_int(o, "priority", where, 0, -1000000, 1000000, &p, e) < 0) return -1;
+    *priority = (int32_t)p;
+    double ms = -1;
+    if (jsonio_num(o, "deadline_ms", where, 0, 1e-6, 1e12, &ms, e) < 0) return -1;
+    if (ms > 0) *deadline_ns = llround(ms * 1e6);
+    return 0;
+}
+
+int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, uint64_t seed, int allow_lengths,
+                   Workload *w, GenAttrs *a, Err *e)
+{
+    memset(a, 0, sizeof *a);
+    a->deadline_ns = -1;
+    if (parse_plain(obj, where, w, &a->tenant, &a->cls, &a->priority, &a->deadline_ns, e) < 0) return -1;
+    const cJSON *mix = cJSON_GetObjectItemCaseSensitive(obj, "mix");
+    if (!mix) return 0;
+    char p[512], ep[560];
+    jsonio_path(p, sizeof p, where, "mix");
+    if (jsonio_expect_array(mix, p, e) < 0) return -1;
+    int n = cJSON_GetArraySize(mix);
+    if (n < 1) return err_set(e, "%s: empty; expected at least one {\"weight\": w, ...}", p);
+    a->mix = xcalloc((size_t)n, sizeof *a->mix);
+    a->n_mix = (uint32_t)n;
+    double *weights = xmalloc((size_t)n * sizeof *weights);
+    static const char *const k_len[] = {"weight", "tenant", "class", "priority", "deadline_ms", "prompt_tokens",
+                                        "output_tokens", NULL};
+    static const char *const k_plain[] = {"weight", "tenant", "class", "priority", "deadline_ms", NULL};
+    int i = 0, rc = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, mix) {
+        GenMix *m = &a->mix[i];
+        jsonio_index(ep, sizeof ep, p, i);
+        *m = (GenMix){.tenant = a->tenant, .cls = a->cls, .priority = a->priority, .deadline_ns = a->deadline_ns};
+        if (jsonio_expect_object(it, ep, e) < 0 || jsonio_check_keys(it, ep, allow_lengths ? k_len : k_plain, e) < 0 ||
+            jsonio_num(it, "weight", ep, 1, 1e-12, 1e12, &m->weight, e) < 0 ||
+            parse_plain(it, ep, w, &m->tenant, &m->cls, &m->priority, &m->deadline_ns, e) < 0) {
+            rc = -1;
+            break;
+        }
+        if (allow_lengths) {
+            int r1 = gen_dist_len_key(it, "prompt_tokens", ep, base_dir, 0, &m->prompt, e);
+            int r2 = r1 < 0 ? -1 : gen_dist_len_key(it, "output_tokens", ep, base_dir, 0, &m->output, e);
+            if (r1 < 0 || r2 < 0) {
+                rc = -1;
+                break;
+            }
+            m->has_prompt = r1 > 0;
+            m->has_output = r2 > 0;
+        }
+        weights[i++] = m->weight;
+    }
+    if (rc == 0) {
+        a->table = gsl_ran_discrete_preproc((size_t)n, weights);
+        if (!a->table) rc = err_set(e, "%s: weights do not form a distribution", p);
+        a->r = rng_stream(seed, WL_STREAM_MIX);
+    }
+    free(weights);
+    if (rc < 0) gen_attr_free(a);
+    return rc;
+}
+
+const GenMix *gen_attr_pick(GenAttrs *a)
+{
+    if (!a->n_mix) return NULL;
+    return &a->mix[gsl_ran_discrete(a->r, a->table)];
+}
+
+void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t idx)
+{
+    Request *r = &w->reqs[idx];
+    r->tenant = m ? m->tenant : a->tenant;
+    r->cls = m ? m->cls : a->cls;
+    r->priority = m ? m->priority : a->priority;
+    int64_t d = m ? m->deadline_ns : a->deadline_ns;
+    if (d >= 0) workload_set_deadline(w, idx, d);
+}
+
+void gen_attr_free(GenAttrs *a)
+{
+    for (uint32_t i = 0; i < a->n_mix; i++) {
+        gen_dist_len_free(&a->mix[i].prompt);
+        gen_dist_len_free(&a->mix[i].output);
+    }
+    free(a->mix);
+    if (a->table) gsl_ran_discrete_free(a->table);
+    if (a->r) gsl_rng_free(a->r);
+    memset(a, 0, sizeof *a);
+}

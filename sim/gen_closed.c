@@ -1,0 +1,68 @@
+/*
+ * gen_closed.c -- the closed-loop generator (see gen_closed.h).
+ *
+ * Requests are created in round-robin order: request i is client
+ * (i mod clients)'s (i div clients)-th, so client c's k-th request is
+ * triggered by its (k-1)-th, index i - clients.  Lengths draw from
+ * RNG_STREAM_PROMPT / RNG_STREAM_OUTPUT, think times from WL_STREAM_THINK,
+ * mixes from WL_STREAM_MIX, one draw each per request in creation order.
+ */
+#include "gen_closed.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gen_attr.h"
+#include "gen_dist.h"
+#include "jsonio.h"
+#include "rng.h"
+
+#define GEN_CLOSED_MAX_CLIENTS 1000000
+#define GEN_CLOSED_MAX_COUNT 100000000
+
+int gen_closed_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+{
+    static const char *const own[] = {"kind", "clients", "count", "think_ms", "start_ms", "prompt_tokens",
+                                      "output_tokens", NULL};
+    if (gen_attr_check_keys(wj, where, own, e) < 0) return -1;
+    int64_t clients, count;
+    double start_ms = 0;
+    if (jsonio_int(wj, "clients", where, 1, 1, GEN_CLOSED_MAX_CLIENTS, &clients, e) < 0) return -1;
+    if (jsonio_int(wj, "count", where, 1, 1, GEN_CLOSED_MAX_COUNT, &count, e) < 0) return -1;
+    if (jsonio_num(wj, "start_ms", where, 0, 0, 1e12, &start_ms, e) < 0) return -1;
+    TimeDist think;
+    if (gen_dist_time_key(wj, "think_ms", where, &think, e) < 0) return -1;
+    LengthDist pd = {0}, od = {0};
+    GenAttrs attrs = {0};
+    int rc = -1;
+    if (gen_dist_len_key(wj, "prompt_tokens", where, base_dir, 1, &pd, e) < 0) goto out;
+    if (gen_dist_len_key(wj, "output_tokens", where, base_dir, 1, &od, e) < 0) goto out;
+    if (gen_attr_parse(wj, where, base_dir, seed, 1, w, &attrs, e) < 0) goto out;
+    gsl_rng *rp = rng_stream(seed, RNG_STREAM_PROMPT);
+    gsl_rng *ro = rng_stream(seed, RNG_STREAM_OUTPUT);
+    gsl_rng *rt = rng_stream(seed, WL_STREAM_THINK);
+    int64_t t0_ns = llround(start_ms * 1e6);
+    uint32_t c_n = (uint32_t)clients;
+    for (uint32_t i = 0; i < (uint32_t)count; i++) {
+        const GenMix *m = gen_attr_pick(&attrs);
+        Request *r = workload_push(w);
+        r->prompt_tokens = gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &pd, rp);
+        r->output_tokens = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);
+        r->t_arrive_ns = t0_ns;
+        int64_t think_ns = i >= c_n ? gen_dist_time_draw_ns(&think, rt) : 0;
+        workload_set_id(w, i, "c%u.%u", i % c_n, i / c_n);
+        gen_attr_apply(&attrs, m, w, i);
+        if (i >= c_n) workload_link(w, i - c_n, i, think_ns);
+    }
+    gsl_rng_free(rp);
+    gsl_rng_free(ro);
+    gsl_rng_free(rt);
+    snprintf(w->source, sizeof w->source, "closed loop, %u clients, %u requests", c_n, w->n);
+    rc = 0;
+out:
+    gen_dist_len_free(&pd);
+    gen_dist_len_free(&od);
+    gen_attr_free(&attrs);
+    return rc;
+}

@@ -1,0 +1,313 @@
+/*
+ * trace_load.c -- inline request lists and trace files turned into a
+ * workload, with the transforms of trace_load.h.
+ *
+ * Streaming: records are filtered as they are read and only the kept ones
+ * are stored; a sorted trace (azure, mooncake, csv) stops being read at the
+ * end of the window or at the limit.  Ids, names and token/hash arrays are
+ * copied into the workload's arena, nothing is allocated per record
+ * otherwise.
+ */
+#include "trace_load.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_attr.h"
+#include "jsonio.h"
+#include "rng.h"
+#include "trace_impl.h"
+
+typedef enum { XF_KEEP = 0, XF_DROP, XF_STOP } XfAction;
+
+typedef struct Xform {
+    int has_window;
+    int64_t t0_ns, t1_ns;     /* [t0, t1) of the trace's time */
+    uint64_t limit;           /* 0 = all */
+    double sample;            /* keep fraction, 1 = all */
+    double time_scale;        /* 0 = none */
+    double rate_per_s;        /* 0 = none */
+    uint32_t max_context;     /* 0 = no clipping */
+    GenAttrs attrs;
+    gsl_rng *rs;              /* sampling stream */
+    uint64_t kept;
+} Xform;
+
+static const char *const xform_keys[] = {"window_s", "limit", "sample", "time_scale", "rate_per_s", "max_context"};
+#define N_XFORM_KEYS (sizeof xform_keys / sizeof *xform_keys)
+
+static void xform_free(Xform *x)
+{
+    gen_attr_free(&x->attrs);
+    if (x->rs) gsl_rng_free(x->rs);
+}
+
+static int xform_parse(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Xform *x,
+                       Err *e)
+{
+    memset(x, 0, sizeof *x);
+    x->sample = 1;
+    char p[512];
+    const cJSON *win = cJSON_GetObjectItemCaseSensitive(wj, "window_s");
+    if (win) {
+        jsonio_path(p, sizeof p, where, "window_s");
+        if (!cJSON_IsArray(win) || cJSON_GetArraySize(win) != 2 || !cJSON_IsNumber(win->child) ||
+            !cJSON_IsNumber(win->child->next))
+            return err_set(e, "%s: expected [t0, t1] in seconds", p);
+        double t0 = win->child->valuedouble, t1 = win->child->next->valuedouble;
+        if (!(t0 >= 0) || !(t1 > t0) || t1 > 1e9)
+            return err_set(e, "%s: got [%g, %g], expected 0 <= t0 < t1 <= 1e9 seconds", p, t0, t1);
+        x->has_window = 1;
+        x->t0_ns = llround(t0 * 1e9);
+        x->t1_ns = llround(t1 * 1e9);
+    }
+    int64_t limit = 0, mc = 0;
+    if (jsonio_int(wj, "limit", where, 0, 1, 100000000, &limit, e) < 0) return -1;
+    x->limit = (uint64_t)limit;
+    if (jsonio_num(wj, "sample", where, 0, 1e-9, 1, &x->sample, e) < 0) return -1;
+    if (jsonio_num(wj, "time_scale", where, 0, 1e-9, 1e9, &x->time_scale, e) < 0) return -1;
+    if (jsonio_num(wj, "rate_per_s", where, 0, 1e-9, 1e9, &x->rate_per_s, e) < 0) return -1;
+    if (x->time_scale > 0 && x->rate_per_s > 0)
+        return err_set(e, "%s: \"time_scale\" and \"rate_per_s\" exclude each other (both set the speed)", where);
+    if (jsonio_int(wj, "max_context", where, 0, 2, WL_LEN_MAX, &mc, e) < 0) return -1;
+    x->max_context = (uint32_t)mc;
+    if (gen_attr_parse(wj, where, base_dir, seed, 0, w, &x->attrs, e) < 0) return -1;
+    if (x->sample < 1) x->rs = rng_stream(seed, WL_STREAM_SAMPLE);
+    return 0;
+}
+
+static int xform_drops(const Xform *x)
+{
+    return x->has_window || x->limit || x->sample < 1;
+}
+
+static XfAction xform_filter(Xform *x, TraceRecord *rec, int sorted, WlCounts *c)
+{
+    if (rec->has_arrival && x->has_window) {
+        if (rec->t_ns >= x->t1_ns) {
+            if (sorted) return XF_STOP;
+            c->out_of_window++;
+            return XF_DROP;
+        }
+        if (rec->t_ns < x->t0_ns) {
+            c->out_of_window++;
+            return XF_DROP;
+        }
+        rec->t_ns -= x->t0_ns;
+    }
+    if (x->rs && gsl_rng_uniform(x->rs) >= x->sample) {
+        c->sampled_out++;
+        return XF_DROP;
+    }
+    if (x->limit && x->kept >= x->limit) return XF_STOP;
+    return XF_KEEP;
+}
+
+/* Appends one kept record. */
+static int add_record(Workload *w, Xform *x, const TraceRecord *rec, const char *where, Err *e)
+{
+    uint32_t prompt = (uint32_t)rec->prompt_tokens, out = (uint32_t)rec->output_tokens;
+    uint32_t maxo = (uint32_t)rec->max_output_tokens;
+    if (!prompt) {
+        prompt = 1;
+        w->counts.zero_prompt++;
+    }
+    if (!out) {
+        out = 1;
+        w->counts.zero_output++;
+    }
+    if (x->max_context && (uint64_t)prompt + out > x->max_context) {
+        if (out > x->max_context - 1) out = x->max_context - 1;
+        if (prompt > x->max_context - out) prompt = x->max_context - out;
+        if (maxo && maxo > x->max_context - prompt) maxo = x->max_context - prompt;
+        w->counts.clipped++;
+    }
+    if (maxo && maxo < out) maxo = out;
+    const GenMix *m = gen_attr_pick(&x->attrs);
+    Request *r = workload_push(w);
+    uint32_t idx = w->n - 1;
+    r->t_arrive_ns = rec->has_arrival ? rec->t_ns : -1;
+    r->prompt_tokens = prompt;
+    r->output_tokens = out;
+    r->max_output_tokens = maxo;
+    r->correct = rec->correct;
+    if (rec->id) r->id = workload_str(w, rec->id);
+    else workload_set_id(w, idx, "%llu", (unsigned long long)rec->ordinal);
+    gen_attr_apply(&x->attrs, m, w, idx);
+    r = &w->reqs[idx];
+    if (rec->tenant) r->tenant = workload_tenant(w, rec->tenant);
+    if (rec->cls) r->cls = workload_class(w, rec->cls);
+    if (rec->priority) r->priority = rec->priority;
+    if (rec->deadline_ns >= 0) workload_set_deadline(w, idx, rec->deadline_ns);
+    if (rec->token_ids) {
+        uint32_t n = rec->n_token_ids < prompt ? rec->n_token_ids : prompt;
+        uint32_t *ids = workload_alloc(w, n * sizeof *ids);
+        memcpy(ids, rec->token_ids, n * sizeof *ids);
+        r->token_ids = ids;
+        r->n_token_ids = n;
+    }
+    if (rec->hash_ids) {
+        uint32_t blocks = (prompt + rec->hash_block_tokens - 1) / rec->hash_block_tokens;
+        uint32_t n = rec->n_hash_ids < blocks ? rec->n_hash_ids : blocks;
+        uint64_t *ids = workload_alloc(w, n * sizeof *ids);
+        memcpy(ids, rec->hash_ids, n * sizeof *ids);
+        r->hash_ids = ids;
+        r->n_hash_ids = n;
+        r->hash_block_tokens = rec->hash_block_tokens;
+    }
+    if (rec->session && workload_set_session(w, idx, rec->session, rec->shared_prefix_tokens, where, e) < 0)
+        return -1;
+    if (rec->after) workload_after(w, idx, rec->after, rec->think_ns);
+    x->kept++;
+    return 0;
+}
+
+/* time_scale or rate_per_s over the untriggered arrivals. */
+static int xform_speed(Workload *w, const Xform *x, const char *where, Err *e)
+{
+    double f = x->time_scale;
+    if (x->rate_per_s > 0) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < w->n; i++) {
+            if (w->reqs[i].triggered) continue;
+            n++;
+            lo = MIN(lo, w->reqs[i].t_arrive_ns);
+            hi = MAX(hi, w->reqs[i].t_arrive_ns);
+        }
+        if (n < 2 || hi <= lo)
+            return err_set(e, "%s.rate_per_s: needs at least two requests at different times (got %u)", where, n);
+        f = (double)(n - 1) / ((double)(hi - lo) / 1e9) / x->rate_per_s;
+    }
+    if (!(f > 0)) return 0;
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!w->reqs[i].triggered) w->reqs[i].t_arrive_ns = llround((double)w->reqs[i].t_arrive_ns * f);
+    return 0;
+}
+
+static void describe(Workload *w, const Xform *x, const char *head)
+{
+    size_t n = sizeof w->source, off = (size_t)snprintf(w->source, n, "%s", head);
+#define ADD(...) do { if (off < n) off += (size_t)snprintf(w->source + off, n - off, __VA_ARGS__); } while (0)
+    if (x->has_window) ADD(", window [%g, %g) s", (double)x->t0_ns / 1e9, (double)x->t1_ns / 1e9);
+    if (x->sample < 1) ADD(", sample %g", x->sample);
+    if (x->limit) ADD(", limit %llu", (unsigned long long)x->limit);
+    if (x->max_context) ADD(", max_context %u", x->max_context);
+    if (x->time_scale > 0) ADD(", time_scale %g", x->time_scale);
+    if (x->rate_per_s > 0) ADD(", rate %g req/s", x->rate_per_s);
+#undef ADD
+}
+
+/* The transforms' keys plus the source's own. */
+static int check_keys(const cJSON *wj, const char *where, const char *const *own, Err *e)
+{
+    const char *keys[24];
+    size_t n = 0;
+    for (; own[n]; n++) keys[n] = own[n];
+    for (size_t k = 0; k < N_XFORM_KEYS; k++) keys[n++] = xform_keys[k];
+    keys[n] = NULL;
+    return gen_attr_check_keys(wj, where, keys, e);
+}
+
+static int links_vs_drops(const Xform *x, const TraceRecord *rec, const char *where, Err *e)
+{
+    if (rec->after && xform_drops(x))
+        return err_set(e, "%s: \"after\" links cannot be combined with window_s, sample or limit, which could drop "
+                          "a predecessor and break its chain", where);
+    return 0;
+}
+
+int trace_load_list(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+{
+    static const char *const own[] = {"requests", NULL};
+    if (check_keys(wj, where, own, e) < 0) return -1;
+    char path[512], rp[600];
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(wj, "requests");
+    jsonio_path(path, sizeof path, where, "requests");
+    if (jsonio_expect_array(arr, path, e) < 0) return -1;
+    if (cJSON_GetArraySize(arr) < 1) return err_set(e, "%s: empty; expected at least one request", path);
+    Xform x;
+    if (xform_parse(wj, where, base_dir, seed, w, &x, e) < 0) {
+        xform_free(&x);
+        return -1;
+    }
+    TraceIdBuf buf = {0};
+    TraceRecord rec;
+    int rc = 0, i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        jsonio_index(rp, sizeof rp, path, i);
+        trace_reader_record_defaults(&rec, 0);
+        rec.ordinal = (uint64_t)i++;
+        if (trace_json_record(it, rp, &buf, &rec, e) < 0 || links_vs_drops(&x, &rec, rp, e) < 0) {
+            rc = -1;
+            break;
+        }
+        XfAction act = xform_filter(&x, &rec, 0, &w->counts);
+        if (act == XF_STOP) break;
+        if (act == XF_DROP) continue;
+        if ((rc = add_record(w, &x, &rec, rp, e)) < 0) break;
+    }
+    if (rc == 0) rc = xform_speed(w, &x, where, e);
+    describe(w, &x, "request list");
+    trace_json_idbuf_free(&buf);
+    xform_free(&x);
+    return rc;
+}
+
+int trace_load_file(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+{
+    static const char *const own[] = {"trace", "format", "on_error", NULL};
+    static const char *const on_error[] = {"stop", "skip", NULL};
+    if (check_keys(wj, where, own, e) < 0) return -1;
+    const char *path = NULL, *fmt_name = NULL;
+    int skip = 0;
+    if (jsonio_str(wj, "trace", where, 1, &path, e) < 0) return -1;
+    if (jsonio_str(wj, "format", where, 0, &fmt_name, e) < 0) return -1;
+    if (jsonio_enum(wj, "on_error", where, 0, on_error, &skip, e) < 0) return -1;
+    char p[512], file[1024];
+    jsonio_path(p, sizeof p, where, "trace");
+    if (workload_resolve(base_dir, path, p, file, sizeof file, e) < 0) return -1;
+    int fmt;
+    if (fmt_name) {
+        if ((fmt = trace_reader_format_parse(fmt_name)) < 0)
+            return err_set(e, "%s.format: got \"%s\", expected azure, mooncake, csv or json", where, fmt_name);
+    } else if ((fmt = trace_reader_format_guess(file, e)) < 0) {
+        return err_prefix(e, "%s", p);
+    }
+    Xform x;
+    if (xform_parse(wj, where, base_dir, seed, w, &x, e) < 0) {
+        xform_free(&x);
+        return -1;
+    }
+    TraceReader *tr = trace_reader_open(file, (TraceFormat)fmt, skip, e);
+    if (!tr) {
+        xform_free(&x);
+        return -1;
+    }
+    int sorted = trace_reader_sorted(tr), rc;
+    TraceRecord rec;
+    char rw[1100];
+    while ((rc = trace_reader_next(tr, &rec, e)) > 0) {
+        w->counts.records++;
+        if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", file, (unsigned long long)rec.line);
+        else snprintf(rw, sizeof rw, "%s: record %llu", file, (unsigned long long)rec.ordinal);
+        if ((rc = links_vs_drops(&x, &rec, rw, e)) < 0) break;
+        XfAction act = xform_filter(&x, &rec, sorted, &w->counts);
+        if (act == XF_STOP) break;
+        if (act == XF_DROP) continue;
+        if ((rc = add_record(w, &x, &rec, rw, e)) < 0) break;
+    }
+    w->counts.skipped = trace_reader_skipped(tr);
+    snprintf(w->counts.first_skip, sizeof w->counts.first_skip, "%s", trace_reader_first_skip(tr));
+    trace_reader_close(tr);
+    if (rc == 0) rc = xform_speed(w, &x, where, e);
+    char head[1200];
+    snprintf(head, sizeof head, "trace %s %s", trace_reader_format_names[fmt], file);
+    describe(w, &x, head);
+    xform_free(&x);
+    return rc;
+}

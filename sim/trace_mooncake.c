@@ -1,0 +1,79 @@
+/*
+ * trace_mooncake.c -- lines of a Mooncake trace (kvcache-ai/Mooncake,
+ * FAST'25 release):
+ *
+ *   {"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2]}
+ *
+ * timestamp: ms from the trace's start; hash_ids: one id per 512-token
+ * block of the prompt, equal ids meaning an equal prefix up to that block
+ * (the prefix cache's food).  Keys beyond these four are ignored: the format
+ * is someone else's and may grow.  A line that does not parse (a truncated
+ * line) names the column where parsing stopped.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_impl.h"
+
+static int get_int(const cJSON *o, const char *key, int64_t max, int64_t *out, Err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return err_set(e, "missing key \"%s\"", key);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > (double)max) {
+        char *s = cJSON_PrintUnformatted(v);
+        err_set(e, "%s: got %s, expected an integer in [0, %lld]", key, s ? s : "?", (long long)max);
+        cJSON_free(s);
+        return -1;
+    }
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+int trace_mooncake_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
+{
+    cJSON_Delete(tr->cur);
+    const char *end = NULL;
+    tr->cur = cJSON_ParseWithOpts(line, &end, 1);
+    if (!tr->cur) {
+        char ex[96];
+        long col = end ? (long)(end - line) + 1 : 1;
+        return err_set(e, "malformed JSON at column %ld of %zu (a truncated line?): %s", col, strlen(line),
+                       trace_reader_excerpt(line, ex, sizeof ex));
+    }
+    if (!cJSON_IsObject(tr->cur)) return err_set(e, "expected a JSON object per line");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(tr->cur, "timestamp");
+    if (!ts) return err_set(e, "missing key \"timestamp\"");
+    if (!cJSON_IsNumber(ts) || !(ts->valuedouble >= 0) || ts->valuedouble > 1e12) {
+        char *s = cJSON_PrintUnformatted(ts);
+        err_set(e, "timestamp: got %s, expected a number of ms in [0, 1e12]", s ? s : "?");
+        cJSON_free(s);
+        return -1;
+    }
+    rec->t_ns = llround(ts->valuedouble * 1e6);
+    if (get_int(tr->cur, "input_length", TRACE_LEN_MAX, &rec->prompt_tokens, e) < 0) return -1;
+    if (get_int(tr->cur, "output_length", TRACE_LEN_MAX, &rec->output_tokens, e) < 0) return -1;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(tr->cur, "hash_ids");
+    if (!h) return 1;
+    if (!cJSON_IsArray(h)) return err_set(e, "hash_ids: expected an array of integers");
+    uint32_t n = (uint32_t)cJSON_GetArraySize(h);
+    TraceIdBuf *b = &tr->ids;
+    if (n > b->hash_cap) {
+        b->hash_cap = n > 2 * b->hash_cap ? n : 2 * b->hash_cap;
+        b->hash = xrealloc(b->hash, b->hash_cap * sizeof *b->hash);
+    }
+    uint32_t k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, h) {
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != floor(it->valuedouble) ||
+            it->valuedouble > 9007199254740992.0)
+            return err_set(e, "hash_ids[%u]: expected an integer in [0, 2^53]", k);
+        b->hash[k++] = (uint64_t)it->valuedouble;
+    }
+    rec->hash_ids = b->hash;
+    rec->n_hash_ids = n;
+    rec->hash_block_tokens = 512;
+    return 1;
+}
