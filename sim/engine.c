@@ -375,7 +375,7 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     st->t_comm_s += cb->comm_s;
     st->t_overhead_s += cb->overhead_s;
     if (eng->cfg.sink.on_iteration)
-        eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->now_ns, dur_ns, pl, cb, used);
+        eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->replica, eng->now_ns, dur_ns, pl, cb, used);
     if (!eng->cfg.keep_iterations) return;
     uint64_t pre = 0;
     for (uint32_t i = 0; i < pl->n; i++)
@@ -457,6 +457,13 @@ void engine_load(const Engine *eng, ReplicaLoad *out)
     *out = (ReplicaLoad){.running = eng->n_running, .waiting = eng->w_len, .outstanding_tokens = tokens,
                          .kv_used_blocks = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx),
                          .kv_total_blocks = eng->cfg.kv.total_blocks(eng->cfg.kv.ctx)};
+}
+
+void engine_set_handoff(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx)
+{
+    eng->cfg.prefill_only = 1;
+    eng->cfg.handoff = fn;
+    eng->cfg.handoff_ctx = ctx;
 }
 
 void engine_release_handoff(Engine *eng, uint32_t idx)

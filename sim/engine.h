@@ -107,6 +107,8 @@ const KvPolicy *engine_kv(const Engine *eng);
 /* The cluster's side of a disaggregated handoff: the KV transfer is done,
  * the prefill replica frees its copy. */
 void engine_release_handoff(Engine *eng, uint32_t req);
+/* Makes this a disaggregated prefill replica. */
+void engine_set_handoff(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

@@ -16,6 +16,7 @@
 #include "jsonio.h"
 #include "metrics.h"
 #include "report.h"
+#include "cluster.h"
 #include "compare.h"
 #include "replay.h"
 #include "scenario.h"
@@ -237,9 +238,17 @@ static int cmd_run(int argc, char **argv)
     }
     Timeline *tl = out.trace ? timeline_new() : NULL;
     MetricsSink sink = tl ? timeline_sink(tl) : (MetricsSink){0};
-    Engine *eng = scenario_engine(&s, tl ? &sink : NULL, &e);
-    if (!eng || engine_run(eng, &e) < 0) {
-        engine_free(eng);
+    Cluster *cl = cluster_new(&s, tl ? &sink : NULL, &e);
+    if (!cl || cluster_run(cl, &e) < 0) {
+        cluster_free(cl);
+        timeline_free(tl);
+        scenario_free(&s);
+        return fail(&e);
+    }
+    if (out.iter_csv && cluster_replicas(cl) > 1) {
+        err_set(&e, "--iterations-csv: per-iteration records are kept for a single replica; this run has %u "
+                    "(use --trace-events for every replica's iterations)", cluster_replicas(cl));
+        cluster_free(cl);
         timeline_free(tl);
         scenario_free(&s);
         return fail(&e);
@@ -249,11 +258,11 @@ static int cmd_run(int argc, char **argv)
     RunData rd;
     Summary sum;
     scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-    scenario_rundata(&s, eng, &rd);
+    cluster_rundata(cl, &rd);
     metrics_summarize(&mc, &rd, &sum);
     rc = emit(&out, &s, &mc, &rd, &sum, &e);
     if (rc == 0 && tl) rc = timeline_write(tl, out.trace, s.wl.reqs, s.wl.n, &e);
-    engine_free(eng);
+    cluster_free(cl);
     timeline_free(tl);
     scenario_free(&s);
     return rc < 0 ? fail(&e) : 0;

@@ -130,9 +130,10 @@ typedef struct CostModel {
  * order.  A sink must not change engine state. */
 typedef struct MetricsSink {
     void *ctx;
-    /* An iteration was priced and starts now (t_ns); plan is its batch. */
-    void (*on_iteration)(void *ctx, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan, const CostBreakdown *cb,
-                         uint64_t kv_used_blocks);
+    /* An iteration of replica `replica` was priced and starts now (t_ns);
+     * plan is its batch. */
+    void (*on_iteration)(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
+                         const CostBreakdown *cb, uint64_t kv_used_blocks);
     /* Request r emitted its k-th token (0-based) at t_ns. */
     void (*on_token)(void *ctx, const Request *r, uint32_t k, int64_t t_ns);
     /* Request r left the system (finished or rejected). */

@@ -448,3 +448,17 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
                       .total_blocks = pf_total, .stats = pf_stats, .destroy = pf_destroy};
     return 0;
 }
+
+uint32_t prefix_probe(const KvPolicy *kv, const Request *r)
+{
+    if (kv->admit != pf_admit) return 0;
+    const Prefix *p = kv->ctx;
+    const uint32_t B = p->cfg.kv.block_tokens;
+    uint32_t max_hit = r->prompt_tokens ? (r->prompt_tokens - 1) / B : 0, j = 0;
+    uint64_t key = req_seed(p, r);
+    for (; j < max_hit; j++) {
+        key = block_key(p, r, key, j);
+        if (ht_find(p, key) == NIL) break;
+    }
+    return j * B;
+}

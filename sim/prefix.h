@@ -39,6 +39,10 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child);
 /* Block references held by r, and the physical blocks referenced by anyone. */
 uint32_t prefix_request_blocks(const KvPolicy *kv, const Request *r);
 
+/* Leading prompt tokens of r this cache holds now (a router's probe; no
+ * side effects).  0 for a policy that is not a prefix cache. */
+uint32_t prefix_probe(const KvPolicy *kv, const Request *r);
+
 uint64_t prefix_namespace(const char *model, const char *adapter, const char *positions);
 
 #endif

@@ -220,8 +220,15 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
 {
     if (s) {
         fprintf(f, "servesim: %s\n", s->name);
-        fprintf(f, "  %s on %d x %s (tp %d), %s cost model, %s scheduler", s->model.name, s->tp, s->hw.name, s->tp,
-                s->cost_kind == COST_LINEAR ? "linear" : "roofline", sched_kind_name(s->sched.kind));
+        if (s->disagg)
+            fprintf(f, "  %s disaggregated: %u prefill x %s (tp %d) + %u decode x %s (tp %d), link %.0f GB/s, "
+                       "first token on the %s side\n", s->model.name, s->pools[0].replicas, s->pools[0].hw.name,
+                    s->pools[0].tp, s->pools[1].replicas, s->pools[1].hw.name, s->pools[1].tp,
+                    s->link_bw_bytes_per_s / 1e9, s->first_token_on_decode ? "decode" : "prefill");
+        else if (s->pools[0].replicas > 1)
+            fprintf(f, "  %u replicas behind a %s router\n", s->pools[0].replicas, scenario_router_names[s->router]);
+        fprintf(f, "  %s on %g GPU(s) of %s (tp %d), %s cost model, %s scheduler", s->model.name, scenario_gpus(s),
+                s->hw.name, s->tp, s->cost_kind == COST_LINEAR ? "linear" : "roofline", sched_kind_name(s->sched.kind));
         if (s->sched.kind == SCHED_CHUNKED) fprintf(f, " (budget %u)", s->sched.token_budget);
         fprintf(f, ", max_running %u\n", s->sched.max_running);
         if (s->kv.unbounded)

@@ -234,7 +234,7 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_gib, Err *e)
 {
     static const char *const keys[] = {"capacity_gib", "block_tokens", "reserve", "dtype", "max_tokens",
-                                       "unbounded", "prefix_cache", "eviction", NULL};
+                                       "unbounded", "prefix_cache", "eviction", "conversion_ns_per_token", NULL};
     static const char *const evict[] = {"lru", "value", NULL};
     static const char *const modes[] = {"max", "final", "on_demand", NULL};
     if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
@@ -257,6 +257,97 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     if (jsonio_bool(v, "unbounded", where, 0, &s->kv.unbounded, e) < 0) return -1;
     if (jsonio_bool(v, "prefix_cache", where, 0, &s->prefix_cache, e) < 0) return -1;
     if (jsonio_enum(v, "eviction", where, 0, evict, &s->prefix_evict, e) < 0) return -1;
+    double conv = 0;
+    if (jsonio_num(v, "conversion_ns_per_token", where, 0, 0, 1e6, &conv, e) < 0) return -1;
+    s->wrap.conversion_s_per_token = conv * 1e-9;
+    return 0;
+}
+
+static int parse_pool(const cJSON *v, const char *where, Scenario *s, Pool *pool, Err *e)
+{
+    static const char *const keys[] = {"replicas", "hardware", "tp", "scheduler", "kv_capacity_gib", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    char p[300];
+    int64_t n = pool->replicas, tp = pool->tp;
+    if (jsonio_int(v, "replicas", where, 0, 1, 4096, &n, e) < 0) return -1;
+    if (jsonio_int(v, "tp", where, 0, 1, 64, &tp, e) < 0) return -1;
+    pool->replicas = (uint32_t)n;
+    pool->tp = (int)tp;
+    const cJSON *x;
+    if ((x = cJSON_GetObjectItemCaseSensitive(v, "hardware"))) {
+        jsonio_path(p, sizeof p, where, "hardware");
+        if (parse_desc(x, p, "hardware/", "hardware", "h100-sxm", hw_from_json_v, hw_load_v, &pool->hw, e) < 0)
+            return -1;
+    }
+    if ((x = cJSON_GetObjectItemCaseSensitive(v, "scheduler"))) {
+        jsonio_path(p, sizeof p, where, "scheduler");
+        SchedConfig saved = s->sched;
+        int rc = parse_sched(x, p, s, e);
+        pool->sched = s->sched;
+        s->sched = saved;
+        if (rc < 0) return -1;
+    }
+    double cap = -1;
+    if (jsonio_num(v, "kv_capacity_gib", where, 0, 1e-6, 1e6, &cap, e) < 0) return -1;
+    if (cap > 0) {
+        pool->kv.capacity_bytes = cap * GIB;
+    } else if (s->kv_capacity_derived) {
+        pool->kv.capacity_bytes = hw_kv_capacity_bytes(&pool->hw, &s->model, pool->tp);
+        if (!(pool->kv.capacity_bytes > 0) && !pool->kv.unbounded)
+            return err_set(e, "%s: %s weights do not fit on %s at tp %d: no room for KV", where, s->model.name,
+                           pool->hw.name, pool->tp);
+    }
+    return 0;
+}
+
+/* "cluster": {"replicas", "router"} or "disagg": {"prefill": POOL, "decode":
+ * POOL, "link_gb_per_s", "link_latency_us", "first_token", "router"}. */
+static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
+{
+    char p[256], pp[300];
+    s->n_pools = 1;
+    s->pools[0] = (Pool){.replicas = 1, .hw = s->hw, .tp = s->tp, .sched = s->sched, .kv = s->kv};
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "disagg");
+    int router = ROUTER_ROUND_ROBIN;
+    if (c && d) return err_set(e, "%s: give either \"cluster\" or \"disagg\", not both", w);
+    if (c) {
+        jsonio_path(p, sizeof p, w, "cluster");
+        static const char *const keys[] = {"replicas", "router", NULL};
+        if (jsonio_expect_object(c, p, e) < 0 || jsonio_check_keys(c, p, keys, e) < 0) return -1;
+        int64_t n = 1;
+        if (jsonio_int(c, "replicas", p, 1, 1, 4096, &n, e) < 0) return -1;
+        if (jsonio_enum(c, "router", p, 0, scenario_router_names, &router, e) < 0) return -1;
+        s->pools[0].replicas = (uint32_t)n;
+    }
+    if (d) {
+        jsonio_path(p, sizeof p, w, "disagg");
+        static const char *const keys[] = {"prefill", "decode", "link_gb_per_s", "link_latency_us", "first_token",
+                                           "router", NULL};
+        static const char *const ft[] = {"prefill", "decode", NULL};
+        if (jsonio_expect_object(d, p, e) < 0 || jsonio_check_keys(d, p, keys, e) < 0) return -1;
+        s->pools[1] = s->pools[0];
+        const char *side[2] = {"prefill", "decode"};
+        for (int k = 0; k < 2; k++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(d, side[k]);
+            jsonio_path(pp, sizeof pp, p, side[k]);
+            if (x && parse_pool(x, pp, s, &s->pools[k], e) < 0) return -1;
+        }
+        /* AIC's inter-node figures for H100/H200: 50 GB/s per GPU (CX7),
+         * 10 us per transfer (systems/h100_sxm.yaml) */
+        double gbs = 50, us = 10;
+        if (jsonio_num(d, "link_gb_per_s", p, 0, 1e-3, 1e5, &gbs, e) < 0) return -1;
+        if (jsonio_num(d, "link_latency_us", p, 0, 0, 1e7, &us, e) < 0) return -1;
+        if (jsonio_enum(d, "first_token", p, 0, ft, &s->first_token_on_decode, e) < 0) return -1;
+        if (jsonio_enum(d, "router", p, 0, scenario_router_names, &router, e) < 0) return -1;
+        s->link_bw_bytes_per_s = gbs * 1e9;
+        s->link_latency_s = us * 1e-6;
+        s->disagg = 1;
+        s->n_pools = 2;
+    }
+    s->router = (RouterKind)router;
+    if (s->router == ROUTER_PREFIX_AFFINITY && !s->prefix_cache)
+        return err_set(e, "%s: router \"prefix_affinity\" needs \"kv\": {\"prefix_cache\": true}", w);
     return 0;
 }
 
@@ -264,7 +355,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
-                                       NULL};
+                                       "engine", "cluster", "disagg", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
@@ -314,6 +405,27 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     }
     if (s->kv.max_tokens == 0) s->kv.max_tokens = (uint32_t)s->model.max_context;
 
+    if (parse_deploy(root, w, s, e) < 0) return -1;
+    if ((v = SUB("engine"))) {
+        static const char *const ek[] = {"cuda_graph_sizes", NULL};
+        if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, ek, e) < 0) return -1;
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "cuda_graph_sizes");
+        if (g) {
+            char gp[300];
+            jsonio_path(gp, sizeof gp, p, "cuda_graph_sizes");
+            if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) > COSTWRAP_SIZES_MAX)
+                return err_set(e, "%s: expected an array of at most %d ascending batch sizes", gp, COSTWRAP_SIZES_MAX);
+            const cJSON *x;
+            cJSON_ArrayForEach(x, g) {
+                if (!cJSON_IsNumber(x) || x->valuedouble < 1 || x->valuedouble > 1e6 ||
+                    x->valuedouble != (double)(uint32_t)x->valuedouble ||
+                    (s->wrap.n_sizes && x->valuedouble <= s->wrap.graph_sizes[s->wrap.n_sizes - 1]))
+                    return err_set(e, "%s[%u]: expected an integer batch size larger than the previous one", gp,
+                                   s->wrap.n_sizes);
+                s->wrap.graph_sizes[s->wrap.n_sizes++] = (uint32_t)x->valuedouble;
+            }
+        }
+    }
     if ((v = SUB("slo")) && mcfg_parse_slo(v, p, &s->slo, &s->slo_classes, e) < 0) return -1;
     s->price = (Price){.usd_per_gpu_hour = s->hw.usd_per_gpu_hour, .gpus = s->tp, .billing = BILL_EXACT};
     if ((v = SUB("price")) && mcfg_parse_price(v, p, 0, &s->price, e) < 0) return -1;
@@ -356,18 +468,34 @@ int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *
     return rc;
 }
 
+const char *const scenario_router_names[] = {"round_robin", "least_requests", "least_tokens", "prefix_affinity",
+                                              NULL};
+
+double scenario_gpus(const Scenario *s)
+{
+    double g = 0;
+    for (uint32_t i = 0; i < s->n_pools; i++) g += (double)s->pools[i].replicas * s->pools[i].tp;
+    return g;
+}
+
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
+{
+    return scenario_pool_engine(s, &s->pools[0], sink, NULL, e);
+}
+
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Err *e)
 {
     EngineConfig cfg = {0};
     if (sink) cfg.sink = *sink;
-    if (sched_new(&s->sched, &cfg.sched, e) < 0) return NULL;
+    cfg.token_times = tt;
+    if (sched_new(&pool->sched, &cfg.sched, e) < 0) return NULL;
     int kv_rc;
     if (s->prefix_cache) {
-        PrefixConfig pc = {.kv = s->kv, .evict = (PrefixEvict)s->prefix_evict,
+        PrefixConfig pc = {.kv = pool->kv, .evict = (PrefixEvict)s->prefix_evict,
                            .namespace_seed = prefix_namespace(s->model.name, "", "rope"), .n_requests = s->wl.n};
         kv_rc = prefix_new(&pc, &cfg.kv, e);
     } else {
-        kv_rc = kv_pool_new(&s->kv, &cfg.kv, e);
+        kv_rc = kv_pool_new(&pool->kv, &cfg.kv, e);
     }
     if (kv_rc < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
@@ -377,10 +505,15 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
     if (s->cost_kind == COST_LINEAR) {
         rc = cost_linear_new(&s->linear, &cfg.cost, e);
     } else {
-        RooflineCfg rc_cfg = {.model = s->model, .hw = s->hw, .tp = s->tp, .compute_dtype = s->compute_dtype,
+        RooflineCfg rc_cfg = {.model = s->model, .hw = pool->hw, .tp = pool->tp, .compute_dtype = s->compute_dtype,
                               .kv_bytes_per_token = s->kv.bytes_per_token,
                               .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
+    }
+    if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0)) {
+        CostModel inner = cfg.cost;
+        rc = costwrap_new(&s->wrap, inner, &cfg.cost, e);
+        if (rc < 0) inner.destroy(inner.ctx);
     }
     if (rc < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
@@ -388,7 +521,7 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
         return NULL;
     }
     cfg.max_context = (uint32_t)s->model.max_context;
-    cfg.block_tokens = s->kv.block_tokens;
+    cfg.block_tokens = pool->kv.block_tokens;
     cfg.kv_bytes_per_token = s->kv.bytes_per_token;
     cfg.preempt_swap = s->preempt_swap;
     cfg.swap_bw_bytes_per_s = s->swap_bw_bytes_per_s > 0 ? s->swap_bw_bytes_per_s : 64e9;
@@ -403,7 +536,7 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
     *m = s->metrics;
     m->slo = s->slo;
     m->price = s->price;
-    m->price.gpus = s->tp;
+    m->price.gpus = scenario_gpus(s);
     m->idle_w = s->hw.idle_w;
     m->busy_w = s->hw.busy_w;
     m->mem_bw_per_gpu = s->hw.mem_bw_bytes_per_s;
@@ -436,6 +569,24 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     cJSON_AddStringToObject(sc, "model", s->model.name);
     cJSON_AddStringToObject(sc, "hardware", s->hw.name);
     cJSON_AddNumberToObject(sc, "tp", s->tp);
+    cJSON_AddNumberToObject(sc, "gpus", scenario_gpus(s));
+    if (s->disagg) {
+        cJSON *d = cJSON_AddObjectToObject(sc, "disagg");
+        const char *side[2] = {"prefill", "decode"};
+        for (int k = 0; k < 2; k++) {
+            cJSON *x = cJSON_AddObjectToObject(d, side[k]);
+            cJSON_AddNumberToObject(x, "replicas", s->pools[k].replicas);
+            cJSON_AddStringToObject(x, "hardware", s->pools[k].hw.name);
+            cJSON_AddNumberToObject(x, "tp", s->pools[k].tp);
+            cJSON_AddStringToObject(x, "scheduler", sched_kind_name(s->pools[k].sched.kind));
+        }
+        jsonio_add_num(d, "link_gb_per_s", s->link_bw_bytes_per_s / 1e9);
+        cJSON_AddStringToObject(d, "first_token", s->first_token_on_decode ? "decode (after the KV transfer)"
+                                                                           : "prefill (before the KV transfer)");
+    } else if (s->pools[0].replicas > 1) {
+        cJSON_AddNumberToObject(sc, "replicas", s->pools[0].replicas);
+    }
+    if (s->n_pools > 1 || s->pools[0].replicas > 1) cJSON_AddStringToObject(sc, "router", scenario_router_names[s->router]);
     cJSON_AddStringToObject(sc, "scheduler", sched_kind_name(s->sched.kind));
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);

@@ -11,6 +11,7 @@
 #define SERVESIM_SCENARIO_H
 
 #include "cost.h"
+#include "costwrap.h"
 #include "engine.h"
 #include "hw.h"
 #include "kv.h"
@@ -21,6 +22,19 @@
 #include "workload.h"
 
 typedef enum { COST_LINEAR = 0, COST_ROOFLINE } CostKind;
+
+/* A group of identical replicas: the whole cluster, or one side of a
+ * disaggregated deployment. */
+typedef struct Pool {
+    uint32_t replicas;
+    HwDesc hw;
+    int tp;
+    SchedConfig sched;
+    KvConfig kv;             /* capacity for this pool's hardware and tp */
+} Pool;
+
+typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY } RouterKind;
+extern const char *const scenario_router_names[];
 
 typedef struct Scenario {
     char name[128];
@@ -35,6 +49,16 @@ typedef struct Scenario {
     int preempt_swap;      /* vllm "preemption": "swap" */
     double swap_bw_bytes_per_s;
     int queue_order;       /* EngineQueueOrder */
+    CostWrapCfg wrap;      /* CUDA-graph padding, KV conversion cost */
+    /* Deployment: pools[0] holds every replica, or with disagg the prefill
+     * pool (pools[1] the decode pool). */
+    Pool pools[2];
+    uint32_t n_pools;
+    int disagg;
+    RouterKind router;
+    double link_bw_bytes_per_s;  /* disagg KV transfer */
+    double link_latency_s;
+    int first_token_on_decode;   /* disagg: the first token is emitted after the transfer */
     KvConfig kv;
     Dtype kv_dtype;
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */
@@ -61,6 +85,10 @@ void scenario_free(Scenario *s);
 /* Builds the engine over s->wl (the scenario must outlive it).  sink may be
  * NULL. */
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e);
+/* One replica of a pool; tt: the cluster's shared token-time array. */
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Err *e);
+/* Total GPUs of the deployment. */
+double scenario_gpus(const Scenario *s);
 
 /* The metrics configuration of a run: SLOs per class (slo_table must hold
  * one Slo per workload class, at least 1), price x tp GPUs, power and peaks

@@ -15,6 +15,7 @@
 
 typedef struct TlIter {
     int64_t t_ns, dur_ns;
+    uint32_t replica;
     uint32_t first_item, n_items;
     uint32_t n_prefill, n_decode;
     uint64_t new_tokens;
@@ -27,10 +28,11 @@ struct Timeline {
     BatchItem *items;
     size_t n_items, cap_items;
     MetricsSink tail;
+    uint32_t n_replicas;
 };
 
-static void tl_on_iteration(void *ctx, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan, const CostBreakdown *cb,
-                            uint64_t kv_used)
+static void tl_on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
+                            const CostBreakdown *cb, uint64_t kv_used)
 {
     Timeline *tl = ctx;
     if (tl->n_iters == tl->cap_iters) {
@@ -42,10 +44,11 @@ static void tl_on_iteration(void *ctx, int64_t t_ns, int64_t dur_ns, const Batch
         tl->items = xrealloc(tl->items, tl->cap_items * sizeof *tl->items);
     }
     memcpy(tl->items + tl->n_items, plan->items, plan->n * sizeof *plan->items);
-    tl->iters[tl->n_iters++] = (TlIter){t_ns, dur_ns, (uint32_t)tl->n_items, plan->n, plan->n_prefill,
+    tl->iters[tl->n_iters++] = (TlIter){t_ns, dur_ns, replica, (uint32_t)tl->n_items, plan->n, plan->n_prefill,
                                         plan->n_decode, plan->new_tokens, kv_used};
+    if (replica + 1 > tl->n_replicas) tl->n_replicas = replica + 1;
     tl->n_items += plan->n;
-    if (tl->tail.on_iteration) tl->tail.on_iteration(tl->tail.ctx, t_ns, dur_ns, plan, cb, kv_used);
+    if (tl->tail.on_iteration) tl->tail.on_iteration(tl->tail.ctx, replica, t_ns, dur_ns, plan, cb, kv_used);
 }
 
 static void tl_on_token(void *ctx, const Request *r, uint32_t k, int64_t t)
@@ -114,12 +117,16 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
     cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
     meta(ev, "process_name", 1, 0, "engine");
-    meta(ev, "thread_name", 1, 1, "iterations");
+    for (uint32_t k = 0; k < (tl->n_replicas ? tl->n_replicas : 1); k++) {
+        char name[32];
+        snprintf(name, sizeof name, "replica %u iterations", k);
+        meta(ev, "thread_name", 1, k + 1, name);
+    }
     meta(ev, "process_name", 2, 0, "requests");
     for (uint32_t i = 0; i < n; i++) meta(ev, "thread_name", 2, i + 1, reqs[i].id);
     for (size_t k = 0; k < tl->n_iters; k++) {
         const TlIter *it = &tl->iters[k];
-        cJSON *o = event(ev, "iteration", "engine", "X", it->t_ns, 1, 1);
+        cJSON *o = event(ev, "iteration", "engine", "X", it->t_ns, 1, it->replica + 1);
         cJSON_AddNumberToObject(o, "dur", us(it->dur_ns));
         cJSON *a = cJSON_AddObjectToObject(o, "args");
         cJSON_AddNumberToObject(a, "prefill_requests", it->n_prefill);

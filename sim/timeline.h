@@ -4,7 +4,7 @@
  *
  * A MetricsSink that records every iteration and the requests in it, then
  * writes {"traceEvents": [...], "displayTimeUnit": "ms"}: process 1 is the
- * engine with one lane (one complete "X" event per iteration), process 2
+ * engine with one lane per replica (one complete "X" event per iteration), process 2
  * holds one lane per request with its queueing span (arrival to first
  * admission), one event per prefill chunk or decode step it took part in,
  * and an instant event when it was rejected.  ts and dur are microseconds.

@@ -1,0 +1,215 @@
+/*
+ * cluster.c -- routing, replicas and disaggregated handoffs on one event
+ * queue (see cluster.h).
+ */
+#include "cluster.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "evq.h"
+#include "prefix.h"
+
+enum { CLUSTER_EV_TRANSFER = 3 };
+
+struct Cluster {
+    Scenario *s;
+    Engine **eng;
+    uint32_t n;            /* replicas in all */
+    uint32_t n_prefill;    /* disagg: engines [0, n_prefill) prefill, the rest decode */
+    EventQueue q;
+    int64_t *tt;
+    uint32_t next_arrival;
+    uint32_t rr_next[2];   /* round-robin cursors per pool */
+    EngineStats st;        /* aggregated over replicas */
+};
+
+uint32_t cluster_replicas(const Cluster *c) { return c->n; }
+const Engine *cluster_engine(const Cluster *c, uint32_t i) { return c->eng[i]; }
+
+static void handoff(void *ctx, uint32_t req, int64_t now_ns);
+
+Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
+{
+    Cluster *c = xcalloc(1, sizeof *c);
+    c->s = s;
+    for (uint32_t p = 0; p < s->n_pools; p++) c->n += s->pools[p].replicas;
+    c->n_prefill = s->disagg ? s->pools[0].replicas : 0;
+    c->eng = xcalloc(c->n, sizeof *c->eng);
+    evq_init(&c->q);
+    uint64_t tokens = 0;
+    for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
+    if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
+    uint32_t k = 0;
+    for (uint32_t p = 0; p < s->n_pools; p++)
+        for (uint32_t r = 0; r < s->pools[p].replicas; r++, k++) {
+            /* one replica alone keeps the engine's own record of
+             * iterations; the sink observes every replica */
+            Pool pool = s->pools[p];
+            c->eng[k] = scenario_pool_engine(s, &pool, sink, c->tt, e);
+            if (!c->eng[k]) {
+                cluster_free(c);
+                return NULL;
+            }
+            engine_attach(c->eng[k], &c->q, k);
+            if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
+        }
+    return c;
+}
+
+void cluster_free(Cluster *c)
+{
+    if (!c) return;
+    for (uint32_t i = 0; i < c->n; i++) engine_free(c->eng[i]);
+    free(c->eng);
+    evq_free(&c->q);
+    free(c->tt);
+    free(c);
+}
+
+/* ---------------------------------------------------------------- routing */
+
+static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int pool)
+{
+    if (n == 1) return lo;
+    RouterKind kind = c->s->router;
+    if (kind == ROUTER_ROUND_ROBIN) return lo + (c->rr_next[pool]++ % n);
+    uint32_t best = lo;
+    uint64_t best_v = UINT64_MAX;
+    uint32_t best_hit = 0;
+    for (uint32_t i = lo; i < lo + n; i++) {
+        ReplicaLoad l;
+        engine_load(c->eng[i], &l);
+        uint64_t v = kind == ROUTER_LEAST_TOKENS ? l.outstanding_tokens : (uint64_t)l.running + l.waiting;
+        if (kind == ROUTER_PREFIX_AFFINITY) {
+            /* the longest cached prefix wins; load breaks ties */
+            uint32_t hit = prefix_probe(engine_kv(c->eng[i]), r);
+            if (hit > best_hit || (hit == best_hit && v < best_v)) {
+                best_hit = hit;
+                best_v = v;
+                best = i;
+            }
+            continue;
+        }
+        if (v < best_v) {
+            best_v = v;
+            best = i;
+        }
+    }
+    return best;
+}
+
+static void push_next_arrival(Cluster *c)
+{
+    const Workload *w = &c->s->wl;
+    while (c->next_arrival < w->n && w->reqs[c->next_arrival].triggered) c->next_arrival++;
+    if (c->next_arrival < w->n) {
+        uint32_t i = c->next_arrival++;
+        evq_push(&c->q, w->reqs[i].t_arrive_ns, ENGINE_EV_ARRIVAL, i);
+    }
+}
+
+static void arrive(Cluster *c, uint32_t idx, int64_t now)
+{
+    Request *r = &c->s->wl.reqs[idx];
+    uint32_t lo = 0, n = c->s->pools[0].replicas;
+    r->replica = route(c, r, lo, n, 0);
+    engine_enqueue(c->eng[r->replica], idx, now);
+}
+
+/* A prefill replica finished a prefill: start the KV transfer. */
+static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
+{
+    Cluster *c = ctx;
+    const Request *r = &c->s->wl.reqs[idx];
+    double bytes = (double)r->kv_len * c->s->kv.bytes_per_token;
+    int64_t dt = (int64_t)((bytes / c->s->link_bw_bytes_per_s + c->s->link_latency_s) * 1e9 + 0.5);
+    evq_push(&c->q, now_ns + dt, CLUSTER_EV_TRANSFER, idx);
+}
+
+static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
+{
+    Request *r = &c->s->wl.reqs[idx];
+    engine_release_handoff(c->eng[r->replica], idx);
+    if (c->s->first_token_on_decode) {
+        /* the first token reaches the client only from the decode side */
+        if (c->tt) c->tt[r->token_off] = now;
+        r->t_first_token_ns = r->t_last_token_ns = now;
+    }
+    uint32_t n = c->s->pools[1].replicas;
+    r->replica = route(c, r, c->n_prefill, n, 1);
+    engine_enqueue(c->eng[r->replica], idx, now);
+}
+
+int cluster_run(Cluster *c, Err *e)
+{
+    const Workload *w = &c->s->wl;
+    if (w->n == 0) return 0;
+    push_next_arrival(c);
+    int64_t first = evq_peek_time(&c->q);
+    Event ev;
+    while (evq_pop(&c->q, &ev)) {
+        do {
+            if (ev.kind == ENGINE_EV_ARRIVAL) {
+                if (!w->reqs[ev.arg].triggered) push_next_arrival(c);
+                arrive(c, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_ITER_END) {
+                engine_iter_end(c->eng[ev.arg], ev.t_ns);
+            } else {
+                transfer_done(c, ev.arg, ev.t_ns);
+            }
+        } while (evq_peek_time(&c->q) == ev.t_ns && evq_pop(&c->q, &ev));
+        for (uint32_t i = 0; i < c->n; i++)
+            if (engine_poll(c->eng[i], e) != 0) return err_prefix(e, "replica %u", i);
+    }
+    /* aggregate: sums, and peaks as the largest replica's */
+    EngineStats *a = &c->st;
+    memset(a, 0, sizeof *a);
+    a->t_first_arrival_ns = first;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (engine_check_drained(c->eng[i], e) != 0) return err_prefix(e, "replica %u", i);
+        const EngineStats *x = engine_stats(c->eng[i]);
+        a->iterations += x->iterations;
+        a->busy_ns += x->busy_ns;
+        if (x->t_last_event_ns > a->t_last_event_ns) a->t_last_event_ns = x->t_last_event_ns;
+        a->peak_running = MAX(a->peak_running, x->peak_running);
+        a->peak_waiting = MAX(a->peak_waiting, x->peak_waiting);
+        a->kv_total_blocks += x->kv_total_blocks;
+        a->kv_peak_used_blocks += x->kv_peak_used_blocks;
+        a->kv_block_ns += x->kv_block_ns;
+        a->running_ns += x->running_ns;
+        a->waiting_ns += x->waiting_ns;
+        a->preemptions += x->preemptions;
+        a->recomputed_tokens += x->recomputed_tokens;
+        a->swapped_tokens += x->swapped_tokens;
+        a->swap_s += x->swap_s;
+        a->prefill_tokens += x->prefill_tokens;
+        a->decode_tokens += x->decode_tokens;
+        a->finished += x->finished;
+        a->rejected += x->rejected;
+        a->flops += x->flops;
+        a->bytes += x->bytes;
+        a->t_gemm_s += x->t_gemm_s;
+        a->t_attn_s += x->t_attn_s;
+        a->t_lm_head_s += x->t_lm_head_s;
+        a->t_comm_s += x->t_comm_s;
+        a->t_overhead_s += x->t_overhead_s;
+        if (x->has_kv_stats) {
+            a->has_kv_stats = 1;
+            a->kv.lookup_tokens += x->kv.lookup_tokens;
+            a->kv.hit_tokens += x->kv.hit_tokens;
+            a->kv.evictions += x->kv.evictions;
+            a->kv.cow_copies += x->kv.cow_copies;
+            a->kv.cached_blocks += x->kv.cached_blocks;
+        }
+    }
+    /* busy time per replica on average, so that GPUs x busy is GPU time */
+    a->busy_ns /= c->n;
+    return 0;
+}
+
+void cluster_rundata(const Cluster *c, RunData *rd)
+{
+    *rd = (RunData){.reqs = c->s->wl.reqs, .n = c->s->wl.n, .token_times = c->tt, .st = &c->st};
+    if (c->n == 1) rd->iters = engine_iterations(c->eng[0], &rd->n_iters);
+}

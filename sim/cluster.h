@@ -1,0 +1,33 @@
+/*
+ * cluster.h -- several replicas on one clock: a router in front of N
+ * identical engines, or a disaggregated deployment (a prefill pool and a
+ * decode pool joined by a KV transfer link).
+ *
+ * The cluster owns the event queue.  Arrivals are routed (round robin,
+ * least outstanding requests or tokens, or the replica holding the longest
+ * cached prefix); each replica runs its own scheduler and KV pool.  With
+ * disaggregation a finished prefill's KV travels to a decode replica in
+ * bytes / bandwidth + latency; the prefill replica holds it until the
+ * transfer ends and the decode replica allocates it on arrival.  The first
+ * token is emitted by the prefill side at the end of its prefill, or, with
+ * "first_token": "decode", when the transfer completes (TTFT then includes
+ * the transfer).  One replica with no disaggregation behaves exactly like
+ * engine_run.
+ */
+#ifndef SERVESIM_CLUSTER_H
+#define SERVESIM_CLUSTER_H
+
+#include "metrics.h"
+#include "scenario.h"
+
+typedef struct Cluster Cluster;
+
+Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e);
+int cluster_run(Cluster *c, Err *e);
+void cluster_free(Cluster *c);
+/* Run data for the metrics: per-iteration records only with one replica. */
+void cluster_rundata(const Cluster *c, RunData *rd);
+uint32_t cluster_replicas(const Cluster *c);
+const Engine *cluster_engine(const Cluster *c, uint32_t i);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * costwrap.c -- padding and conversion costs around a cost model (see
+ * costwrap.h).  The padded batch is built in a buffer owned by the wrapper,
+ * grown by doubling: no allocation per iteration once warm.
+ */
+#include "costwrap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct CostWrap {
+    CostWrapCfg cfg;
+    CostModel inner;
+    BatchItem *buf;
+    uint32_t cap;
+} CostWrap;
+
+uint32_t costwrap_padded(const CostWrapCfg *cfg, uint32_t n)
+{
+    for (uint32_t i = 0; i < cfg->n_sizes; i++)
+        if (cfg->graph_sizes[i] >= n) return cfg->graph_sizes[i];
+    return n;
+}
+
+static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
+{
+    CostWrap *w = ctx;
+    const BatchItem *use = items;
+    uint32_t m = n;
+    int decode_only = n > 0;
+    for (uint32_t i = 0; i < n && decode_only; i++) decode_only = items[i].kind == ITEM_DECODE;
+    if (decode_only && w->cfg.n_sizes) {
+        m = costwrap_padded(&w->cfg, n);
+        if (m > n) {
+            if (m > w->cap) {
+                w->cap = m * 2;
+                w->buf = xrealloc(w->buf, w->cap * sizeof *w->buf);
+            }
+            memcpy(w->buf, items, n * sizeof *items);
+            for (uint32_t i = n; i < m; i++)
+                w->buf[i] = (BatchItem){.req = UINT32_MAX, .c = 1, .h = 0, .kind = ITEM_DECODE, .samples = 1};
+            use = w->buf;
+        }
+    }
+    if (w->inner.iter_time(w->inner.ctx, use, m, out) != 0) return -1;
+    if (w->cfg.conversion_s_per_token > 0) {
+        double read = 0;
+        for (uint32_t i = 0; i < n; i++) read += (double)items[i].h + items[i].c;
+        double t = read * w->cfg.conversion_s_per_token;
+        out->attn_s += t;
+        out->t_s += t;
+    }
+    return 0;
+}
+
+static void wrap_destroy(void *ctx)
+{
+    CostWrap *w = ctx;
+    if (w->inner.destroy) w->inner.destroy(w->inner.ctx);
+    free(w->buf);
+    free(w);
+}
+
+int costwrap_new(const CostWrapCfg *cfg, CostModel inner, CostModel *out, Err *e)
+{
+    for (uint32_t i = 0; i < cfg->n_sizes; i++)
+        if (cfg->graph_sizes[i] < 1 || (i && cfg->graph_sizes[i] <= cfg->graph_sizes[i - 1]))
+            return err_set(e, "engine.cuda_graph_sizes: expected ascending sizes >= 1 (entry %u is %u)", i,
+                           cfg->graph_sizes[i]);
+    if (!(cfg->conversion_s_per_token >= 0)) return err_set(e, "kv.conversion_ns_per_token: must be >= 0");
+    CostWrap *w = xcalloc(1, sizeof *w);
+    w->cfg = *cfg;
+    w->inner = inner;
+    *out = (CostModel){.name = inner.name, .ctx = w, .iter_time = wrap_time, .destroy = wrap_destroy};
+    return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * costwrap.h -- engine effects layered on any cost model.
+ *
+ *  - Execution-shape padding: with captured batch sizes (CUDA graphs), a
+ *    decode-only iteration of n rows runs as the smallest captured size
+ *    >= n; the padded rows are charged as decode rows over an empty
+ *    context.  Batches larger than the largest size, or containing a
+ *    prefill, run eagerly (unpadded), as in vLLM.
+ *  - KV format conversion: a quantised KV cache (q8_0, q4_0, fp8) may cost
+ *    a dequantisation per token read; conversion_s_per_token x the tokens
+ *    read in the iteration is added.
+ */
+#ifndef SERVESIM_COSTWRAP_H
+#define SERVESIM_COSTWRAP_H
+
+#include "policy.h"
+
+#define COSTWRAP_SIZES_MAX 64
+
+typedef struct CostWrapCfg {
+    uint32_t graph_sizes[COSTWRAP_SIZES_MAX]; /* ascending */
+    uint32_t n_sizes;
+    double conversion_s_per_token;
+} CostWrapCfg;
+
+/* Wraps inner (taking ownership of it). */
+int costwrap_new(const CostWrapCfg *cfg, CostModel inner, CostModel *out, Err *e);
+/* The padded size for n decode rows (n itself when no size fits). */
+uint32_t costwrap_padded(const CostWrapCfg *cfg, uint32_t n);
+
+#endif
