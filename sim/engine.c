@@ -239,7 +239,7 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
         c = 1;
         samples = 1;
     } else {
-        uint32_t left = r->prefill_target - r->kv_len;
+        uint32_t left = request_prefill_left(r);
             if (c > left) c = left;
         if (c == 0) return 0;
         samples = r->kv_len + c == r->prefill_target;
@@ -448,11 +448,11 @@ void engine_load(const Engine *eng, ReplicaLoad *out)
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < eng->n_running; i++) {
         const Request *r = &eng->reqs[eng->running[i]];
-        tokens += (uint64_t)(r->prefill_target - r->kv_len) + (r->output_tokens - r->generated);
+        tokens += (uint64_t)request_prefill_left(r) + (r->output_tokens - r->generated);
     }
     for (uint32_t i = 0; i < eng->w_len; i++) {
         const Request *r = &eng->reqs[eng_waiting_at(eng, i)];
-        tokens += (uint64_t)(r->prefill_target - r->kv_len) + (r->output_tokens - r->generated);
+        tokens += (uint64_t)request_prefill_left(r) + (r->output_tokens - r->generated);
     }
     *out = (ReplicaLoad){.running = eng->n_running, .waiting = eng->w_len, .outstanding_tokens = tokens,
                          .kv_used_blocks = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx),

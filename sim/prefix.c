@@ -294,12 +294,28 @@ static uint64_t final_tokens(const Prefix *p, const Request *r)
     return kv_reserve_tokens(m, r, p->cfg.kv.max_tokens);
 }
 
+static void pf_commit(void *ctx, Request *r);
+
 static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
 {
     Prefix *p = ctx;
     ReqTab *t = &p->tabs[r->idx];
     const uint32_t B = p->cfg.kv.block_tokens;
     if (NEVER(t->n)) pf_release(ctx, r);
+    if (r->swapped) {
+        /* swapped back in: its KV returns from host memory as it was */
+        uint64_t want = p->cfg.kv.reserve == KV_RESERVE_ON_DEMAND
+                            ? kv_blocks_for((uint64_t)r->kv_len + first_chunk, B)
+                            : kv_blocks_for(final_tokens(p, r), B);
+        if (!fill_to(p, r, want)) {
+            pf_release(ctx, r);
+            return 0;
+        }
+        t->hashed_upto = 0;
+        t->last_key = req_seed(p, r);
+        pf_commit(ctx, r);
+        return 1;
+    }
     /* Longest run of cached full blocks from the start; at least one token
      * of the prefill is always computed (it yields the next token). */
     uint32_t max_hit = r->prefill_target ? (r->prefill_target - 1) / B : 0;

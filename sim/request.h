@@ -99,6 +99,13 @@ static inline void request_init(Request *r)
     r->next_req = REQ_NONE;
 }
 
+/* Prompt (or recompute) tokens still to prefill; 0 once decoding, also for
+ * a request swapped back in with its KV past the prompt. */
+static inline uint32_t request_prefill_left(const Request *r)
+{
+    return r->kv_len >= r->prefill_target ? 0 : r->prefill_target - r->kv_len;
+}
+
 static inline int request_decoding(const Request *r)
 {
     return r->kv_len >= r->prefill_target && r->generated > 0;

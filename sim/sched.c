@@ -24,7 +24,7 @@ const char *sched_kind_name(SchedKind k)
 
 static uint32_t prefill_left(const Request *r)
 {
-    return r->prefill_target - r->kv_len;
+    return request_prefill_left(r);
 }
 
 /* Plans one step for every running request: the rest of its prefill, or
