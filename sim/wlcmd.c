@@ -35,7 +35,7 @@ static const char usage[] =
     "                     lines), a .json request list\n"
     "  --format F         read the file as a trace of format F\n"
     "  --stats            print the statistics (the default unless --out is given)\n"
-    "  --json             statistics as JSON: count, duration_s, rate_per_s, interarrival_cv,\n"
+    "  --json             print the statistics as JSON: count, duration_s, rate_per_s, interarrival_cv,\n"
     "                     prompt_tokens and output_tokens ({mean, p50, p90, p99, max}), ...\n"
     "  --out FILE         write the materialised requests as a JSON request list ('-' = stdout);\n"
     "                     {\"trace\": FILE} or {\"trace\": FILE, \"format\": \"json\"} reads it back\n"
@@ -327,7 +327,7 @@ int wlcmd_main(int argc, char **argv)
         } else if (!strcmp(a, "--stats")) {
             stats = 1;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            json = stats = 1;
         } else if (!strcmp(a, "--format")) {
             if (!next || (format = trace_reader_format_parse(next)) < 0)
                 return bad("--format needs azure, mooncake, csv or json", next);

@@ -1,6 +1,7 @@
 /*
  * test_workload.c -- request lists and the Poisson generator: validation,
- * sorting, seeded streams, length distributions.
+ * sorting, seeded streams, length distributions.  The traces, the other
+ * generators, closed loops and sessions are in test_trace.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -126,6 +127,7 @@ static void test_seeded_streams(void)
     workload_free(&d);
 }
 
+void suite_workload_traces(void); /* test_trace.c */
 void suite_workload(void);
 void suite_workload(void)
 {
@@ -133,4 +135,5 @@ void suite_workload(void)
     RUN(test_list_errors);
     RUN(test_poisson_stats);
     RUN(test_seeded_streams);
+    suite_workload_traces();
 }
