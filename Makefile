@@ -78,6 +78,8 @@ build-asan/servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
 bench: deps
 	@$(MAKE) --no-print-directory servesim
 	./servesim bench
+	@bash -c 'TIMEFORMAT="azure conv trace (19,366 requests read and simulated): %R s wall, %U s user"; \
+	  time ./servesim run workloads/bench_azure_conv.json --quiet'
 
 clean:
 	rm -rf build build-asan servesim
