@@ -543,11 +543,10 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
     m->peak_flops_per_gpu = s->hw.peak_flops[s->compute_dtype];
     m->kv_block_tokens = s->kv.block_tokens;
     m->kv_unbounded = s->kv.unbounded;
-    /* The workload's classes: class 0 is the default until the workload
-     * names its classes. */
+    /* The workload's classes (class 0 = "default"), each with its SLOs. */
     static const char *const dflt_names[] = {"default"};
-    const char *const *names = dflt_names;
-    uint32_t n = 1;
+    const char *const *names = s->wl.n_classes ? (const char *const *)s->wl.class_names : dflt_names;
+    uint32_t n = s->wl.n_classes ? s->wl.n_classes : 1;
     if (n > n_table) n = n_table;
     mcfg_resolve_classes(&s->slo_classes, &s->slo, names, n, slo_table);
     m->slo_by_cls = slo_table;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "prefix.h"
 #include "simtest.h"
 #include "testhelp.h"
@@ -227,6 +228,66 @@ static void test_lru_eviction_and_cow(void)
     kv.destroy(kv.ctx);
 }
 
+/* The Mooncake conversation trace keys its prompts by 512-token block
+ * hashes; 36.6% of its blocks repeat an earlier one.  Replayed with an
+ * unbounded cache the token hit rate comes close to that (a little lower:
+ * a prompt's last, partial block and its final token are always computed,
+ * and a block is reusable only once the iteration computing it has ended);
+ * a bounded cache evicts and the hit rate falls. */
+static double mooncake_hit_rate(const char *kv, uint32_t limit, uint64_t *evictions)
+{
+    char lim[64] = "";
+    if (limit) snprintf(lim, sizeof lim, ", \"limit\": %u, \"time_scale\": 2", limit);
+    static char text[2048];
+    snprintf(text, sizeof text,
+             "{\"model\": \"llama-3.1-8b\", \"hardware\": \"b200\", \"cost_model\": {\"kind\": \"roofline\"},"
+             " \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 8192},"
+             " \"kv\": {\"prefix_cache\": true, \"reserve\": \"on_demand\", %s},"
+             " \"workload\": {\"trace\": \"%s/../shared/data/traces/mooncake_fast25/conversation_trace.jsonl\","
+             " \"format\": \"mooncake\"%s}, \"report\": {\"token_times\": false, \"iterations\": false}}",
+             kv, SERVESIM_DATA_DIR, lim);
+    Scenario s;
+    Err e = {{0}};
+    if (scenario_load_text(text, "mooncake.json", 0, 0, &s, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    Cluster *c = cluster_new(&s, NULL, &e);
+    double rate = -1;
+    if (c && cluster_run(c, &e) == 0) {
+        const EngineStats *st = engine_stats(cluster_engine(c, 0));
+        rate = (double)st->kv.hit_tokens / (double)st->kv.lookup_tokens;
+        *evictions = st->kv.evictions;
+        /* a bounded pool rejects requests longer than itself; the rest finish */
+        if (st->finished + st->rejected != s.wl.n || st->finished < s.wl.n * 9 / 10) rate = -2;
+    } else {
+        fprintf(stderr, "  %s\n", e.msg);
+    }
+    cluster_free(c);
+    scenario_free(&s);
+    return rate;
+}
+
+static void test_mooncake_hit_rate(void)
+{
+    uint64_t ev[4] = {0};
+    double all = mooncake_hit_rate("\"unbounded\": true", 0, &ev[0]);
+    /* the first 3,000 requests at half the rate on one B200, three cache
+     * sizes: turns of a conversation come back minutes apart, after
+     * millions of other tokens, so a cache the size of one GPU's memory
+     * keeps few of them */
+    double big = mooncake_hit_rate("\"unbounded\": true", 3000, &ev[1]);
+    double mid = mooncake_hit_rate("\"capacity_gib\": 140", 3000, &ev[2]);
+    double small = mooncake_hit_rate("\"capacity_gib\": 40", 3000, &ev[3]);
+    fprintf(stderr, "  mooncake token hit rate: whole trace unbounded %.4f; first 3000: unbounded %.4f, 140 GiB %.4f, "
+                    "40 GiB %.4f\n", all, big, mid, small);
+    CHECK_NEAR(all, 0.366, 0.02);
+    CHECK_INT(ev[0], 0);
+    CHECK(mid > 0 && small > 0);
+    CHECK(mid < big && small < mid);
+    CHECK(ev[2] > 0 && ev[3] > ev[2]);
+}
+
 void suite_prefix(void);
 void suite_prefix(void)
 {
@@ -235,4 +296,5 @@ void suite_prefix(void)
     RUN(test_shared_prefix_35);
     RUN(test_abc_reuse_and_tenants);
     RUN(test_lru_eviction_and_cow);
+    RUN(test_mooncake_hit_rate);
 }
