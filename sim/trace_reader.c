@@ -59,6 +59,9 @@ const char *trace_reader_excerpt(const char *line, char *buf, size_t n)
         memcpy(buf, line, n - 4);
         memcpy(buf + n - 4, "...", 4);
     }
+    /* a binary file must not put control bytes into a terminal */
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
     return buf;
 }
 
@@ -198,7 +201,13 @@ static int bad_record(TraceReader *tr, Err *le, Err *e)
         *e = *le;
         return -1;
     }
-    if (!tr->skipped++) snprintf(tr->first_skip, sizeof tr->first_skip, "%s", le->msg);
+    if (!tr->skipped++) {
+        /* the first message, cut to fit */
+        size_t len = strlen(le->msg);
+        if (len >= sizeof tr->first_skip) len = sizeof tr->first_skip - 1;
+        memcpy(tr->first_skip, le->msg, len);
+        tr->first_skip[len] = '\0';
+    }
     return 0;
 }
 
