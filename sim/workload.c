@@ -404,8 +404,11 @@ static void finish_sessions(Workload *w)
     if (!w->session_of) return;
     for (uint32_t i = 0; i < w->n; i++) {
         uint32_t s = w->session_of[i];
-        if (s != WL_NO_SESSION && !w->reqs[i].token_ids && w->reqs[i].prompt_tokens > w->sessions[s].n_ids)
-            w->sessions[s].n_ids = w->reqs[i].prompt_tokens;
+        /* room for the answer too: a cache may key generated blocks by
+         * the ids the next turn will repeat */
+        uint64_t need = (uint64_t)w->reqs[i].prompt_tokens + w->reqs[i].output_tokens;
+        if (s != WL_NO_SESSION && !w->reqs[i].token_ids && need > w->sessions[s].n_ids)
+            w->sessions[s].n_ids = (uint32_t)need;
     }
     for (uint32_t s = 0; s < w->n_sessions; s++) {
         WlSession *ss = &w->sessions[s];

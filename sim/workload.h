@@ -54,11 +54,13 @@ enum {
  * derived from (session name, position), so a later turn's prompt starts
  * with an earlier turn's prompt and answer.  The first shared_prefix_tokens
  * come from one workload-wide prefix (a system prompt every session
- * shares). */
+ * shares).  A turn's token_ids has n_token_ids = prompt_tokens, and the
+ * array goes on with its answer's output_tokens ids (the ones the next
+ * turn's prompt repeats), so a prefix cache may key generated blocks too. */
 typedef struct WlSession {
     const char *name;
     uint32_t shared_prefix_tokens;
-    uint32_t *ids;              /* the longest turn's ids; turns point into it */
+    uint32_t *ids;              /* ids of max(prompt + output) over its turns; turns point into it */
     uint32_t n_ids;
 } WlSession;
 

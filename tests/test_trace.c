@@ -606,6 +606,8 @@ static void test_sessions(void)
                     nx->prompt_tokens <= r->prompt_tokens + r->output_tokens + 100 && nx->triggered &&
                     nx->think_ns == 1500 * NS_PER_MS && w.session_of[i] == w.session_of[r->next_req];
         share_ok &= nx->token_ids == r->token_ids && nx->n_token_ids == nx->prompt_tokens;
+        /* the array holds each turn's answer after its prompt */
+        share_ok &= w.sessions[w.session_of[i]].n_ids >= r->prompt_tokens + r->output_tokens;
     }
     CHECK(chain_ok);
     CHECK(share_ok);
