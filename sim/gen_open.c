@@ -223,11 +223,11 @@ int gen_open_build(const cJSON *wj, const char *where, const char *base_dir, uin
     gsl_rng_free(rp);
     gsl_rng_free(ro);
     if (rc == 0) {
-        int len = snprintf(w->source, sizeof w->source, "%s", open_kinds[kind]);
-        if (kind == ARR_PIECEWISE) len += snprintf(w->source + len, sizeof w->source - (size_t)len, " (%u breakpoints, peak %g req/s)", a.n_pts, a.rmax);
-        else len += snprintf(w->source + len, sizeof w->source - (size_t)len, " %g req/s", a.rate_per_s);
-        if (kind == ARR_GAMMA) len += snprintf(w->source + len, sizeof w->source - (size_t)len, ", cv %g", a.cv);
-        snprintf(w->source + len, sizeof w->source - (size_t)len, ", %u requests", w->n);
+        char rate[96];
+        if (kind == ARR_PIECEWISE) snprintf(rate, sizeof rate, "%u breakpoints, peak %g req/s", a.n_pts, a.rmax);
+        else if (kind == ARR_GAMMA) snprintf(rate, sizeof rate, "%g req/s, cv %g", a.rate_per_s, a.cv);
+        else snprintf(rate, sizeof rate, "%g req/s", a.rate_per_s);
+        snprintf(w->source, sizeof w->source, "%s, %s, %u requests", open_kinds[kind], rate, w->n);
     }
 out:
     arrivals_free(&a);

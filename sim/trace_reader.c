@@ -241,7 +241,8 @@ int trace_reader_next(TraceReader *tr, TraceRecord *rec, Err *e)
         if (!trim_line(tr->line, len)) continue;
         Err le = {{0}};
         if (!tr->n_cols && (tr->fmt == TRACE_AZURE || tr->fmt == TRACE_CSV)) {
-            int rc = tr->fmt == TRACE_AZURE ? trace_azure_header(tr, tr->line, &le) : trace_csv_header(tr, tr->line, &le);
+            int rc = tr->fmt == TRACE_AZURE ? trace_azure_header(tr, tr->line, &le)
+                                            : trace_csv_header(tr, tr->line, &le);
             if (rc < 0) return err_set(e, "%s:%llu: %s", tr->path, (unsigned long long)tr->lineno, le.msg);
             continue;
         }

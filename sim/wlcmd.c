@@ -239,7 +239,8 @@ void wlcmd_stats_print(const Workload *w, const WlStats *st, FILE *f)
     if (w->n_sessions) fprintf(f, "  sessions    %u\n", w->n_sessions);
     print_names(f, "tenants", w, w->tenant_names, w->n_tenants, 1);
     print_names(f, "classes", w, w->class_names, w->n_classes, 0);
-    if (c->skipped) fprintf(f, "  skipped     %llu malformed lines; first: %s\n", (unsigned long long)c->skipped, c->first_skip);
+    if (c->skipped)
+        fprintf(f, "  skipped     %llu malformed lines; first: %s\n", (unsigned long long)c->skipped, c->first_skip);
     if (c->out_of_window || c->sampled_out)
         fprintf(f, "  dropped     %llu outside the window, %llu by sampling\n", (unsigned long long)c->out_of_window,
                 (unsigned long long)c->sampled_out);

@@ -438,7 +438,8 @@ int workload_finish(Workload *w, const char *where, Err *e)
         r->token_off = 0;
         r->deadline_ns = -1;
         if (r->triggered) w->n_triggered++;
-        else if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0) r->deadline_ns = r->t_arrive_ns + w->deadline_rel_ns[i];
+        else if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0)
+            r->deadline_ns = r->t_arrive_ns + w->deadline_rel_ns[i];
     }
     finish_sessions(w);
     return 0;
@@ -594,7 +595,8 @@ static void write_request(const Workload *w, const Request *r, uint32_t i, const
         for (uint32_t k = 0; k < r->n_hash_ids; k++)
             fprintf(f, k ? ", %llu" : "%llu", (unsigned long long)r->hash_ids[k]);
         fputc(']', f);
-        if (r->hash_block_tokens != WL_HASH_BLOCK_TOKENS) fprintf(f, ", \"hash_block_tokens\": %u", r->hash_block_tokens);
+        if (r->hash_block_tokens != WL_HASH_BLOCK_TOKENS)
+            fprintf(f, ", \"hash_block_tokens\": %u", r->hash_block_tokens);
     }
     fputc('}', f);
 }

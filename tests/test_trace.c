@@ -422,7 +422,8 @@ static void test_time_varying(void)
     CHECK(load("{\"kind\": \"piecewise\", \"rates\": [[5, 2]], \"count\": 3, \"prompt_tokens\": 1, "
                "\"output_tokens\": 1}", 1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "w.json: workload.rates[0]: got t_s 5, expected the first breakpoint at 0");
-    CHECK(load("{\"kind\": \"poisson\", \"rate_per_s\": 2, \"prompt_tokens\": 1, \"output_tokens\": 1}", 1, &w, &e) < 0);
+    CHECK(load("{\"kind\": \"poisson\", \"rate_per_s\": 2, \"prompt_tokens\": 1, \"output_tokens\": 1}", 1, &w,
+               &e) < 0);
     CHECK_CONTAINS(e.msg, "\"count\"");
 }
 
@@ -433,7 +434,8 @@ static void test_lengths_and_mix(void)
             " \"prompt_tokens\": {\"dist\": \"empirical\", \"trace\": \"" TRACES
             "azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"field\": \"prompt\"},"
             " \"output_tokens\": {\"dist\": \"empirical\", \"trace\": \"" TRACES
-            "azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"format\": \"azure\", \"field\": \"output\", \"max\": 500},"
+            "azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"format\": \"azure\", \"field\": \"output\","
+            " \"max\": 500},"
             " \"mix\": [{\"weight\": 3, \"class\": \"chat\"}, {\"weight\": 1, \"class\": \"batch\", \"tenant\": \"b\","
             " \"priority\": -1, \"deadline_ms\": 60000}]}", 5, &w);
     WlStats st;
