@@ -20,8 +20,8 @@
  *  - ids are unique; cls < n_classes, tenant < n_tenants (0 = "default");
  *  - deadline_ns is absolute for untriggered requests; a triggered
  *    request's arrival is unknown here, so its deadline_ns is -1 and its
- *    relative deadline stays in deadline_rel_ns[] (see the report of issue 5
- *    for the engine change that applies it at arrival);
+ *    relative deadline stays in deadline_rel_ns[] until the engine can
+ *    apply a relative deadline when it sets the arrival;
  *  - every string and id array the requests point to lives in the
  *    workload's arena and stays valid until workload_free.
  */
