@@ -28,9 +28,15 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
     const BatchItem *use = items;
     uint32_t m = n;
     int decode_only = n > 0;
-    for (uint32_t i = 0; i < n && decode_only; i++) decode_only = items[i].kind == ITEM_DECODE;
+    uint32_t rows = 0;
+    for (uint32_t i = 0; i < n && decode_only; i++) {
+        decode_only = items[i].kind != ITEM_PREFILL;
+        rows += items[i].c;
+    }
     if (decode_only && w->cfg.n_sizes) {
-        m = costwrap_padded(&w->cfg, n);
+        /* graphs are captured by rows: a verify round of m + 1 positions
+         * takes m + 1 of them */
+        m = n + costwrap_padded(&w->cfg, rows) - rows;
         if (m > n) {
             if (m > w->cap) {
                 w->cap = m * 2;

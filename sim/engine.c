@@ -238,6 +238,17 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
         kind = ITEM_DECODE;
         c = 1;
         samples = 1;
+        if (eng->cfg.has_spec) {
+            /* a speculative round: m drafts verified with the fed token;
+             * never propose past the tokens still to produce */
+            uint32_t m = eng->cfg.spec.draft_len(eng->cfg.spec.ctx, r, eng->n_running);
+            uint32_t left = r->output_tokens > r->generated ? r->output_tokens - r->generated : 1;
+            if (m > left - 1) m = left - 1;
+            if (m > 0) {
+                kind = ITEM_VERIFY;
+                c = m + 1;
+            }
+        }
     } else {
         uint32_t left = request_prefill_left(r);
             if (c > left) c = left;
@@ -279,6 +290,7 @@ static void trigger_next(Engine *eng, const Request *r)
     Request *nx = &eng->reqs[r->next_req];
     if (!nx->triggered || nx->state != REQ_PENDING) return;
     nx->t_arrive_ns = eng->now_ns + nx->think_ns;
+    if (nx->deadline_after_ns >= 0) nx->deadline_ns = nx->t_arrive_ns + nx->deadline_after_ns;
     evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, r->next_req);
 }
 
@@ -322,11 +334,29 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         const BatchItem *it = &pl->items[i];
         Request *r = &eng->reqs[it->req];
         eng->plan_pos[it->req] = NO_POS;
-        r->kv_len += it->c;
+        uint32_t emit = 1;
+        if (it->kind == ITEM_VERIFY) {
+            /* KV was written for every verified position; it rolls back to
+             * the accepted drafts plus the token the target model adds */
+            uint32_t m = it->c - 1, k = eng->cfg.spec.accepted(eng->cfg.spec.ctx, r, m);
+            uint32_t left = r->output_tokens - r->generated;
+            emit = k + 1 < left ? k + 1 : left;
+            r->kv_len += emit;
+            r->spec_rounds++;
+            r->spec_drafted += m;
+            r->spec_accepted += emit - 1;
+            eng->st.spec_rounds++;
+            eng->st.spec_drafted += m;
+            eng->st.spec_accepted += emit - 1;
+            eng->st.spec_emitted += emit;
+        } else {
+            r->kv_len += it->c;
+        }
         if (eng->cfg.kv.commit) eng->cfg.kv.commit(eng->cfg.kv.ctx, r);
         if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
+        for (uint32_t k = 1; k < emit; k++) emit_token(eng, r);
         emit_token(eng, r);
         if (eng->cfg.prefill_only && r->generated < r->output_tokens) {
             /* prefill done: hand over to a decode replica; keep the KV
@@ -419,6 +449,18 @@ static int boundary(Engine *eng, Err *e)
     if (!(cb.t_s >= 0) || cb.t_s > 1e6)
         return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
     int64_t dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+    if (eng->cfg.has_spec) {
+        int verify = 0;
+        for (uint32_t i = 0; i < eng->plan.n && !verify; i++) verify = eng->plan.items[i].kind == ITEM_VERIFY;
+        if (verify) eng->st.spec_verify_s += cb.t_s;
+        double d = eng->cfg.spec.draft_cost_s(eng->cfg.spec.ctx, &eng->plan, eng->reqs);
+        if (d > 0) {
+            cb.t_s += d;
+            cb.overhead_s += d;
+            eng->st.spec_draft_s += d;
+            dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+        }
+    }
     if (eng->extra_s > 0) {
         cb.t_s += eng->extra_s;
         cb.comm_s += eng->extra_s;
@@ -559,6 +601,8 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
         r->token_off = tokens;
         r->idx = i;
         r->prefix_hit_tokens = 0;
+        r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
+        r->spec_credit = 0;
         tokens += r->output_tokens;
         eng->plan_pos[i] = NO_POS;
     }
@@ -575,6 +619,7 @@ void engine_free(Engine *eng)
     if (eng->cfg.sched.destroy) eng->cfg.sched.destroy(eng->cfg.sched.ctx);
     if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
     if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
+    if (eng->cfg.has_spec && eng->cfg.spec.destroy) eng->cfg.spec.destroy(eng->cfg.spec.ctx);
     evq_free(&eng->own_evq);
     free(eng->waiting);
     free(eng->running);

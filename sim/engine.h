@@ -31,6 +31,8 @@ typedef struct EngineConfig {
     KvPolicy kv;
     CostModel cost;
     MetricsSink sink;     /* optional observers (all entries may be NULL) */
+    SpecPolicy spec;      /* speculative decoding (the engine owns it) */
+    int has_spec;
     uint32_t block_tokens;/* the KV pool's block size (schedulers' watermark arithmetic) */
     double kv_bytes_per_token;
     int preempt_swap;     /* 1: preemption moves KV to host memory instead of dropping it */
@@ -73,6 +75,9 @@ typedef struct EngineStats {
     uint64_t preemptions;
     uint64_t recomputed_tokens;
     uint64_t swapped_tokens;     /* KV tokens moved to host memory by swap preemption */
+    uint64_t spec_rounds, spec_drafted, spec_accepted, spec_emitted;
+    double spec_draft_s;         /* time added for drafting */
+    double spec_verify_s;        /* duration of iterations with verify rows (drafting excluded) */
     double swap_s;               /* transfer time added to iterations by swapping */
     uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */
     uint64_t decode_tokens;

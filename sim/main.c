@@ -21,6 +21,7 @@
 #include "replay.h"
 #include "scenario.h"
 #include "timeline.h"
+#include "wlcmd.h"
 
 static const char usage_main[] =
     "servesim -- discrete-event simulator and capacity planner for LLM serving\n"
@@ -32,6 +33,7 @@ static const char usage_main[] =
     "                        Qwen3-8B on one H100 under Poisson traffic)\n"
     "  replay SCHEDULE.json  metrics, goodput and cost of a given token schedule\n"
     "  compare SIM MEASURED  simulated report against a measured benchmark (vLLM result file)\n"
+    "  workload SCENARIO|TRACE  describe a workload (--stats, --json) or write it out (--out FILE)\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
     "  help [COMMAND]        this text, or a command's options\n"
@@ -492,6 +494,11 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         const char *topic = argc > 2 ? argv[2] : NULL;
+        if (topic && !strcmp(topic, "workload")) {
+            char help[] = "--help";
+            char *hv[] = {help, NULL};
+            return wlcmd_main(1, hv);
+        }
         fputs(!topic ? usage_main : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
@@ -500,6 +507,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
+    if (!strcmp(cmd, "workload")) return wlcmd_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);

@@ -148,9 +148,15 @@ typedef struct MetricsSink {
  * tokens; KV is written for all and rolled back to the accepted length. */
 typedef struct SpecPolicy {
     void *ctx;
-    uint32_t (*draft_len)(void *ctx, const Request *r, uint32_t batch_size);
-    uint32_t (*accepted)(void *ctx, const Request *r, uint32_t draft_len);
-    double (*draft_cost_s)(void *ctx, const BatchPlan *plan);
+    /* Draft tokens r proposes this round (0: a plain decode), given the
+     * requests running now. */
+    uint32_t (*draft_len)(void *ctx, const Request *r, uint32_t running);
+    /* Draft tokens accepted in r's round of m (0..m); the round emits that
+     * many + 1, capped by the tokens r still has to produce. */
+    uint32_t (*accepted)(void *ctx, Request *r, uint32_t m);
+    /* Time the iteration spends drafting (host lookups, draft forwards,
+     * index builds) on top of the target model's cost. */
+    double (*draft_cost_s)(void *ctx, const BatchPlan *plan, const Request *reqs);
     void (*destroy)(void *ctx);
 } SpecPolicy;
 

@@ -49,6 +49,7 @@ typedef struct Request {
     uint32_t tenant;           /* isolation boundary for the prefix cache (0 = default) */
     int32_t priority;          /* larger = more important (0 = default) */
     int64_t deadline_ns;       /* absolute completion deadline, -1 = none */
+    int64_t deadline_after_ns; /* triggered requests: deadline after its arrival, -1 = none */
     int8_t correct;            /* -1 unknown, 0 wrong, 1 correct (goodput's Q_i) */
     /* Content for prefix caching, owned by the workload: token ids, or
      * block hashes of hash_block_tokens tokens each (Mooncake hash_ids). */
@@ -68,6 +69,10 @@ typedef struct Request {
     uint32_t idx;              /* this record's index in the engine's array */
     uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
     uint8_t swapped;           /* preempted by swapping: its KV waits in host memory */
+    uint32_t spec_rounds;      /* speculative rounds verified */
+    uint32_t spec_drafted;     /* draft tokens proposed */
+    uint32_t spec_accepted;    /* draft tokens accepted */
+    double spec_credit;        /* expectation mode: fractional tokens carried between rounds */
     uint32_t replica;          /* the replica serving it (clusters) */
     uint8_t state;             /* ReqState */
     uint8_t reject_reason;     /* RejectReason */
@@ -95,6 +100,7 @@ static inline void request_init(Request *r)
 {
     *r = (Request){0};
     r->deadline_ns = -1;
+    r->deadline_after_ns = -1;
     r->correct = -1;
     r->next_req = REQ_NONE;
 }

@@ -36,6 +36,8 @@ const char scenario_default_json[] =
 void scenario_free(Scenario *s)
 {
     workload_free(&s->wl);
+    free(s->spec_by_cls);
+    s->spec_by_cls = NULL;
 }
 
 /* Overrides dst's keys with src's; objects merge key by key, anything else
@@ -152,6 +154,145 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
         if (jsonio_num(eff, "mem", p, 0, 1e-6, 1, &s->hw.mem_eff, e) < 0) return -1;
         if (jsonio_num(eff, "attn_compute", p, 0, 1e-6, 1, &s->hw.attn_compute_eff, e) < 0) return -1;
         if (jsonio_num(eff, "attn_mem", p, 0, 1e-6, 1, &s->hw.attn_mem_eff, e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* An empirical distribution of accepted draft counts from a file: one
+ * observed count per line ('#' comments allowed). */
+static int spec_counts_file(const char *path, const char *where, SpecCfg *c, Err *e)
+{
+    char *text = read_file(path, NULL, e);
+    if (!text) return err_prefix(e, "%s", where);
+    memset(c->counts, 0, sizeof c->counts);
+    c->n_counts = 0;
+    int line = 0;
+    for (char *p = text; *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        line++;
+        char *q = p;
+        while (*q == ' ' || *q == '\t' || *q == '\r') q++;
+        if (*q && *q != '#') {
+            char *end;
+            long k = strtol(q, &end, 10);
+            while (*end == ' ' || *end == '\t' || *end == '\r') end++;
+            if (end == q || *end || k < 0 || k > SPEC_M_MAX) {
+                free(text);
+                return err_set(e, "%s:%d: got \"%s\", expected an accepted-draft count in 0..%d", path, line, q,
+                               SPEC_M_MAX);
+            }
+            c->counts[k] += 1;
+            if ((uint32_t)k + 1 > c->n_counts) c->n_counts = (uint32_t)k + 1;
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    free(text);
+    if (c->n_counts == 0) return err_set(e, "%s: %s holds no counts", where, path);
+    return 0;
+}
+
+static int parse_spec_one(const cJSON *v, const char *where, Scenario *s, SpecCfg *c, int allow_top, Err *e)
+{
+    static const char *const top[] = {"method", "draft_len", "accept", "accept_counts", "accept_file", "draft_ms",
+                                      "index_build_ms", "draft_model", "expectation", "max_running", "classes",
+                                      "enabled", NULL};
+    static const char *const cls[] = {"method", "draft_len", "accept", "accept_counts", "accept_file", "draft_ms",
+                                      "index_build_ms", "expectation", "max_running", "enabled", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, allow_top ? top : cls, e) < 0) return -1;
+    char p[300];
+    c->enabled = 1;
+    if (jsonio_bool(v, "enabled", where, 0, &c->enabled, e) < 0) return -1;
+    int m = (int)c->method;
+    if (jsonio_enum(v, "method", where, allow_top, spec_method_names, &m, e) < 0) return -1;
+    c->method = (SpecMethod)m;
+    int64_t len = c->draft_len, mr = c->max_running;
+    if (jsonio_int(v, "draft_len", where, allow_top, 1, SPEC_M_MAX, &len, e) < 0) return -1;
+    if (jsonio_int(v, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
+    c->draft_len = (uint32_t)len;
+    c->max_running = (uint32_t)mr;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "accept");
+    const cJSON *ac = cJSON_GetObjectItemCaseSensitive(v, "accept_counts");
+    const cJSON *af = cJSON_GetObjectItemCaseSensitive(v, "accept_file");
+    if ((a != NULL) + (ac != NULL) + (af != NULL) > 1)
+        return err_set(e, "%s: give one of accept, accept_counts, accept_file", where);
+    if (allow_top && !a && !ac && !af)
+        return err_set(e, "%s: missing the acceptance: \"accept\" (a rate or per-position rates), "
+                          "\"accept_counts\" or \"accept_file\"", where);
+    if (a) {
+        jsonio_path(p, sizeof p, where, "accept");
+        c->n_counts = 0;
+        if (cJSON_IsNumber(a)) {
+            c->n_rates = 1;
+            c->rates[0] = a->valuedouble;
+        } else if (cJSON_IsArray(a) && cJSON_GetArraySize(a) >= 1 && cJSON_GetArraySize(a) <= SPEC_M_MAX) {
+            c->n_rates = 0;
+            const cJSON *x;
+            cJSON_ArrayForEach(x, a) c->rates[c->n_rates++] = cJSON_IsNumber(x) ? x->valuedouble : -1;
+        } else {
+            return err_set(e, "%s: expected a rate in [0, 1] or an array of per-position rates", p);
+        }
+        for (uint32_t i = 0; i < c->n_rates; i++)
+            if (!(c->rates[i] >= 0 && c->rates[i] <= 1))
+                return err_set(e, "%s: got %g, expected rates in [0, 1]", p, c->rates[i]);
+    }
+    if (ac) {
+        jsonio_path(p, sizeof p, where, "accept_counts");
+        if (!cJSON_IsArray(ac) || cJSON_GetArraySize(ac) < 1 || cJSON_GetArraySize(ac) > SPEC_M_MAX + 1)
+            return err_set(e, "%s: expected weights of 0, 1, 2, ... accepted drafts", p);
+        c->n_rates = 0;
+        c->n_counts = 0;
+        double tot = 0;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, ac) {
+            if (!cJSON_IsNumber(x) || x->valuedouble < 0) return err_set(e, "%s: weights must be numbers >= 0", p);
+            c->counts[c->n_counts++] = x->valuedouble;
+            tot += x->valuedouble;
+        }
+        if (!(tot > 0)) return err_set(e, "%s: the weights sum to 0", p);
+    }
+    if (af) {
+        jsonio_path(p, sizeof p, where, "accept_file");
+        if (!cJSON_IsString(af)) return err_set(e, "%s: expected a file name", p);
+        c->n_rates = 0;
+        if (spec_counts_file(af->valuestring, p, c, e) < 0) return -1;
+    }
+    double ms = c->draft_s * 1e3, ib = c->index_build_s * 1e3;
+    if (jsonio_num(v, "draft_ms", where, 0, 0, 1e6, &ms, e) < 0) return -1;
+    if (jsonio_num(v, "index_build_ms", where, 0, 0, 1e9, &ib, e) < 0) return -1;
+    c->draft_s = ms * 1e-3;
+    c->index_build_s = ib * 1e-3;
+    if (jsonio_bool(v, "expectation", where, 0, &c->expectation, e) < 0) return -1;
+    const cJSON *dm = cJSON_GetObjectItemCaseSensitive(v, "draft_model");
+    if (dm) {
+        jsonio_path(p, sizeof p, where, "draft_model");
+        if (parse_desc(dm, p, "", "model", "qwen3-0.6b", model_from_json_v, model_load_v, &s->draft_model, e) < 0)
+            return -1;
+        s->has_draft_model = 1;
+    }
+    if (c->method == SPEC_DRAFT_MODEL && allow_top && !s->has_draft_model)
+        return err_set(e, "%s: method \"draft_model\" needs \"draft_model\" (a model name)", where);
+    return 0;
+}
+
+static int parse_spec(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    if (parse_spec_one(v, where, s, &s->spec, 1, e) < 0) return -1;
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(v, "classes");
+    if (!cl) return 0;
+    char p[256], cp[320];
+    jsonio_path(p, sizeof p, where, "classes");
+    if (jsonio_expect_object(cl, p, e) < 0) return -1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cl) {
+        if (s->n_spec_cls >= MCFG_CLASSES_MAX) return err_set(e, "%s: more than %d classes", p, MCFG_CLASSES_MAX);
+        jsonio_path(cp, sizeof cp, p, it->string);
+        SpecCfg *c = &s->spec_cls[s->n_spec_cls];
+        *c = s->spec;
+        if (parse_spec_one(it, cp, s, c, 0, e) < 0) return -1;
+        snprintf(s->spec_cls_name[s->n_spec_cls], sizeof s->spec_cls_name[0], "%s", it->string);
+        s->n_spec_cls++;
     }
     return 0;
 }
@@ -355,7 +496,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
-                                       "engine", "cluster", "disagg", NULL};
+                                       "engine", "cluster", "disagg", "speculation", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
@@ -405,6 +546,15 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     }
     if (s->kv.max_tokens == 0) s->kv.max_tokens = (uint32_t)s->model.max_context;
 
+    if ((v = SUB("speculation"))) {
+        if (parse_spec(v, p, s, e) < 0) return -1;
+        if (s->has_draft_model) {
+            /* the draft model shares the GPU: its weights leave less room for
+             * KV, and its KV sits in the same pool */
+            if (s->kv_capacity_derived) s->kv.capacity_bytes -= s->draft_model.weights_read_bytes;
+            s->kv.bytes_per_token += model_kv_bytes_per_token(&s->draft_model, s->kv_dtype);
+        }
+    }
     if (parse_deploy(root, w, s, e) < 0) return -1;
     if ((v = SUB("engine"))) {
         static const char *const ek[] = {"cuda_graph_sizes", NULL};
@@ -519,6 +669,42 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         cfg.sched.destroy(cfg.sched.ctx);
         cfg.kv.destroy(cfg.kv.ctx);
         return NULL;
+    }
+    if (s->spec.enabled) {
+        SpecEngineCfg sc = {.dflt = s->spec, .seed = s->seed};
+        if (s->n_spec_cls) {
+            uint32_t n = s->wl.n_classes ? s->wl.n_classes : 1;
+            free(s->spec_by_cls);
+            s->spec_by_cls = xcalloc(n, sizeof *s->spec_by_cls);
+            for (uint32_t k = 0; k < n; k++) {
+                s->spec_by_cls[k] = s->spec;
+                const char *nm = s->wl.n_classes ? s->wl.class_names[k] : "default";
+                for (uint32_t j = 0; j < s->n_spec_cls; j++)
+                    if (!strcmp(nm, s->spec_cls_name[j])) s->spec_by_cls[k] = s->spec_cls[j];
+            }
+            sc.by_cls = s->spec_by_cls;
+            sc.n_cls = n;
+        }
+        rc = 0;
+        if (s->has_draft_model) {
+            RooflineCfg dc = {.model = s->draft_model, .hw = pool->hw, .tp = pool->tp,
+                              .compute_dtype = s->compute_dtype,
+                              .kv_bytes_per_token = model_kv_bytes_per_token(&s->draft_model, s->kv_dtype),
+                              .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
+            /* the draft forwards' launches are part of the target iteration */
+            dc.hw.iter_overhead_s = 0;
+            rc = cost_roofline_new(&dc, &sc.draft, e);
+            sc.has_draft = rc == 0;
+        }
+        if (rc == 0) rc = spec_policy_new(&sc, &cfg.spec, e);
+        if (rc < 0) {
+            if (sc.has_draft) sc.draft.destroy(sc.draft.ctx);
+            cfg.sched.destroy(cfg.sched.ctx);
+            cfg.kv.destroy(cfg.kv.ctx);
+            cfg.cost.destroy(cfg.cost.ctx);
+            return NULL;
+        }
+        cfg.has_spec = 1;
     }
     cfg.max_context = (uint32_t)s->model.max_context;
     cfg.block_tokens = pool->kv.block_tokens;

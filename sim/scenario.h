@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "sched.h"
+#include "spec.h"
 #include "workload.h"
 
 typedef enum { COST_LINEAR = 0, COST_ROOFLINE } CostKind;
@@ -59,6 +60,15 @@ typedef struct Scenario {
     double link_bw_bytes_per_s;  /* disagg KV transfer */
     double link_latency_s;
     int first_token_on_decode;   /* disagg: the first token is emitted after the transfer */
+    /* Speculative decoding: the default and per SLO-class settings (by
+     * name, resolved against the workload's classes). */
+    SpecCfg spec;
+    uint32_t n_spec_cls;
+    char spec_cls_name[MCFG_CLASSES_MAX][64];
+    SpecCfg spec_cls[MCFG_CLASSES_MAX];
+    SpecCfg *spec_by_cls;        /* per workload class (owned) */
+    int has_draft_model;
+    ModelDesc draft_model;
     KvConfig kv;
     Dtype kv_dtype;
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */

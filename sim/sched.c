@@ -90,7 +90,10 @@ static int chunked_schedule(void *ctx, Engine *eng, Err *e)
     /* 1. one decode token per request that has its first token */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0; i++) {
         uint32_t idx = eng_running_at(eng, i);
-        if (request_decoding(eng_req(eng, idx)) && eng_plan_add(eng, idx, 0)) budget--;
+        if (!request_decoding(eng_req(eng, idx))) continue;
+        /* a speculative round feeds its drafts too */
+        uint32_t fed = (uint32_t)eng_plan_add(eng, idx, 0);
+        budget = fed >= budget ? 0 : budget - fed;
     }
     /* 2. chunks for admitted requests still prefilling, admission order */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0 && partial < max_partial; i++) {

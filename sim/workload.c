@@ -437,6 +437,9 @@ int workload_finish(Workload *w, const char *where, Err *e)
         Request *r = &w->reqs[i];
         r->token_off = 0;
         r->deadline_ns = -1;
+        r->deadline_after_ns = -1;
+        if (r->triggered && w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0)
+            r->deadline_after_ns = w->deadline_rel_ns[i]; /* set on arrival by the engine */
         if (r->triggered) w->n_triggered++;
         else if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0)
             r->deadline_ns = r->t_arrive_ns + w->deadline_rel_ns[i];
