@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "replay.h"
 #include "scenario.h"
+#include "speccmd.h"
 #include "timeline.h"
 #include "wlcmd.h"
 
@@ -34,6 +35,8 @@ static const char usage_main[] =
     "  replay SCHEDULE.json  metrics, goodput and cost of a given token schedule\n"
     "  compare SIM MEASURED  simulated report against a measured benchmark (vLLM result file)\n"
     "  workload SCENARIO|TRACE  describe a workload (--stats, --json) or write it out (--out FILE)\n"
+    "  spec-plan             speculative decoding: tokens per round, ms per token, best draft length\n"
+    "  spec-verify           run the rejection-sampling verifier and print its output distribution\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
     "  help [COMMAND]        this text, or a command's options\n"
@@ -508,6 +511,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
     if (!strcmp(cmd, "workload")) return wlcmd_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "spec-plan")) return speccmd_plan(argc - 2, argv + 2);
+    if (!strcmp(cmd, "spec-verify")) return speccmd_verify(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);

@@ -89,9 +89,11 @@ static size_t draw(const double *w, size_t k, gsl_rng *r)
     return k - 1;
 }
 
-static size_t verify(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted, int exact)
+static size_t verify(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted, size_t *proposed,
+                     int exact)
 {
     size_t x = draw(q, k, r);
+    if (proposed) *proposed = x;
     double a = q[x] > 0 ? p[x] / q[x] : 1;
     if (gsl_rng_uniform(r) < (a < 1 ? a : 1)) {
         *accepted = 1;
@@ -107,14 +109,15 @@ static size_t verify(const double *p, const double *q, size_t k, gsl_rng *r, int
     return y;
 }
 
-size_t spec_verify_exact(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted)
+size_t spec_verify_exact(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted, size_t *proposed)
 {
-    return verify(p, q, k, r, accepted, 1);
+    return verify(p, q, k, r, accepted, proposed, 1);
 }
 
-size_t spec_verify_resample_p(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted)
+size_t spec_verify_resample_p(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted,
+                              size_t *proposed)
 {
-    return verify(p, q, k, r, accepted, 0);
+    return verify(p, q, k, r, accepted, proposed, 0);
 }
 
 uint32_t spec_verify_greedy(const uint32_t *draft, const uint32_t *target, uint32_t m)

@@ -54,9 +54,11 @@ double spec_time_per_token(const SpecCfg *c, uint32_t m, double round_s);
  * propose x ~ q, accept with min(1, p(x)/q(x)), else draw from
  * normalize(max(p - q, 0)); the output follows p exactly.  The "resample-p"
  * rule (on rejection draw from p itself) is the classic mistake, kept to
- * show the bias.  *accepted says whether the proposal survived. */
-size_t spec_verify_exact(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted);
-size_t spec_verify_resample_p(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted);
+ * show the bias.  *accepted says whether the proposal survived, *proposed
+ * (may be NULL) which symbol the draft proposed. */
+size_t spec_verify_exact(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted, size_t *proposed);
+size_t spec_verify_resample_p(const double *p, const double *q, size_t k, gsl_rng *r, int *accepted,
+                              size_t *proposed);
 /* Greedy verification: the accepted prefix length of draft against the
  * target's argmax tokens (first mismatch stops). */
 uint32_t spec_verify_greedy(const uint32_t *draft, const uint32_t *target, uint32_t m);
