@@ -141,7 +141,7 @@ static void test_simulated_rounds_converge(void)
         const EngineStats *st = engine_stats(cluster_engine(c, 0));
         CHECK_NEAR((double)st->spec_emitted / st->spec_rounds, want > 10 ? 1.332 : 3.05, 0.05);
         /* drafts are never proposed past the last token: at most 4 a round */
-        CHECK(st->spec_drafted <= st->spec_rounds * 4 && st->spec_drafted > st->spec_rounds * 4 - 4 * 60);
+        CHECK(st->spec_drafted <= st->spec_rounds * 4 && st->spec_drafted >= st->spec_rounds * 4 - 10 * 60);
         for (uint32_t i = 0; i < s.wl.n; i++) CHECK_INT(s.wl.reqs[i].generated, 1001);
         cluster_free(c);
         scenario_free(&s);
