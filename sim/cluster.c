@@ -183,6 +183,12 @@ int cluster_run(Cluster *c, Err *e)
         a->recomputed_tokens += x->recomputed_tokens;
         a->swapped_tokens += x->swapped_tokens;
         a->swap_s += x->swap_s;
+        a->spec_rounds += x->spec_rounds;
+        a->spec_drafted += x->spec_drafted;
+        a->spec_accepted += x->spec_accepted;
+        a->spec_emitted += x->spec_emitted;
+        a->spec_draft_s += x->spec_draft_s;
+        a->spec_verify_s += x->spec_verify_s;
         a->prefill_tokens += x->prefill_tokens;
         a->decode_tokens += x->decode_tokens;
         a->finished += x->finished;
@@ -205,6 +211,7 @@ int cluster_run(Cluster *c, Err *e)
     }
     /* busy time per replica on average, so that GPUs x busy is GPU time */
     a->busy_ns /= c->n;
+    a->replicas = c->n;
     return 0;
 }
 

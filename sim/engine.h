@@ -78,6 +78,7 @@ typedef struct EngineStats {
     uint64_t spec_rounds, spec_drafted, spec_accepted, spec_emitted;
     double spec_draft_s;         /* time added for drafting */
     double spec_verify_s;        /* duration of iterations with verify rows (drafting excluded) */
+    uint32_t replicas;           /* aggregated statistics: how many engines (0 or 1 = one) */
     double swap_s;               /* transfer time added to iterations by swapping */
     uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */
     uint64_t decode_tokens;

@@ -119,7 +119,14 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
     out->preemptions = st->preemptions;
     out->recomputed_tokens = st->recomputed_tokens;
     out->busy_s = (double)st->busy_ns / 1e9;
+    out->replicas = st->replicas ? st->replicas : 1;
     out->has_prefix = st->has_kv_stats;
+    out->spec_rounds = st->spec_rounds;
+    out->spec_drafted = st->spec_drafted;
+    out->spec_accepted = st->spec_accepted;
+    out->spec_emitted = st->spec_emitted;
+    out->spec_draft_s = st->spec_draft_s;
+    out->spec_verify_s = st->spec_verify_s;
     out->prefix = st->kv;
     double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */

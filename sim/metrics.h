@@ -112,7 +112,10 @@ typedef struct Summary {
     uint64_t kv_total_blocks, kv_peak_used_blocks;
     double kv_mean_used_blocks;                 /* time-weighted over the window */
     uint64_t iterations, preemptions, recomputed_tokens;
-    double busy_s;
+    double busy_s;               /* per replica on average */
+    uint32_t replicas;
+    uint64_t spec_rounds, spec_drafted, spec_accepted, spec_emitted;
+    double spec_draft_s, spec_verify_s;
     int has_prefix;                             /* prefix-cache statistics below are valid */
     KvStats prefix;
     Dist mfu, mbu;                              /* over iterations */

@@ -162,6 +162,20 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
         cJSON_AddNumberToObject(pc, "cow_copies", (double)m->prefix.cow_copies);
         cJSON_AddNumberToObject(pc, "cached_blocks_at_end", (double)m->prefix.cached_blocks);
     }
+    if (m->spec_rounds) {
+        /* the busy time of every GPU group, summed over replicas */
+        double busy = m->busy_s;
+        cJSON *sp = cJSON_AddObjectToObject(su, "speculation");
+        cJSON_AddNumberToObject(sp, "rounds", (double)m->spec_rounds);
+        jsonio_add_num(sp, "mean_tokens_per_round", (double)m->spec_emitted / (double)m->spec_rounds);
+        num_or_null(sp, "acceptance_rate", m->spec_drafted ? (double)m->spec_accepted / (double)m->spec_drafted : NAN);
+        cJSON_AddNumberToObject(sp, "drafted_tokens", (double)m->spec_drafted);
+        cJSON_AddNumberToObject(sp, "accepted_tokens", (double)m->spec_accepted);
+        jsonio_add_num(sp, "draft_s", m->spec_draft_s);
+        jsonio_add_num(sp, "verify_s", m->spec_verify_s);
+        num_or_null(sp, "draft_time_share", busy > 0 ? m->spec_draft_s / (m->busy_s * m->replicas) : NAN);
+        num_or_null(sp, "verify_time_share", busy > 0 ? m->spec_verify_s / (m->busy_s * m->replicas) : NAN);
+    }
     cJSON_AddNumberToObject(su, "iterations", (double)m->iterations);
     cJSON_AddNumberToObject(su, "preemptions", (double)m->preemptions);
     cJSON_AddNumberToObject(su, "recomputed_tokens", (double)m->recomputed_tokens);
@@ -276,6 +290,12 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 (unsigned long long)m->prefix.hit_tokens, (unsigned long long)m->prefix.lookup_tokens,
                 100.0 * (double)m->prefix.hit_tokens / (double)m->prefix.lookup_tokens,
                 (unsigned long long)m->prefix.evictions);
+    if (m->spec_rounds)
+        fprintf(f, "  speculation: %llu rounds, %.2f tokens per round, %.1f%% of drafts accepted, drafting %.1f%% "
+                   "of busy time\n", (unsigned long long)m->spec_rounds,
+                (double)m->spec_emitted / (double)m->spec_rounds,
+                m->spec_drafted ? 100.0 * (double)m->spec_accepted / (double)m->spec_drafted : 0.0,
+                m->busy_s > 0 ? 100.0 * m->spec_draft_s / (m->busy_s * m->replicas) : 0.0);
     if (!isnan(m->mfu_mean)) fprintf(f, "  MFU %.1f%%, MBU %.1f%% (over busy time)\n", m->mfu_mean * 100, m->mbu_mean * 100);
     fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; $%.6f per 1k output tokens\n",
             cfg->price.usd_per_gpu_hour, cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s,
