@@ -231,6 +231,52 @@ static void test_replay_compare_outputs(void)
     CHECK_CONTAINS(out, "neither a servesim report");
 }
 
+static void test_spec_and_workload_commands(void)
+{
+    static char out[65536];
+    CHECK(sh("spec-plan --accept 0.75 --draft-len 4 --verify-ms 26.26 --draft-ms 0.1 --json", out, sizeof out) == 0);
+    cJSON *j = cJSON_Parse(out);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "expected_tokens_per_round")->valuedouble, 3.05078125, 1e-9);
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "ms_per_token")->valuedouble, 26.36 / 3.05078125, 1e-6);
+        cJSON_Delete(j);
+    }
+    /* exercise 8-7 with grouped rows: the best draft length is 4 */
+    CHECK(sh("spec-plan --accept 0.75 --verify-ms 26.3 --per-draft-ms 3.6 --group 4 --max-draft-len 12 --json", out,
+             sizeof out) == 0);
+    j = cJSON_Parse(out);
+    CHECK(j && cJSON_GetObjectItemCaseSensitive(j, "best_draft_len")->valueint == 4);
+    cJSON_Delete(j);
+    CHECK(sh("spec-plan --accept 0.6 --model qwen3-8b --hardware rtx-pro-6000 --batch 1 --context 2048", out,
+             sizeof out) == 0);
+    CHECK_CONTAINS(out, "best draft length");
+    CHECK(sh("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --seed 3 --json", out, sizeof out) == 0);
+    j = cJSON_Parse(out);
+    CHECK(j != NULL);
+    if (j) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "distribution");
+        CHECK_NEAR(cJSON_GetArrayItem(d, 0)->valuedouble, 0.6, 0.005);
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "acceptance");
+        CHECK_NEAR(cJSON_GetArrayItem(a, 0)->valuedouble, 0.75, 0.005);
+        cJSON_Delete(j);
+    }
+    CHECK(sh("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --rule resample-p --json", out, sizeof out) == 0);
+    j = cJSON_Parse(out);
+    CHECK(j && fabs(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "distribution"), 0)->valuedouble - 0.72) < 0.005);
+    cJSON_Delete(j);
+    CHECK(sh("spec-verify --p 0.6,0.5 --q 0.8,0.2", out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "sum to 1");
+    CHECK(sh("spec-plan --draft-len 4", out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "--accept");
+    /* the workload command on a small fixture */
+    CHECK(sh("workload " SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv "
+             "--stats --json", out, sizeof out) == 0);
+    j = cJSON_Parse(out);
+    CHECK(j && cJSON_GetObjectItemCaseSensitive(j, "count")->valueint == 8819);
+    cJSON_Delete(j);
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -243,6 +289,7 @@ void suite_cli(void)
     RUN(test_info);
     RUN(test_default_run_deterministic);
     RUN(test_replay_compare_outputs);
+    RUN(test_spec_and_workload_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
