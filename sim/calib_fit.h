@@ -1,0 +1,62 @@
+/*
+ * calib_fit.h -- fit a profile (profile.h) to kernel measurements
+ * (calib_meas.h) with GSL nonlinear least squares.
+ *
+ * Per operator class, the parameters of
+ *     t = t0 + per_unit * units + max(flops / (peak e_compute), bytes / (bw e_mem))
+ * -- ln t0, ln per_unit and ln(eff) at each knot of each efficiency curve --
+ * minimise the squared log error sum (ln t_pred - ln t_meas)^2 (every
+ * shape counts by its relative error, whatever its size), plus a small
+ * penalty on each curve's second differences that keeps knots without
+ * data on the trend of their neighbours.
+ *
+ * Validation: the shapes are split by a hash of the shape into five
+ * folds; a fit on four fifths predicts the fifth it never saw (held-out
+ * errors).  The shipped parameters are then fitted on every shape; their
+ * in-sample errors are reported too.  Errors are |pred - meas| / meas;
+ * statistics are GSL quantiles.
+ */
+#ifndef SERVESIM_CALIB_FIT_H
+#define SERVESIM_CALIB_FIT_H
+
+#include <stdio.h>
+
+#include "calib_meas.h"
+#include "profile.h"
+
+typedef struct CalibFitOpts {
+    /* Reference peaks the efficiencies are fractions of; 0 = the best
+     * achieved rate in the measurements themselves (a CPU, or a GPU without
+     * a hardware description). */
+    double peak_flops_bf16, peak_flops_fp8, mem_bw_bytes_per_s, link_bw_bytes_per_s;
+    double holdout;       /* fraction of shapes held out for validation, default 0.2 */
+    int validate_only;    /* 1: only the held-out fit (fast check; shipped params = validation fit) */
+    int only_op;          /* -1: every op with data; else one ProfOpKind */
+    const char *name, *hardware, *source;
+} CalibFitOpts;
+
+void calib_fit_opts_default(CalibFitOpts *o);
+
+/* Fits every operator with data (at least 4 distinct shapes; the launch
+ * probe needs one).  p->op[k].fit holds each op's statistics.  The result
+ * has been round-tripped through JSON (profile_normalize), so a file
+ * written from it predicts exactly what the statistics describe. */
+int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err *e);
+
+/* Relative errors of profile predictions on the rows of `op` in ms:
+ * median and p90 of |pred - meas| / meas, and the count.  Rows are
+ * de-duplicated by shape first (fastest measurement kept), as in fitting. */
+int calib_fit_errors(const Profile *p, const MeasSet *ms, int op, double *median, double *p90, size_t *n);
+
+/* Rows of ms that calibrate `op` (same selection as the fitter: 16/32-bit
+ * attention with KV of the same type). */
+int calib_fit_selects(const Meas *r, int op);
+
+/* Predicted latency (s) of one measured row under the profile, or a
+ * negative number when the profile lacks its op. */
+double calib_fit_predict(const Profile *p, const Meas *r);
+
+/* A table of each op's fit (rows, held-out and in-sample errors). */
+void calib_fit_print(FILE *f, const Profile *p);
+
+#endif

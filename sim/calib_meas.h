@@ -1,0 +1,93 @@
+/*
+ * calib_meas.h -- kernel measurements: the CSV schema shared by the
+ * calibration driver, the importers of published tables, and the fitter.
+ *
+ * One row is one timed launch of an operator at one shape:
+ *
+ *   op,dtype,kv_dtype,m,n,k,batch,chunk,ctx,q_heads,kv_heads,head_dim,size_bytes,flops,bytes,latency_ms,tag
+ *
+ *   op          gemm | attn_prefill | attn_decode | allreduce | mem_read | mem_copy | launch
+ *   dtype       element type of the GEMM inputs / the attention's Q (bf16, fp16, fp8, fp32)
+ *   kv_dtype    attention: KV-cache element type; otherwise = dtype
+ *   m, n, k     GEMM: token rows, output features, input features (as in NVIDIA's tables)
+ *   batch       attention: sequences; allreduce: GPUs
+ *   chunk, ctx  attention: new tokens per sequence c and cached tokens before them h
+ *               (decode: c = 1, h = context - 1)
+ *   q_heads, kv_heads, head_dim   attention heads on the GPU
+ *   size_bytes  allreduce: message bytes; mem_*: buffer bytes
+ *   flops, bytes  derived from the shape by calib_meas_counts (profile.c's accounting);
+ *               a file whose values disagree with the shape is refused
+ *   latency_ms  measured time of one launch
+ *   tag         provenance (importer and kernel, e.g. "aic:vllm_flash_attn", "vidur:qkv", "cpu")
+ *
+ * Unused columns hold 0.  Importers turn NVIDIA's aiconfigurator tables and
+ * Vidur's profiling CSVs into the same rows.
+ */
+#ifndef SERVESIM_CALIB_MEAS_H
+#define SERVESIM_CALIB_MEAS_H
+
+#include <stdio.h>
+
+#include "common.h"
+#include "model.h"
+
+typedef enum {
+    MEAS_GEMM = 0,
+    MEAS_ATTN_PREFILL,
+    MEAS_ATTN_DECODE,
+    MEAS_ALLREDUCE,
+    MEAS_MEM_READ,
+    MEAS_MEM_COPY,
+    MEAS_LAUNCH,
+    MEAS_OP_COUNT
+} MeasOp;
+
+const char *calib_meas_op_name(int op);
+
+typedef struct Meas {
+    int op;              /* MeasOp */
+    int dtype, kv_dtype; /* Dtype */
+    double m, n, k;
+    double batch, chunk, ctx;
+    double q_heads, kv_heads, head_dim;
+    double size_bytes;
+    double flops, bytes; /* from calib_meas_counts */
+    double latency_ms;
+    char tag[40];
+} Meas;
+
+typedef struct MeasSet {
+    Meas *rows;
+    size_t n, cap;
+    char sources[2048]; /* "; "-separated list of what was read */
+    size_t skipped;      /* rows of imported tables not used (other dtypes, windows, beams) */
+} MeasSet;
+
+void calib_meas_init(MeasSet *s);
+void calib_meas_free(MeasSet *s);
+/* Fills flops, bytes from the shape; returns -1 (with a message naming the
+ * bad field) when the shape is invalid for its op. */
+int calib_meas_counts(Meas *r, Err *e);
+/* The profile features (profile.h), FLOPs and bytes of a valid row: the
+ * single place a measured shape meets the simulator's accounting. */
+void calib_meas_features(const Meas *r, double *feat, double *flops, double *bytes);
+/* Appends a row (its counts computed); -1 when invalid. */
+int calib_meas_add(MeasSet *s, const Meas *r, Err *e);
+
+/* Reads any supported file: the servesim measurement CSV, an
+ * aiconfigurator directory (gemm_perf.csv, context_attention_perf.csv,
+ * generation_attention_perf.csv, nccl_perf.csv) or one of its files,
+ * Vidur's mlp.csv, attention.csv or all_reduce.csv.  The kind is told by
+ * the header. */
+int calib_meas_import(MeasSet *s, const char *path, Err *e);
+
+int calib_meas_write_csv(const MeasSet *s, FILE *f);
+int calib_meas_write_file(const MeasSet *s, const char *path, Err *e);
+
+/* Element bytes of a Dtype used by the counts (fp32 4, bf16/fp16 2, fp8 1). */
+double calib_meas_elem_bytes(int dtype);
+
+/* The profile operator (ProfOpKind) a row calibrates, -1 when none. */
+int calib_meas_prof_op(const Meas *r);
+
+#endif

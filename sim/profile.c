@@ -1,0 +1,515 @@
+/*
+ * profile.c -- calibrated operator profiles: evaluation and JSON (see
+ * profile.h for the latency form).
+ *
+ * Owns: the feature vector of every operator shape (the fitter and the
+ * roofline both build it here, so they cannot disagree), the curve
+ * evaluation, the extrapolation measure, and reading/writing
+ * models/profiles/<name>.json.
+ *
+ * Invariants after profile_from_json: every present op has a reference
+ * peak (> 0 when it has a compute curve or FLOPs can occur) and bandwidth
+ * > 0, t0 >= 0, per_unit >= 0; curves have 1..PROF_KNOTS knots with
+ * strictly ascending x > 0 and efficiencies in (0, 4] (above 1 only where a
+ * measurement beat the reference peak, which a fit reports rather than
+ * hides); grid bounds satisfy 0 < lo <= hi.
+ */
+#include "profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+#include "paths.h"
+
+static const char *const profile_feat_names[PF_COUNT + 1] = {
+    "m", "n", "k", "nk", "mn", "tiles", "batch", "chunk", "kv_mean", "kv_len", "group", "units", "qrows", "ctas", "bytes", "gpus", "ring", NULL,
+};
+
+static const char *const profile_op_names[PROF_OP_COUNT + 1] = {
+    "gemm_bf16", "gemm_fp8", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch", NULL,
+};
+
+const char *profile_feat_name(int f)
+{
+    return f >= 0 && f < PF_COUNT ? profile_feat_names[f] : "none";
+}
+
+int profile_feat_parse(const char *name)
+{
+    for (int i = 0; name && i < PF_COUNT; i++)
+        if (!strcmp(name, profile_feat_names[i])) return i;
+    return -1;
+}
+
+const char *profile_op_name(int op)
+{
+    return op >= 0 && op < PROF_OP_COUNT ? profile_op_names[op] : "?";
+}
+
+int profile_op_parse(const char *name)
+{
+    for (int i = 0; name && i < PROF_OP_COUNT; i++)
+        if (!strcmp(name, profile_op_names[i])) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+static double profile_curve_le(const ProfCurve *c, double x)
+{
+    if (c->n <= 0) return 0;
+    /* A feature of 0 (e.g. no cached context) sits below every knot. */
+    double lx = x > 0 ? log2(x) : -HUGE_VAL;
+    if (c->n == 1 || !(lx > c->lx[0])) return c->le[0];
+    if (lx >= c->lx[c->n - 1]) return c->le[c->n - 1];
+    int i = 1;
+    while (i < c->n - 1 && c->lx[i] < lx) i++;
+    double t = (lx - c->lx[i - 1]) / (c->lx[i] - c->lx[i - 1]);
+    return c->le[i - 1] + t * (c->le[i] - c->le[i - 1]);
+}
+
+double profile_eff(const ProfCurve *c, int n, const double *feat)
+{
+    double le = 0;
+    for (int i = 0; i < n; i++) le += profile_curve_le(&c[i], feat[c[i].feat]);
+    return exp(le);
+}
+
+double profile_op_time(const ProfOp *op, const double *feat, double flops, double bytes)
+{
+    double t = op->t0_s;
+    if (op->unit_feat >= 0) t += op->unit_s * feat[op->unit_feat];
+    double tc = flops > 0 && op->peak_flops > 0 ? flops / (op->peak_flops * profile_eff(op->ec, op->n_ec, feat)) : 0;
+    double tm = bytes > 0 ? bytes / (op->bw_bytes_per_s * profile_eff(op->em, op->n_em, feat)) : 0;
+    return t + (tc > tm ? tc : tm);
+}
+
+double profile_extrapolation(const ProfOp *op, const double *feat, int *which)
+{
+    double worst = 1.0;
+    int w = PF_NONE;
+    for (int i = 0; i < op->n_grid; i++) {
+        double x = feat[op->grid_feat[i]], r = 1.0;
+        if (x > op->grid_hi[i]) r = x / op->grid_hi[i];
+        else if (x < op->grid_lo[i]) r = x > 0 ? op->grid_lo[i] / x : HUGE_VAL;
+        if (r > worst) {
+            worst = r;
+            w = op->grid_feat[i];
+        }
+    }
+    if (which) *which = w;
+    return worst;
+}
+
+static void profile_feat_zero(double *feat)
+{
+    for (int i = 0; i < PF_COUNT; i++) feat[i] = 0;
+}
+
+void profile_gemm_shape(double m, double n, double k, double in_b, double w_b, double out_b, double *feat,
+                        double *flops, double *bytes)
+{
+    profile_feat_zero(feat);
+    feat[PF_M] = m;
+    feat[PF_N] = n;
+    feat[PF_K] = k;
+    feat[PF_NK] = n * k;
+    feat[PF_MN] = m * n;
+    feat[PF_TILES] = ceil(m / 128) * ceil(n / 128);
+    *flops = 2.0 * m * n * k;
+    *bytes = w_b * n * k + in_b * m * k + out_b * m * n;
+    feat[PF_BYTES] = *bytes;
+}
+
+void profile_attn_shape(double batch, double c, double h, double qh, double kvh, double hd, double act_b,
+                        double kv_b, double *feat, double *flops, double *bytes)
+{
+    profile_feat_zero(feat);
+    double pairs = c * h + c * (c + 1) / 2;
+    double kvt = 2 * kvh * hd * kv_b;
+    feat[PF_BATCH] = batch;
+    feat[PF_CHUNK] = c;
+    feat[PF_KV_MEAN] = c > 0 ? pairs / c : 0;
+    feat[PF_KV_LEN] = h + c;
+    feat[PF_GROUP] = kvh > 0 ? qh / kvh : 0;
+    feat[PF_UNITS] = batch * kvh;
+    feat[PF_QROWS] = c * feat[PF_GROUP];
+    feat[PF_CTAS] = feat[PF_UNITS] * ceil(feat[PF_QROWS] / 128);
+    *flops = 4.0 * qh * hd * pairs * batch;
+    *bytes = batch * (2.0 * c * qh * hd * act_b + (h + c) * kvt + c * kvt);
+    feat[PF_BYTES] = *bytes;
+}
+
+void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes)
+{
+    profile_feat_zero(feat);
+    feat[PF_BYTES] = msg_bytes;
+    feat[PF_GPUS] = gpus;
+    feat[PF_RING] = 2 * (gpus - 1);
+    *flops = 0;
+    *bytes = gpus > 1 ? 2.0 * (gpus - 1) / gpus * msg_bytes : 0;
+}
+
+void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *bytes)
+{
+    profile_feat_zero(feat);
+    feat[PF_BYTES] = buf_bytes;
+    *flops = 0;
+    *bytes = buf_bytes;
+}
+
+double profile_gemm_time(const Profile *p, int fp8, double m, double n, double k, double *ratio)
+{
+    const ProfOp *op = &p->op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16];
+    if (!p->present || !op->present) return -1;
+    double feat[PF_COUNT], f, b;
+    profile_gemm_shape(m, n, k, fp8 ? 1 : 2, fp8 ? 1 : 2, 2, feat, &f, &b);
+    if (ratio) *ratio = profile_extrapolation(op, feat, NULL);
+    return profile_op_time(op, feat, f, b);
+}
+
+/* ------------------------------------------------------------------ read */
+
+static const char *const profile_keys[] = {"name", "hardware", "source", "form", "iter_overhead_us", "ops", NULL};
+static const char *const profile_op_keys[] = {"peak_flops", "mem_bw_bytes_per_s", "t0_us", "per_unit_us", "unit",
+                                              "e_compute", "e_mem", "grid", "fit", NULL};
+static const char *const profile_curve_keys[] = {"over", "x", "eff", NULL};
+static const char *const profile_fit_keys[] = {"rows", "train_rows", "held_out_rows", "outliers",
+                                               "train_median_rel_err", "train_p90_rel_err",
+                                               "held_out_median_rel_err", "held_out_p90_rel_err", "data", NULL};
+
+#define PROFILE_EFF_MAX 1e3
+
+static int profile_numbers(const cJSON *arr, const char *where, double *out, int max, int *n, Err *e)
+{
+    if (jsonio_expect_array(arr, where, e) < 0) return -1;
+    int cnt = cJSON_GetArraySize(arr);
+    if (cnt < 1 || cnt > max) return err_set(e, "%s: got %d values, expected 1 to %d", where, cnt, max);
+    int i = 0;
+    for (const cJSON *v = arr->child; v; v = v->next, i++) {
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+            char iw[700];
+            return err_set(e, "%s: expected a number", jsonio_index(iw, sizeof iw, where, i));
+        }
+        out[i] = v->valuedouble;
+    }
+    *n = cnt;
+    return 0;
+}
+
+static int profile_curve_from_json(const cJSON *v, const char *where, ProfCurve *c, Err *e)
+{
+    memset(c, 0, sizeof *c);
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, profile_curve_keys, e) < 0) return -1;
+    int f;
+    if (jsonio_enum(v, "over", where, 1, profile_feat_names, &f, e) < 0) return -1;
+    c->feat = f;
+    char xw[600], ew[600];
+    jsonio_path(xw, sizeof xw, where, "x");
+    jsonio_path(ew, sizeof ew, where, "eff");
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, "x"), *ef = cJSON_GetObjectItemCaseSensitive(v, "eff");
+    if (!x) return err_set(e, "%s: missing key \"x\"", where);
+    if (!ef) return err_set(e, "%s: missing key \"eff\"", where);
+    double xs[PROF_KNOTS], es[PROF_KNOTS];
+    int nx, ne;
+    if (profile_numbers(x, xw, xs, PROF_KNOTS, &nx, e) < 0 || profile_numbers(ef, ew, es, PROF_KNOTS, &ne, e) < 0)
+        return -1;
+    if (nx != ne) return err_set(e, "%s: got %d values, expected %d (one per entry of x)", ew, ne, nx);
+    for (int i = 0; i < nx; i++) {
+        char iw[700];
+        if (!(xs[i] > 0) || (i > 0 && !(xs[i] > xs[i - 1])))
+            return err_set(e, "%s: got %.12g, expected numbers > 0 in strictly ascending order",
+                           jsonio_index(iw, sizeof iw, xw, i), xs[i]);
+        if (!(es[i] > 0 && es[i] <= PROFILE_EFF_MAX))
+            return err_set(e, "%s: got %.12g, expected an efficiency in (0, %g]", jsonio_index(iw, sizeof iw, ew, i),
+                           es[i], PROFILE_EFF_MAX);
+        c->lx[i] = log2(xs[i]);
+        c->le[i] = log(es[i]);
+    }
+    c->n = nx;
+    return 0;
+}
+
+static int profile_curves_from_json(const cJSON *op, const char *key, const char *where, ProfCurve *c, int *n,
+                                    Err *e)
+{
+    *n = 0;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(op, key);
+    if (!v) return 0;
+    char w[600];
+    jsonio_path(w, sizeof w, where, key);
+    if (jsonio_expect_array(v, w, e) < 0) return -1;
+    int cnt = cJSON_GetArraySize(v);
+    if (cnt > PROF_CURVES) return err_set(e, "%s: got %d curves, expected at most %d", w, cnt, PROF_CURVES);
+    int i = 0;
+    for (const cJSON *it = v->child; it; it = it->next, i++) {
+        char iw[700];
+        if (profile_curve_from_json(it, jsonio_index(iw, sizeof iw, w, i), &c[i], e) < 0) return -1;
+    }
+    *n = cnt;
+    return 0;
+}
+
+static int profile_grid_from_json(const cJSON *v, const char *where, ProfOp *op, Err *e)
+{
+    if (jsonio_expect_object(v, where, e) < 0) return -1;
+    op->n_grid = 0;
+    for (const cJSON *it = v->child; it; it = it->next) {
+        char w[700];
+        jsonio_path(w, sizeof w, where, it->string);
+        int f = profile_feat_parse(it->string);
+        if (f < 0) {
+            char names[400] = "";
+            for (int i = 0; i < PF_COUNT; i++) {
+                strncat(names, profile_feat_names[i], sizeof names - strlen(names) - 1);
+                if (i + 1 < PF_COUNT) strncat(names, ", ", sizeof names - strlen(names) - 1);
+            }
+            return err_set(e, "%s: unknown feature \"%s\"; expected one of %s", where, it->string, names);
+        }
+        if (op->n_grid >= PROF_GRID) return err_set(e, "%s: more than %d features", where, PROF_GRID);
+        double lh[2];
+        int n;
+        if (profile_numbers(it, w, lh, 2, &n, e) < 0) return -1;
+        if (n != 2 || !(lh[0] > 0) || !(lh[1] >= lh[0]))
+            return err_set(e, "%s: expected [lo, hi] with 0 < lo <= hi", w);
+        op->grid_feat[op->n_grid] = f;
+        op->grid_lo[op->n_grid] = lh[0];
+        op->grid_hi[op->n_grid] = lh[1];
+        op->n_grid++;
+    }
+    return 0;
+}
+
+static int profile_fit_from_json(const cJSON *v, const char *where, ProfFitStats *s, Err *e)
+{
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, profile_fit_keys, e) < 0) return -1;
+    int64_t rows = 0, tr = 0, ho = 0, out = 0;
+    if (jsonio_int(v, "rows", where, 0, 0, 1 << 30, &rows, e) < 0 ||
+        jsonio_int(v, "train_rows", where, 0, 0, 1 << 30, &tr, e) < 0 ||
+        jsonio_int(v, "held_out_rows", where, 0, 0, 1 << 30, &ho, e) < 0 ||
+        jsonio_int(v, "outliers", where, 0, 0, 1 << 30, &out, e) < 0)
+        return -1;
+    s->rows = (int)rows;
+    s->train_rows = (int)tr;
+    s->held_out_rows = (int)ho;
+    s->outliers = (int)out;
+    s->train_median = s->train_p90 = s->held_median = s->held_p90 = NAN;
+    if (jsonio_num(v, "train_median_rel_err", where, 0, 0, 1e9, &s->train_median, e) < 0 ||
+        jsonio_num(v, "train_p90_rel_err", where, 0, 0, 1e9, &s->train_p90, e) < 0 ||
+        jsonio_num(v, "held_out_median_rel_err", where, 0, 0, 1e9, &s->held_median, e) < 0 ||
+        jsonio_num(v, "held_out_p90_rel_err", where, 0, 0, 1e9, &s->held_p90, e) < 0)
+        return -1;
+    const char *d = "";
+    if (jsonio_str(v, "data", where, 0, &d, e) < 0) return -1;
+    snprintf(s->data, sizeof s->data, "%s", d);
+    return 0;
+}
+
+static int profile_op_from_json(const cJSON *v, const char *where, ProfOp *op, Err *e)
+{
+    memset(op, 0, sizeof *op);
+    op->unit_feat = PF_NONE;
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, profile_op_keys, e) < 0) return -1;
+    double t0_us = 0, pu_us = 0;
+    if (jsonio_num(v, "peak_flops", where, 0, 1e6, 1e18, &op->peak_flops, e) < 0 ||
+        jsonio_num(v, "mem_bw_bytes_per_s", where, 1, 1e6, 1e15, &op->bw_bytes_per_s, e) < 0 ||
+        jsonio_num(v, "t0_us", where, 1, 0, 1e7, &t0_us, e) < 0 ||
+        jsonio_num(v, "per_unit_us", where, 0, 0, 1e7, &pu_us, e) < 0)
+        return -1;
+    op->t0_s = t0_us * 1e-6;
+    op->unit_s = pu_us * 1e-6;
+    if (cJSON_GetObjectItemCaseSensitive(v, "unit")) {
+        int f;
+        if (jsonio_enum(v, "unit", where, 1, profile_feat_names, &f, e) < 0) return -1;
+        op->unit_feat = f;
+    } else if (pu_us > 0) {
+        return err_set(e, "%s: per_unit_us %.6g needs \"unit\" (the feature it counts)", where, pu_us);
+    }
+    if (profile_curves_from_json(v, "e_compute", where, op->ec, &op->n_ec, e) < 0 ||
+        profile_curves_from_json(v, "e_mem", where, op->em, &op->n_em, e) < 0)
+        return -1;
+    if (op->n_ec > 0 && !(op->peak_flops > 0))
+        return err_set(e, "%s: e_compute needs \"peak_flops\" (the FLOP/s it is a fraction of)", where);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "grid");
+    if (g) {
+        char w[600];
+        if (profile_grid_from_json(g, jsonio_path(w, sizeof w, where, "grid"), op, e) < 0) return -1;
+    }
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "fit");
+    if (f) {
+        char w[600];
+        if (profile_fit_from_json(f, jsonio_path(w, sizeof w, where, "fit"), &op->fit, e) < 0) return -1;
+    } else {
+        op->fit.train_median = op->fit.train_p90 = op->fit.held_median = op->fit.held_p90 = NAN;
+    }
+    op->present = 1;
+    return 0;
+}
+
+int profile_from_json(const cJSON *obj, const char *where, Profile *p, Err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->iter_overhead_s = -1;
+    if (jsonio_expect_object(obj, where, e) < 0 || jsonio_check_keys(obj, where, profile_keys, e) < 0) return -1;
+    const char *s = NULL;
+    if (jsonio_str(obj, "name", where, 1, &s, e) < 0) return -1;
+    if (!*s || strlen(s) >= sizeof p->name) {
+        char w[600];
+        return err_set(e, "%s: expected 1 to %zu characters", jsonio_path(w, sizeof w, where, "name"),
+                       sizeof p->name - 1);
+    }
+    snprintf(p->name, sizeof p->name, "%s", s);
+    s = "";
+    if (jsonio_str(obj, "hardware", where, 0, &s, e) < 0) return -1;
+    snprintf(p->hardware, sizeof p->hardware, "%s", s);
+    s = "";
+    if (jsonio_str(obj, "source", where, 0, &s, e) < 0) return -1;
+    snprintf(p->source, sizeof p->source, "%s", s);
+    if (jsonio_str(obj, "form", where, 0, &s, e) < 0) return -1;
+    double us = -1;
+    if (jsonio_num(obj, "iter_overhead_us", where, 0, 0, 1e7, &us, e) < 0) return -1;
+    p->iter_overhead_s = us >= 0 ? us * 1e-6 : -1;
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(obj, "ops");
+    char ow[600];
+    jsonio_path(ow, sizeof ow, where, "ops");
+    if (!ops) return err_set(e, "%s: missing key \"ops\"", where);
+    if (jsonio_expect_object(ops, ow, e) < 0 || jsonio_check_keys(ops, ow, profile_op_names, e) < 0) return -1;
+    int n = 0;
+    for (const cJSON *it = ops->child; it; it = it->next) {
+        char w[700];
+        int k = profile_op_parse(it->string);
+        if (k < 0) continue; /* NEVER: check_keys refused it */
+        if (profile_op_from_json(it, jsonio_path(w, sizeof w, ow, it->string), &p->op[k], e) < 0) return -1;
+        n++;
+    }
+    if (n == 0) return err_set(e, "%s: expected at least one operator (%s, ...)", ow, profile_op_names[0]);
+    p->present = 1;
+    return 0;
+}
+
+int profile_bundled_path(const char *name, char *buf, size_t n)
+{
+    if (!name || !*name || strchr(name, '/')) return 0;
+    paths_data_file(buf, n, "profiles/", name);
+    FILE *f = fopen(buf, "rb");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+
+int profile_load(const char *name_or_path, Profile *p, Err *e)
+{
+    char path[4096];
+    if (!paths_resolve(path, sizeof path, "profile", "profiles/", name_or_path, e)) return -1;
+    cJSON *root = jsonio_parse_file(path, e);
+    if (!root) return -1;
+    int r = profile_from_json(root, path, p, e);
+    cJSON_Delete(root);
+    return r;
+}
+
+/* ----------------------------------------------------------------- write */
+
+/* Efficiencies to 6 significant digits: finer than any measurement. */
+static cJSON *profile_num6(double v)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.6g", v);
+    return cJSON_CreateNumber(strtod(buf, NULL));
+}
+
+static void profile_curves_to_json(cJSON *op, const char *key, const ProfCurve *c, int n)
+{
+    if (n <= 0) return;
+    cJSON *arr = cJSON_AddArrayToObject(op, key);
+    for (int i = 0; arr && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o) return;
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddStringToObject(o, "over", profile_feat_name(c[i].feat));
+        cJSON *x = cJSON_AddArrayToObject(o, "x"), *ef = cJSON_AddArrayToObject(o, "eff");
+        for (int j = 0; x && ef && j < c[i].n; j++) {
+            cJSON_AddItemToArray(x, profile_num6(exp2(c[i].lx[j])));
+            cJSON_AddItemToArray(ef, profile_num6(exp(c[i].le[j])));
+        }
+    }
+}
+
+static void profile_fit_to_json(cJSON *op, const ProfFitStats *s)
+{
+    if (s->rows <= 0) return;
+    cJSON *f = cJSON_AddObjectToObject(op, "fit");
+    if (!f) return;
+    cJSON_AddNumberToObject(f, "rows", s->rows);
+    cJSON_AddNumberToObject(f, "train_rows", s->train_rows);
+    cJSON_AddNumberToObject(f, "held_out_rows", s->held_out_rows);
+    cJSON_AddNumberToObject(f, "outliers", s->outliers);
+    const double v[4] = {s->train_median, s->train_p90, s->held_median, s->held_p90};
+    const char *const k[4] = {"train_median_rel_err", "train_p90_rel_err", "held_out_median_rel_err",
+                              "held_out_p90_rel_err"};
+    for (int i = 0; i < 4; i++)
+        if (isfinite(v[i])) cJSON_AddItemToObject(f, k[i], profile_num6(v[i]));
+    if (s->data[0]) cJSON_AddStringToObject(f, "data", s->data);
+}
+
+cJSON *profile_to_json(const Profile *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "name", p->name);
+    if (p->hardware[0]) cJSON_AddStringToObject(o, "hardware", p->hardware);
+    if (p->source[0]) cJSON_AddStringToObject(o, "source", p->source);
+    cJSON_AddStringToObject(o, "form",
+                            "t = t0 + per_unit * unit + max(flops / (peak_flops * e_compute), bytes / "
+                            "(mem_bw_bytes_per_s * e_mem)); e_* = product of curves, ln(eff) piecewise linear in "
+                            "log2(over) between knots x, constant beyond; grid = measured range per feature");
+    if (p->iter_overhead_s >= 0) jsonio_add_num(o, "iter_overhead_us", p->iter_overhead_s * 1e6);
+    cJSON *ops = cJSON_AddObjectToObject(o, "ops");
+    for (int k = 0; ops && k < PROF_OP_COUNT; k++) {
+        const ProfOp *op = &p->op[k];
+        if (!op->present) continue;
+        cJSON *j = cJSON_AddObjectToObject(ops, profile_op_names[k]);
+        if (!j) break;
+        if (op->peak_flops > 0) jsonio_add_num(j, "peak_flops", op->peak_flops);
+        jsonio_add_num(j, "mem_bw_bytes_per_s", op->bw_bytes_per_s);
+        cJSON_AddItemToObject(j, "t0_us", profile_num6(op->t0_s * 1e6));
+        if (op->unit_feat >= 0) {
+            cJSON_AddItemToObject(j, "per_unit_us", profile_num6(op->unit_s * 1e6));
+            cJSON_AddStringToObject(j, "unit", profile_feat_name(op->unit_feat));
+        }
+        profile_curves_to_json(j, "e_compute", op->ec, op->n_ec);
+        profile_curves_to_json(j, "e_mem", op->em, op->n_em);
+        if (op->n_grid > 0) {
+            cJSON *g = cJSON_AddObjectToObject(j, "grid");
+            for (int i = 0; g && i < op->n_grid; i++) {
+                cJSON *a = cJSON_AddArrayToObject(g, profile_feat_name(op->grid_feat[i]));
+                if (!a) break;
+                cJSON_AddItemToArray(a, profile_num6(op->grid_lo[i]));
+                cJSON_AddItemToArray(a, profile_num6(op->grid_hi[i]));
+            }
+        }
+        profile_fit_to_json(j, &op->fit);
+    }
+    return o;
+}
+
+int profile_normalize(Profile *p, Err *e)
+{
+    cJSON *j = profile_to_json(p);
+    if (!j) return err_set(e, "profile %s: out of memory writing JSON", p->name);
+    /* Through text, exactly as a file would hold it. */
+    char *txt = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!txt) return err_set(e, "profile %s: out of memory writing JSON", p->name);
+    cJSON *back = jsonio_parse(txt, p->name, e);
+    cJSON_free(txt);
+    if (!back) return -1;
+    Profile q;
+    int r = profile_from_json(back, p->name, &q, e);
+    cJSON_Delete(back);
+    if (r == 0) *p = q;
+    return r;
+}

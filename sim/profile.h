@@ -1,0 +1,171 @@
+/*
+ * profile.h -- calibrated operator-latency profiles (models/profiles/NAME.json),
+ * the only contract between calibration and simulation.
+ *
+ * A profile predicts the latency of one launch of an operator class
+ * (a GEMM, one layer's prefill or decode attention over a batch, an
+ * all-reduce, a memory stream, an empty launch) from its shape:
+ *
+ *     t = t0 + per_unit * units + max(flops / (peak_flops * e_compute),
+ *                                     bytes / (mem_bw * e_mem))
+ *
+ * e_compute and e_mem are products of efficiency curves, each over one
+ * shape feature (GEMM rows m, attention context, batch x KV heads, ...):
+ * ln(eff) is piecewise linear in log2(feature) between knots and constant
+ * beyond the first and last knot.  Interpolating ln(eff) rather than eff
+ * reproduces a power law (e.g. eff proportional to m while a GEMM is
+ * memory-bound) exactly between knots.
+ *
+ * The same functions evaluate a profile in the fitter (sim/calib_fit.c),
+ * in the roofline (sim/cost.c) and in `servesim cost`, so what was fitted
+ * is what is simulated.  Each operator records the bounds of the grid it
+ * was measured on; profile_extrapolation() says how far a query lies
+ * outside them.
+ *
+ * Units: seconds, FLOPs, bytes, FLOP/s, bytes/s in the struct; the JSON says
+ * *_us where microseconds read better.
+ */
+#ifndef SERVESIM_PROFILE_H
+#define SERVESIM_PROFILE_H
+
+#include <cjson/cJSON.h>
+
+#include "common.h"
+
+/* Shape features an efficiency curve or a grid bound may be over. */
+typedef enum {
+    PF_M = 0,     /* GEMM rows (tokens) */
+    PF_N,         /* GEMM output features */
+    PF_K,         /* GEMM input features */
+    PF_NK,        /* GEMM weight elements n * k */
+    PF_MN,        /* GEMM output elements m * n */
+    PF_TILES,     /* GEMM 128 x 128 output tiles: ceil(m / 128) ceil(n / 128) */
+    PF_BATCH,     /* sequences in the launch (all-reduce: none) */
+    PF_CHUNK,     /* new tokens per sequence (prefill chunk c; decode 1) */
+    PF_KV_MEAN,   /* keys attended per query on average: h + (c + 1) / 2 */
+    PF_KV_LEN,    /* keys of the sequence after the step: h + c */
+    PF_GROUP,     /* query heads per KV head (GQA group) */
+    PF_UNITS,     /* batch x KV heads: the attention kernels' parallel units */
+    PF_QROWS,     /* query rows per KV head and sequence: c x group (a GQA-packed tile's rows) */
+    PF_CTAS,      /* attention blocks: units x ceil(qrows / 128) */
+    PF_BYTES,     /* bytes moved (GEMM, memory kernels) or message bytes (all-reduce) */
+    PF_GPUS,      /* GPUs in a collective */
+    PF_RING,      /* ring steps of an all-reduce: 2 (gpus - 1) */
+    PF_COUNT
+} ProfFeat;
+
+#define PF_NONE (-1)
+
+const char *profile_feat_name(int f);
+/* Returns -1 when the name is unknown. */
+int profile_feat_parse(const char *name);
+
+typedef enum {
+    PROF_GEMM_BF16 = 0, /* BF16/FP16 GEMM: bf16 in, weights, out */
+    PROF_GEMM_FP8,      /* FP8 GEMM (per-tensor scales): fp8 in and weights, bf16 out */
+    PROF_ATTN_PREFILL,  /* one layer's prefill (context) attention, causal */
+    PROF_ATTN_DECODE,   /* one layer's decode attention over a paged KV cache */
+    PROF_ALLREDUCE,     /* NCCL all-reduce across a TP group */
+    PROF_MEM_READ,      /* streaming read of a buffer */
+    PROF_MEM_COPY,      /* device-to-device copy (bytes = read + written) */
+    PROF_LAUNCH,        /* an empty kernel: launch overhead */
+    PROF_OP_COUNT
+} ProfOpKind;
+
+const char *profile_op_name(int op);
+int profile_op_parse(const char *name);
+
+#define PROF_KNOTS 24
+#define PROF_CURVES 3
+#define PROF_GRID 4
+
+typedef struct ProfCurve {
+    int feat;               /* ProfFeat */
+    int n;                  /* knots, >= 1 */
+    double lx[PROF_KNOTS];  /* log2(feature) at the knots, strictly ascending */
+    double le[PROF_KNOTS];  /* ln(efficiency) at the knots */
+} ProfCurve;
+
+/* What a fit reports about itself (kept in the profile for `calib report`). */
+typedef struct ProfFitStats {
+    int rows;            /* distinct shapes measured */
+    int train_rows;      /* shapes the shipped parameters were fitted on (all) */
+    int held_out_rows;   /* shapes held out in the validation fit */
+    int outliers;        /* training shapes dropped as > 2x off after a first pass */
+    double train_median, train_p90;  /* |pred - meas| / meas, shipped fit, all shapes */
+    double held_median, held_p90;    /* same, validation fit on 4/5, held-out 1/5 */
+    char data[320];      /* what it was fitted from */
+} ProfFitStats;
+
+typedef struct ProfOp {
+    int present;
+    double peak_flops;      /* reference FLOP/s the compute efficiencies are fractions of */
+    double bw_bytes_per_s;  /* reference bandwidth (memory, or the link for all-reduce) */
+    double t0_s;            /* fixed time per launch */
+    double unit_s;          /* time per unit of `unit_feat` */
+    int unit_feat;          /* PF_NONE or the feature counting units */
+    int n_ec, n_em;
+    ProfCurve ec[PROF_CURVES]; /* e_compute = product */
+    ProfCurve em[PROF_CURVES]; /* e_mem = product */
+    int n_grid;
+    int grid_feat[PROF_GRID];
+    double grid_lo[PROF_GRID], grid_hi[PROF_GRID]; /* measured range of each feature */
+    ProfFitStats fit;
+} ProfOp;
+
+typedef struct Profile {
+    int present;            /* 0: no profile (the hardware's efficiencies apply) */
+    char name[64];
+    char hardware[64];      /* the hardware description it was fitted for */
+    char source[512];       /* how it was made */
+    double iter_overhead_s; /* < 0: not given (use the hardware's) */
+    ProfOp op[PROF_OP_COUNT];
+} Profile;
+
+/* ------------------------------------------------------------ evaluation */
+
+/* Product of the curves' efficiencies at the feature vector feat[PF_COUNT]. */
+double profile_eff(const ProfCurve *c, int n, const double *feat);
+
+/* One launch of `op` for a shape with the given features, FLOPs and bytes. */
+double profile_op_time(const ProfOp *op, const double *feat, double flops, double bytes);
+
+/* How far feat lies outside the op's measured grid: 1 inside, otherwise
+ * the largest x / hi or lo / x over the grid's features; *which (may be
+ * NULL) receives the feature (PF_NONE inside). */
+double profile_extrapolation(const ProfOp *op, const double *feat, int *which);
+
+/* Shapes -> features, FLOPs and bytes.  feat[] is fully written (unused
+ * features 0).  Bytes per element may be fractional (block formats).
+ *   GEMM: flops 2mnk; bytes w_b n k + in_b m k + out_b m n.
+ *   attention (per layer, one GPU's heads): `batch` sequences each with c
+ *     new tokens over h cached; flops 4 qh hd pairs(c, h) batch; bytes
+ *     batch (2 c qh hd act_b (Q in, O out) + (h + c) kvt (K, V read) +
+ *     c kvt (new K, V written)) with kvt = 2 kvh hd kv_b.
+ *   all-reduce of `bytes` over `gpus`: bytes moved per GPU 2 (g-1)/g bytes.
+ *   memory stream: bytes as given. */
+void profile_gemm_shape(double m, double n, double k, double in_b, double w_b, double out_b, double *feat,
+                        double *flops, double *bytes);
+void profile_attn_shape(double batch, double c, double h, double qh, double kvh, double hd, double act_b,
+                        double kv_b, double *feat, double *flops, double *bytes);
+void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes);
+void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *bytes);
+
+/* Convenience: a GEMM's latency under the profile for compute dtype fp8
+ * (nonzero) or bf16; *ratio (may be NULL) receives the extrapolation.
+ * Returns a negative number when the profile has no such GEMM. */
+double profile_gemm_time(const Profile *p, int fp8, double m, double n, double k, double *ratio);
+
+/* ------------------------------------------------------------------ I/O */
+
+int profile_from_json(const cJSON *obj, const char *where, Profile *p, Err *e);
+/* Loads models/profiles/<name>.json or a path ending in .json. */
+int profile_load(const char *name_or_path, Profile *p, Err *e);
+/* 1 and the path when models/profiles/<name>.json exists, else 0. */
+int profile_bundled_path(const char *name, char *buf, size_t n);
+cJSON *profile_to_json(const Profile *p);
+/* Round-trips a profile through its JSON form, so that what is evaluated is
+ * exactly what a file holds (numbers are written to 6-12 digits). */
+int profile_normalize(Profile *p, Err *e);
+
+#endif
