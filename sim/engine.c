@@ -214,6 +214,16 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     eng->st.rejected++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
     trigger_next(eng, r);
+    /* branches of a rejected request never start */
+    for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
+        if (eng->reqs[b].state == REQ_PENDING) {
+            Request *x = &eng->reqs[b];
+            x->t_arrive_ns = r->t_arrive_ns;
+            x->state = REQ_REJECTED;
+            x->reject_reason = r->reject_reason;
+            x->t_finish_ns = eng->now_ns;
+            eng->st.rejected++;
+        }
 }
 
 void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
@@ -324,6 +334,40 @@ static void emit_token(Engine *eng, Request *r)
     r->generated++;
 }
 
+/* Parallel sampling: the parent's prefill is done; every branch starts
+ * from its KV (shared where the policy can), samples its first token from
+ * the same logits now, and decodes on its own.  A branch the pool cannot
+ * hold waits in the queue and prefills itself. */
+static void fork_branches(Engine *eng, uint32_t parent)
+{
+    Request *p = &eng->reqs[parent];
+    for (uint32_t b = p->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch) {
+        Request *r = &eng->reqs[b];
+        if (r->state != REQ_PENDING) continue;
+        r->t_arrive_ns = p->t_arrive_ns;
+        r->t_first_sched_ns = p->t_first_sched_ns;
+        r->prefill_target = r->prompt_tokens;
+        if (eng->cfg.kv.fork && eng->cfg.kv.fork(eng->cfg.kv.ctx, p, r)) {
+            r->kv_len = p->kv_len;
+            r->state = REQ_RUNNING;
+            r->admit_seq = ++eng->admit_counter;
+            eng->running[eng->n_running++] = b;
+            emit_token(eng, r);
+            if (r->generated >= r->output_tokens) {
+                r->state = REQ_FINISHED;
+                r->t_finish_ns = eng->now_ns;
+                eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+                eng->st.finished++;
+                if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+            }
+        } else {
+            r->kv_len = 0;
+            r->state = REQ_QUEUED;
+            waiting_push_back(eng, b);
+        }
+    }
+}
+
 /* The end of an iteration: every item advances. */
 void engine_iter_end(Engine *eng, int64_t now_ns)
 {
@@ -356,6 +400,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
+        if (r->generated == 0 && r->next_branch != REQ_NONE) fork_branches(eng, it->req);
         for (uint32_t k = 1; k < emit; k++) emit_token(eng, r);
         emit_token(eng, r);
         if (eng->cfg.prefill_only && r->generated < r->output_tokens) {

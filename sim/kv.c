@@ -86,6 +86,14 @@ static void pool_release(void *ctx, Request *r)
     r->kv_blocks = 0;
 }
 
+static int pool_fork(void *ctx, Request *parent, Request *child)
+{
+    KvPool *p = ctx;
+    if (!pool_take(p, child, parent->kv_blocks)) return 0;
+    child->kv_len = parent->kv_len;
+    return 1;
+}
+
 static uint64_t pool_used(void *ctx) { return ((KvPool *)ctx)->used; }
 static uint64_t pool_total(void *ctx) { return ((KvPool *)ctx)->total; }
 static void pool_destroy(void *ctx) { free(ctx); }
@@ -109,6 +117,7 @@ int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
         .admit = pool_admit,
         .grow = pool_grow,
         .release = pool_release,
+        .fork = pool_fork,
         .need_blocks = pool_need,
         .used_blocks = pool_used,
         .total_blocks = pool_total,

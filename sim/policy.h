@@ -98,6 +98,10 @@ typedef struct KvPolicy {
     /* Blocks referenced by requests now (cached-but-unused ones excluded). */
     uint64_t (*used_blocks)(void *ctx);
     uint64_t (*total_blocks)(void *ctx);
+    /* Optional: child starts from parent's KV (parallel sampling).  A
+     * sharing policy references parent's blocks (copy-on-write later); a
+     * counting pool takes a copy.  1 = done, 0 = no room. */
+    int (*fork)(void *ctx, Request *parent, Request *child);
     /* Optional. */
     void (*stats)(void *ctx, KvStats *out);
     void (*destroy)(void *ctx);

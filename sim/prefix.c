@@ -357,16 +357,21 @@ static int pf_grow(void *ctx, Request *r, uint32_t kv_len)
     Prefix *p = ctx;
     ReqTab *t = &p->tabs[r->idx];
     const uint32_t B = p->cfg.kv.block_tokens;
-    /* Copy-on-write: appending into a partial block someone else also
-     * references (a forked branch) writes into a private copy. */
-    uint32_t at = r->kv_len / B;
-    if (kv_len > r->kv_len && r->kv_len % B && at < t->n && p->blk[t->b[at]].ref > 1) {
-        uint32_t c = alloc_block(p);
-        if (c == NIL) return 0;
-        p->blk[c].depth = at;
-        unref_block(p, t->b[at]);
-        t->b[at] = c;
-        p->st.cow_copies++;
+    /* Copy-on-write: positions [kv_len_now, kv_len) are about to be
+     * written; any block they fall in that another table also references
+     * (a forked branch) is replaced by a private one -- a real copy when it
+     * already holds some of this sequence's tokens. */
+    if (kv_len > r->kv_len) {
+        uint32_t last = (kv_len - 1) / B;
+        for (uint32_t j = r->kv_len / B; j <= last && j < t->n; j++) {
+            if (p->blk[t->b[j]].ref <= 1) continue;
+            uint32_t c = alloc_block(p);
+            if (c == NIL) return 0;
+            p->blk[c].depth = j;
+            unref_block(p, t->b[j]);
+            t->b[j] = c;
+            if (j * B < r->kv_len) p->st.cow_copies++;
+        }
     }
     return fill_to(p, r, kv_blocks_for(kv_len, B));
 }
@@ -438,6 +443,12 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child)
     return 0;
 }
 
+static int pf_fork(void *ctx, Request *parent, Request *child)
+{
+    KvPolicy kv = {.ctx = ctx, .admit = pf_admit};
+    return prefix_fork(&kv, parent, child) == 0;
+}
+
 uint32_t prefix_request_blocks(const KvPolicy *kv, const Request *r)
 {
     const Prefix *p = kv->ctx;
@@ -461,7 +472,7 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
     p->tabs = xcalloc(cfg->n_requests ? cfg->n_requests : 1, sizeof *p->tabs);
     *out = (KvPolicy){.name = "prefix_cache", .ctx = p, .admit = pf_admit, .grow = pf_grow, .commit = pf_commit,
                       .release = pf_release, .need_blocks = pf_need, .used_blocks = pf_used,
-                      .total_blocks = pf_total, .stats = pf_stats, .destroy = pf_destroy};
+                      .total_blocks = pf_total, .fork = pf_fork, .stats = pf_stats, .destroy = pf_destroy};
     return 0;
 }
 

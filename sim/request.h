@@ -61,7 +61,10 @@ typedef struct Request {
     /* Closed loops and sessions: a request may arrive only when another
      * finishes.  A triggered request's t_arrive_ns is set by the engine to
      * its predecessor's completion (or rejection) + think_ns. */
-    uint8_t triggered;         /* 1: arrival set by a predecessor */
+    uint8_t triggered;         /* 1: arrival set by a predecessor (or a parallel-sampling branch) */
+    uint16_t n_samples;        /* parallel sampling: n branches over one prompt (input; 0 or 1 = one) */
+    uint32_t branch_of;        /* a branch: the request whose prefill it shares, or REQ_NONE */
+    uint32_t next_branch;      /* the next branch of the same parent, or REQ_NONE */
     uint32_t next_req;         /* index of the request this one triggers, or REQ_NONE */
     int64_t think_ns;          /* for a triggered request: delay after the predecessor */
 
@@ -103,6 +106,8 @@ static inline void request_init(Request *r)
     r->deadline_after_ns = -1;
     r->correct = -1;
     r->next_req = REQ_NONE;
+    r->branch_of = REQ_NONE;
+    r->next_branch = REQ_NONE;
 }
 
 /* Prompt (or recompute) tokens still to prefill; 0 once decoding, also for

@@ -134,6 +134,7 @@ static int add_record(Workload *w, Xform *x, const TraceRecord *rec, const char 
     r->output_tokens = out;
     r->max_output_tokens = maxo;
     r->correct = rec->correct;
+    r->n_samples = (uint16_t)rec->n_samples;
     if (rec->id) r->id = workload_str(w, rec->id);
     else workload_set_id(w, idx, "%llu", (unsigned long long)rec->ordinal);
     gen_attr_apply(&x->attrs, m, w, idx);

@@ -192,6 +192,7 @@ void trace_reader_record_defaults(TraceRecord *rec, uint64_t line)
     rec->deadline_ns = -1;
     rec->correct = -1;
     rec->hash_block_tokens = 512;
+    rec->n_samples = 1;
 }
 
 /* A malformed record: fail, or count it and keep its message if first. */

@@ -54,6 +54,7 @@ typedef struct TraceRecord {
     const uint64_t *hash_ids;
     uint32_t n_hash_ids;
     uint32_t hash_block_tokens;
+    uint32_t n_samples;         /* parallel sampling branches (1 = none) */
 } TraceRecord;
 
 typedef struct TraceReader TraceReader;

@@ -427,6 +427,45 @@ static void finish_sessions(Workload *w)
     }
 }
 
+/* Parallel sampling: a request with n > 1 samples gets n - 1 branch
+ * records after the sorted list ("ID#k"), triggered by its prefill: the
+ * engine forks them off it, sharing the prompt's KV. */
+static void expand_samples(Workload *w)
+{
+    uint32_t n0 = w->n;
+    for (uint32_t i = 0; i < n0; i++) {
+        uint32_t ns = w->reqs[i].n_samples;
+        uint32_t *link = &w->reqs[i].next_branch;
+        for (uint32_t k = 1; k < ns; k++) {
+            Request *b = workload_push(w);
+            uint32_t bi = w->n - 1;
+            const Request *pa = &w->reqs[i];
+            b->prompt_tokens = pa->prompt_tokens;
+            b->output_tokens = pa->output_tokens;
+            b->max_output_tokens = pa->max_output_tokens;
+            b->cls = pa->cls;
+            b->tenant = pa->tenant;
+            b->priority = pa->priority;
+            b->correct = pa->correct;
+            b->token_ids = pa->token_ids;
+            b->n_token_ids = pa->n_token_ids;
+            b->hash_ids = pa->hash_ids;
+            b->n_hash_ids = pa->n_hash_ids;
+            b->hash_block_tokens = pa->hash_block_tokens;
+            b->deadline_after_ns = pa->deadline_after_ns;
+            b->t_arrive_ns = pa->t_arrive_ns;
+            b->deadline_ns = pa->deadline_ns;
+            b->triggered = 1;
+            b->branch_of = i;
+            b->n_samples = 1;
+            workload_set_id(w, bi, "%s#%u", w->reqs[i].id, k);
+            link = &w->reqs[i].next_branch;
+            while (*link != REQ_NONE) link = &w->reqs[*link].next_branch;
+            *link = bi;
+        }
+    }
+}
+
 int workload_finish(Workload *w, const char *where, Err *e)
 {
     if (w->n == 0) return err_set(e, "%s: no requests (every record was filtered out or the source is empty)", where);
@@ -508,6 +547,7 @@ int workload_from_json_dir(const cJSON *wj, const char *where, const char *base_
         else rc = gen_session_build(wj, where, base_dir, seed, out, e);
     }
     if (rc == 0) rc = workload_finish(out, where, e);
+    if (rc == 0) expand_samples(out);
     if (rc < 0) workload_free(out);
     return rc;
 }

@@ -288,6 +288,52 @@ static void test_mooncake_hit_rate(void)
     CHECK(ev[2] > 0 && ev[3] > ev[2]);
 }
 
+/* Parallel sampling: one 95-block prompt, n = 4 branches with 9 blocks of
+ * output each -- 416 block references over 131 physical blocks; with a
+ * partial last prompt block, three branches copy it before appending. */
+static void test_parallel_sampling(void)
+{
+    const uint32_t prompts[2] = {1520, 1525};
+    for (int k = 0; k < 2; k++) {
+        static char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\","
+                 " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 10},"
+                 " \"scheduler\": {\"kind\": \"continuous\"},"
+                 " \"kv\": {\"capacity_gib\": 8, \"reserve\": \"final\", \"prefix_cache\": true},"
+                 " \"workload\": {\"requests\": [{\"id\": \"x\", \"arrival_ms\": 0, \"prompt_tokens\": %u,"
+                 " \"output_tokens\": 145, \"n\": 4}]}}", prompts[k]);
+        Scenario s;
+        Err e = {{0}};
+        CHECK(scenario_load_text(text, "n4.json", 0, 0, &s, &e) == 0);
+        if (th_failures) {
+            fprintf(stderr, "  %s\n", e.msg);
+            return;
+        }
+        CHECK_INT(s.wl.n, 4);
+        Cluster *c = cluster_new(&s, NULL, &e);
+        CHECK(c && cluster_run(c, &e) == 0);
+        const EngineStats *st = engine_stats(cluster_engine(c, 0));
+        CHECK_INT(st->finished, 4);
+        for (uint32_t i = 0; i < 4; i++) {
+            CHECK_INT(s.wl.reqs[i].generated, 145);
+            CHECK_INT(s.wl.reqs[i].t_first_token_ns, s.wl.reqs[0].t_first_token_ns);
+        }
+        CHECK(!strcmp(s.wl.reqs[3].id, "x#3"));
+        /* one prefill of the prompt, not four */
+        CHECK_INT(st->prefill_tokens, prompts[k]);
+        if (k == 0) {
+            CHECK_INT(st->kv_peak_used_blocks, 95 + 4 * 9);
+            CHECK_INT(st->kv.cow_copies, 0);
+        } else {
+            CHECK_INT(st->kv_peak_used_blocks, 95 + 4 * 10);
+            CHECK_INT(st->kv.cow_copies, 3);
+        }
+        cluster_free(c);
+        scenario_free(&s);
+    }
+}
+
 void suite_prefix(void);
 void suite_prefix(void)
 {
@@ -297,4 +343,5 @@ void suite_prefix(void)
     RUN(test_abc_reuse_and_tenants);
     RUN(test_lru_eviction_and_cow);
     RUN(test_mooncake_hit_rate);
+    RUN(test_parallel_sampling);
 }
