@@ -334,6 +334,18 @@ static void emit_token(Engine *eng, Request *r)
     r->generated++;
 }
 
+/* r emitted its last token: it leaves, frees its KV, and may trigger the
+ * next request of its client or session. */
+static void finish_request(Engine *eng, Request *r)
+{
+    r->state = REQ_FINISHED;
+    r->t_finish_ns = eng->now_ns;
+    eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+    eng->st.finished++;
+    if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    trigger_next(eng, r);
+}
+
 /* Parallel sampling: the parent's prefill is done; every branch starts
  * from its KV (shared where the policy can), samples its first token from
  * the same logits now, and decodes on its own.  A branch the pool cannot
@@ -353,13 +365,7 @@ static void fork_branches(Engine *eng, uint32_t parent)
             r->admit_seq = ++eng->admit_counter;
             eng->running[eng->n_running++] = b;
             emit_token(eng, r);
-            if (r->generated >= r->output_tokens) {
-                r->state = REQ_FINISHED;
-                r->t_finish_ns = eng->now_ns;
-                eng->cfg.kv.release(eng->cfg.kv.ctx, r);
-                eng->st.finished++;
-                if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-            }
+            if (r->generated >= r->output_tokens) finish_request(eng, r);
         } else {
             r->kv_len = 0;
             r->state = REQ_QUEUED;
@@ -410,14 +416,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
             if (eng->cfg.handoff) eng->cfg.handoff(eng->cfg.handoff_ctx, it->req, eng->now_ns);
             continue;
         }
-        if (r->generated >= r->output_tokens) {
-            r->state = REQ_FINISHED;
-            r->t_finish_ns = eng->now_ns;
-            eng->cfg.kv.release(eng->cfg.kv.ctx, r);
-            eng->st.finished++;
-            if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-            trigger_next(eng, r);
-        }
+        if (r->generated >= r->output_tokens) finish_request(eng, r);
     }
     /* Finished requests leave the running list, order preserved. */
     uint32_t j = 0;
