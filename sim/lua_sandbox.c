@@ -42,6 +42,7 @@ struct LuaSandbox {
     uint64_t instr_used;  /* instructions of the current call, in hook steps */
     int hook_step;        /* the count the hook is armed with */
     int over;             /* the current call passed its instruction limit */
+    char name[512];       /* the script, for messages that Lua cannot place */
 };
 
 /* ------------------------------------------------------------- memory */
@@ -91,8 +92,8 @@ static void lua_sandbox_hook(lua_State *L, lua_Debug *ar)
         sb->hook_step = 1;
         lua_sethook(L, lua_sandbox_hook, LUA_MASKCOUNT, 1);
     }
-    luaL_error(L, "instruction limit exceeded: more than %llu Lua instructions in one call (an endless loop?)",
-               (unsigned long long)sb->lim.max_instructions);
+    luaL_error(L, "instruction limit exceeded: more than %I Lua instructions in one call (an endless loop?)",
+               (lua_Integer)sb->lim.max_instructions);
 }
 
 /* ------------------------------------------------------------ library */
@@ -274,6 +275,11 @@ void lua_sandbox_free(LuaSandbox *sb)
     free(sb);
 }
 
+void lua_sandbox_set_name(LuaSandbox *sb, const char *name)
+{
+    snprintf(sb->name, sizeof sb->name, "%s", name ? name : "");
+}
+
 void lua_sandbox_preload(LuaSandbox *sb, const char *name, lua_CFunction open)
 {
     lua_State *L = sb->L;
@@ -323,14 +329,17 @@ int lua_sandbox_call(LuaSandbox *sb, int nargs, int nresults, const char *what, 
     lua_remove(L, base);
     if (st == LUA_OK) return 0;
     const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    const char *pre = what ? what : "", *sep = what ? ": " : "";
+    /* Lua gives no location for these two: name the script at least */
+    const char *pre = what ? what : sb->name, *sep = *pre ? ": " : "";
     if (st == LUA_ERRMEM)
         err_set(e, "%s%smemory limit exceeded: the script holds more than its %.0f MiB (a runaway string or "
                    "table?)", pre, sep, (double)sb->lim.max_memory_bytes / MIB);
     else if (st == LUA_ERRERR)
         err_set(e, "%s%serror while reporting an error (%s)", pre, sep, msg ? msg : "?");
+    else if (what)
+        err_set(e, "%s: %s", what, msg ? msg : "(error object is not a string)");
     else
-        err_set(e, "%s%s%s", pre, sep, msg ? msg : "(error object is not a string)");
+        err_set(e, "%s", msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
     return -1;
 }

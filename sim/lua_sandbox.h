@@ -59,6 +59,9 @@ const LuaSandboxLimits *lua_sandbox_limits(const LuaSandbox *sb);
 /* Bytes Lua holds now. */
 size_t lua_sandbox_memory(const LuaSandbox *sb);
 
+/* Names the script in messages Lua cannot place (memory exhausted). */
+void lua_sandbox_set_name(LuaSandbox *sb, const char *name);
+
 /* Makes `require "name"` return what open(L) pushes (called once, lazily). */
 void lua_sandbox_preload(LuaSandbox *sb, const char *name, lua_CFunction open);
 

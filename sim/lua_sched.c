@@ -326,6 +326,20 @@ static int lua_sched_m_decode_all(lua_State *L)
     return 1;
 }
 
+/* v:kv_need(r) -> the KV blocks r needs at its largest (its reservation,
+ * or for on-demand KV its final length): what admitting it may take. */
+static int lua_sched_m_kv_need(lua_State *L)
+{
+    LuaSched *s = lua_sched_self(L, "kv_need");
+    luaL_checkany(L, 2);
+    LuaViewReq *q = lua_view_req_check(L, 2);
+    if (!q || q->owner != s) return luaL_error(L, "v:kv_need: expected a request view of this policy, got %s",
+                                               luaL_typename(L, 2));
+    const KvPolicy *kv = engine_kv(s->eng);
+    lua_pushinteger(L, (lua_Integer)kv->need_blocks(kv->ctx, eng_req(s->eng, q->idx)));
+    return 1;
+}
+
 /* v:request(id) -> the waiting or running request with this id, or nil. */
 static int lua_sched_m_request(lua_State *L)
 {
@@ -382,13 +396,13 @@ static const char *const lua_sched_view_fields[] = {
     "now", "now_ns", "iteration", "waiting", "running", "n_waiting", "n_running", "max_running", "token_budget",
     "budget_left", "batch_tokens", "batch_size", "kv_free_blocks", "kv_used_blocks", "kv_total_blocks",
     "kv_block_tokens", "decode", "prefill", "admit", "try_admit", "preempt", "reject", "request", "estimate",
-    "advance_all", "decode_all", NULL};
+    "advance_all", "decode_all", "kv_need", NULL};
 
 enum {
     V_NOW = 1, V_NOW_NS, V_ITERATION, V_WAITING, V_RUNNING, V_N_WAITING, V_N_RUNNING, V_MAX_RUNNING,
     V_TOKEN_BUDGET, V_BUDGET_LEFT, V_BATCH_TOKENS, V_BATCH_SIZE, V_KV_FREE, V_KV_USED, V_KV_TOTAL,
     V_KV_BLOCK_TOKENS, V_DECODE, V_PREFILL, V_ADMIT, V_TRY_ADMIT, V_PREEMPT, V_REJECT, V_REQUEST, V_ESTIMATE,
-    V_ADVANCE_ALL, V_DECODE_ALL
+    V_ADVANCE_ALL, V_DECODE_ALL, V_KV_NEED
 };
 
 /* upvalues: 1 = field codes, 2 = v.waiting, 3 = v.running */
@@ -404,7 +418,8 @@ static int lua_sched_view_index(lua_State *L)
         static const lua_CFunction methods[] = {lua_sched_m_decode, lua_sched_m_prefill, lua_sched_m_admit,
                                                 lua_sched_m_try_admit, lua_sched_m_preempt, lua_sched_m_reject,
                                                 lua_sched_m_request, lua_sched_m_estimate,
-                                                lua_sched_m_advance_all, lua_sched_m_decode_all};
+                                                lua_sched_m_advance_all, lua_sched_m_decode_all,
+                                                lua_sched_m_kv_need};
         lua_pushcfunction(L, methods[code - V_DECODE]);
         return 1;
     }
@@ -803,6 +818,7 @@ int lua_sched_create(const LuaSchedConfig *c, Scheduler *out, Err *e)
         return -1;
     }
     lua_State *L = s->L = lua_sandbox_state(s->sb);
+    lua_sandbox_set_name(s->sb, s->path);
     char what[1100];
     snprintf(what, sizeof what, "lua scheduler %s", s->path);
     lua_pushcfunction(L, lua_sched_init_p);
@@ -831,40 +847,54 @@ int lua_sched_is_lua(const cJSON *cfg)
     return cJSON_IsString(k) && !strcmp(k->valuestring, "lua");
 }
 
-int lua_sched_new(const cJSON *cfg, const char *where, const char *base_dir, Scheduler *out, Err *e)
+/* Checks a scheduler object and fills c (c->script points into path). */
+static int lua_sched_parse(const cJSON *cfg, const char *where, const char *base_dir, LuaSchedConfig *c,
+                           char *path, size_t n, Err *e)
 {
     static const char *const keys[] = {"kind", "script", "args", "max_running", "token_budget", "max_instructions",
                                        "max_memory_mib", "seed", NULL};
     if (jsonio_expect_object(cfg, where, e) < 0 || jsonio_check_keys(cfg, where, keys, e) < 0) return -1;
-    LuaSchedConfig c;
-    lua_sched_defaults(&c);
+    lua_sched_defaults(c);
     const char *script = NULL;
     if (jsonio_str(cfg, "script", where, 1, &script, e) < 0) return -1;
-    int64_t mr = c.max_running, tb = 0, mi = (int64_t)c.max_instructions, seed = 1;
-    double mem = (double)c.max_memory_bytes / MIB;
+    int64_t mr = c->max_running, tb = 0, mi = (int64_t)c->max_instructions, seed = 1;
+    double mem = (double)c->max_memory_bytes / MIB;
     if (jsonio_int(cfg, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
     if (jsonio_int(cfg, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
     if (jsonio_int(cfg, "max_instructions", where, 0, 1000, INT64_MAX, &mi, e) < 0) return -1;
     if (jsonio_num(cfg, "max_memory_mib", where, 0, 1, 1 << 20, &mem, e) < 0) return -1;
     if (jsonio_int(cfg, "seed", where, 0, 0, INT64_MAX, &seed, e) < 0) return -1;
+    char p[512];
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(cfg, "args");
     if (args) {
-        char p[512];
         jsonio_path(p, sizeof p, where, "args");
         if (jsonio_expect_object(args, p, e) < 0) return -1;
     }
-    char path[1024];
-    if (lua_sandbox_resolve(script, base_dir, path, sizeof path, e) < 0) {
-        char p[512];
+    if (lua_sandbox_resolve(script, base_dir, path, n, e) < 0) {
         jsonio_path(p, sizeof p, where, "script");
         return err_prefix(e, "%s", p);
     }
-    c.script = path;
-    c.args = args;
-    c.max_running = (uint32_t)mr;
-    c.token_budget = (uint32_t)tb;
-    c.max_instructions = (uint64_t)mi;
-    c.max_memory_bytes = (size_t)(mem * MIB);
-    c.seed = (uint64_t)seed;
+    c->script = path;
+    c->args = args;
+    c->max_running = (uint32_t)mr;
+    c->token_budget = (uint32_t)tb;
+    c->max_instructions = (uint64_t)mi;
+    c->max_memory_bytes = (size_t)(mem * MIB);
+    c->seed = (uint64_t)seed;
+    return 0;
+}
+
+int lua_sched_validate(const cJSON *cfg, const char *where, const char *base_dir, Err *e)
+{
+    LuaSchedConfig c;
+    char path[1024];
+    return lua_sched_parse(cfg, where, base_dir, &c, path, sizeof path, e);
+}
+
+int lua_sched_new(const cJSON *cfg, const char *where, const char *base_dir, Scheduler *out, Err *e)
+{
+    LuaSchedConfig c;
+    char path[1024];
+    if (lua_sched_parse(cfg, where, base_dir, &c, path, sizeof path, e) < 0) return -1;
     return lua_sched_create(&c, out, e);
 }

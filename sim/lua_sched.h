@@ -57,6 +57,10 @@ int lua_sched_create(const LuaSchedConfig *c, Scheduler *out, Err *e);
  * against which a relative script path resolves first ("" = none). */
 int lua_sched_new(const cJSON *cfg, const char *where, const char *base_dir, Scheduler *out, Err *e);
 
+/* The checks of lua_sched_new without running the script (keys, types,
+ * the script's path), for a scenario parser that builds engines later. */
+int lua_sched_validate(const cJSON *cfg, const char *where, const char *base_dir, Err *e);
+
 /* 1 when a scheduler object says "kind": "lua". */
 int lua_sched_is_lua(const cJSON *cfg);
 

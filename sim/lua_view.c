@@ -33,6 +33,7 @@ const char *lua_view_state_name(const Request *r)
     case REQ_PENDING: return "pending";
     case REQ_QUEUED: return "waiting";
     case REQ_RUNNING: return "running";
+    case REQ_TRANSFER: return "transfer";
     case REQ_FINISHED: return "finished";
     case REQ_REJECTED: return "rejected";
     default: return "?";

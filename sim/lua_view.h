@@ -11,8 +11,8 @@
  *   id, index (0-based position in the workload), arrival, arrival_ns,
  *   prompt_tokens, output_tokens, max_output_tokens, generated,
  *   remaining_tokens, kv_len, prefill_target, prefill_left, decoding,
- *   prefilling, state ("pending", "waiting", "running", "finished",
- *   "rejected"), priority, deadline, deadline_ns, class, tenant,
+ *   prefilling, state ("pending", "waiting", "running", "transfer",
+ *   "finished", "rejected"), priority, deadline, deadline_ns, class, tenant,
  *   preemptions, kv_blocks, admitted, first_token, waited, prefix_hit_tokens;
  * method r:prefix_key([tokens]) -> an integer naming the first `tokens`
  *   tokens (default 256) of the prompt within the tenant, or nil when the

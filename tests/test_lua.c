@@ -23,6 +23,8 @@
 
 #include "cost.h"
 #include "engine.h"
+#include "lua_cmd.h"
+#include "lua_router.h"
 #include "hw.h"
 #include "kv.h"
 #include "lua_sched.h"
@@ -205,11 +207,12 @@ static void test_lua_fcfs_four_requests(void)
     scenario_free(&s);
 }
 
-/* 10,000 Poisson requests, Qwen3-8B on an H100 (roofline), 8 GiB of
- * on-demand KV: the pool runs out, so preemptions happen too. */
+/* 10,000 Poisson requests at 8 req/s, Qwen3-8B on an H100 (roofline), 8
+ * GiB of on-demand KV: loaded (mean TTFT about 1.3 s) and the pool runs
+ * out, so about a thousand preemptions happen too. */
 static const char lt_poisson_json[] =
     "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"},"
-    " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 12, \"count\": 10000,"
+    " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 8, \"count\": 10000,"
     "   \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, \"max\": 8192},"
     "   \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 1024}},"
     " \"seed\": 7}";
@@ -259,9 +262,264 @@ static void test_lua_fcfs_poisson_10k(void)
     scenario_free(&s);
 }
 
+/* ------------------------------------------------- bad decisions, errors */
+
+/* The chapter's four requests (r0, r1 at 0 ms: 2048 in, 8 and 2 out; r2 at
+ * 20 ms: 8192 in, 2 out; r3 at 30 ms: 2048 in, 4 out). */
+typedef struct LtFour {
+    Request reqs[4];
+} LtFour;
+
+static void lt_four(LtFour *f)
+{
+    static const char *const ids[] = {"r0", "r1", "r2", "r3"};
+    static const double at_ms[] = {0, 0, 20, 30};
+    static const uint32_t in[] = {2048, 2048, 8192, 2048}, out[] = {8, 2, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        request_init(&f->reqs[i]);
+        f->reqs[i].id = ids[i];
+        f->reqs[i].t_arrive_ns = (int64_t)(at_ms[i] * 1e6);
+        f->reqs[i].prompt_tokens = in[i];
+        f->reqs[i].output_tokens = out[i];
+    }
+}
+
+/* The line of the "-- @tag" marker in a fixture (0 if absent). */
+static int lt_marker_line(const char *path, const char *tag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[512], mark[80];
+    snprintf(mark, sizeof mark, "-- @%s", tag);
+    int n = 0, found = 0;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        char *m = strstr(line, mark);
+        if (m && (m[strlen(mark)] == '\n' || m[strlen(mark)] == '\0' || m[strlen(mark)] == ' ')) {
+            found = n;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* "file.lua:LINE:" of a marker, for CHECK_CONTAINS. */
+static const char *lt_where(const char *file, const char *tag)
+{
+    static char buf[128];
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", LT_DIR, file);
+    snprintf(buf, sizeof buf, "%s:%d:", file, lt_marker_line(path, tag));
+    return buf;
+}
+
+typedef struct LtCase {
+    uint32_t max_running, budget;
+    double kv_gib;
+    uint64_t max_instr;
+    size_t max_mem;
+} LtCase;
+
+/* Runs tests/lua/bad_sched.lua's case on the four requests; returns the
+ * run's rc (creation failures included) with the message in e. */
+static int lt_bad_sched(const char *kase, LtCase c, Err *e, LtFour *f)
+{
+    LuaSchedConfig cfg;
+    lua_sched_defaults(&cfg);
+    cfg.script = LT_DIR "bad_sched.lua";
+    cfg.max_running = c.max_running ? c.max_running : 2;
+    cfg.token_budget = c.budget;
+    if (c.max_instr) cfg.max_instructions = c.max_instr;
+    if (c.max_mem) cfg.max_memory_bytes = c.max_mem;
+    char args[128];
+    snprintf(args, sizeof args, "{\"case\": \"%s\"}", kase);
+    cJSON *a = cJSON_Parse(args);
+    cfg.args = a;
+    Scheduler sched;
+    int rc = lua_sched_create(&cfg, &sched, e);
+    cJSON_Delete(a);
+    if (rc < 0) return rc;
+    LtEnv env = lt_chapter_env();
+    if (c.kv_gib > 0) env.kv.capacity_bytes = c.kv_gib * GIB;
+    lt_four(f);
+    LtRun r;
+    lt_run(&r, f->reqs, 4, sched, &env);
+    *e = r.err;
+    lt_free(&r);
+    return r.rc;
+}
+
+/* Expects case kase to fail with a message naming the script and holding
+ * every needle; tag (if any) is the marker whose line must be named. */
+static void lt_expect_sched_error(const char *kase, LtCase c, const char *tag, const char *const *needles)
+{
+    Err e = {{0}};
+    LtFour f;
+    int rc = lt_bad_sched(kase, c, &e, &f);
+    if (rc == 0) fprintf(stderr, "  case %s: no error\n", kase);
+    CHECK(rc < 0);
+    CHECK_CONTAINS(e.msg, "bad_sched.lua");
+    if (tag) CHECK_CONTAINS(e.msg, lt_where("bad_sched.lua", tag));
+    for (int i = 0; needles[i]; i++) CHECK_CONTAINS(e.msg, needles[i]);
+}
+
+#define LT_NEEDLES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_lua_bad_decisions(void)
+{
+    LtCase d = {0};
+    lt_expect_sched_error("unknown_id", d, "unknown_id", LT_NEEDLES("admit(\"nope\")", "unknown request id"));
+    lt_expect_sched_error("table_unknown_id", d, NULL,
+                          LT_NEEDLES("schedule returned admit[1]", "admit(\"nope\")", "unknown request id"));
+    lt_expect_sched_error("chunk_zero", d, "chunk_zero", LT_NEEDLES("admit(r0, 0)", "first chunk outside 1..2048"));
+    lt_expect_sched_error("chunk_negative", d, NULL,
+                          LT_NEEDLES("schedule returned admit[1]", "admit(r0, -5)", "outside 1..2048"));
+    lt_expect_sched_error("chunk_fraction", d, "chunk_fraction", LT_NEEDLES("whole number of tokens"));
+    lt_expect_sched_error("chunk_string", d, NULL, LT_NEEDLES("admit[1]", "whole number of tokens, got string"));
+    LtCase budget = {.budget = 100};
+    lt_expect_sched_error("budget", budget, "budget",
+                          LT_NEEDLES("admit(r0, 2048)", "exceeds the token budget", "token_budget 100"));
+    /* 0.4 GiB holds 182 blocks of 16 tokens: r0's final 2055 tokens (129
+     * blocks) fit, r1's do not */
+    LtCase kv = {.kv_gib = 0.4};
+    lt_expect_sched_error("kv", kv, "kv", LT_NEEDLES("admit(r1, 2048)", "past KV capacity", "53 of 182 blocks free"));
+    lt_expect_sched_error("table_kv", kv, NULL, LT_NEEDLES("schedule returned admit[2]", "past KV capacity"));
+    LtCase one = {.max_running = 1};
+    lt_expect_sched_error("max_running", one, "max_running", LT_NEEDLES("admit(r1)", "max_running is 1"));
+    lt_expect_sched_error("duplicate", d, "duplicate", LT_NEEDLES("decode(r0)", "already in this iteration's batch"));
+    lt_expect_sched_error("decode_prefilling", d, "decode_prefilling",
+                          LT_NEEDLES("decode(r0)", "prompt tokens left to prefill"));
+    lt_expect_sched_error("prefill_waiting", d, "prefill_waiting", LT_NEEDLES("prefill(r0)", "waiting, not running"));
+    lt_expect_sched_error("decode_finished", d, "decode_finished", LT_NEEDLES("decode(r0)", "finished, not running"));
+    lt_expect_sched_error("empty", d, NULL, LT_NEEDLES("planned nothing while 2 requests run"));
+}
+
+static void test_lua_callback_errors(void)
+{
+    LtCase d = {0};
+    lt_expect_sched_error("error_nil", d, "error_nil", LT_NEEDLES("error object is a nil value", "stack traceback"));
+    lt_expect_sched_error("error_msg", d, "error_msg", LT_NEEDLES("boom", "schedule at t = 0.000000 s"));
+    lt_expect_sched_error("wrong_type", d, NULL, LT_NEEDLES("schedule returned a number"));
+    lt_expect_sched_error("table_bad_key", d, NULL, LT_NEEDLES("unknown key 'admitt'"));
+    lt_expect_sched_error("arrival_wrong_type", d, NULL, LT_NEEDLES("on_arrival(r0)", "returned a table"));
+    lt_expect_sched_error("arrival_error", d, "arrival_error", LT_NEEDLES("on_arrival(r0)", "arrival boom r0"));
+    lt_expect_sched_error("no_schedule", d, NULL, LT_NEEDLES("nothing for 'schedule'"));
+    lt_expect_sched_error("not_a_table", d, NULL, LT_NEEDLES("must return a table", "got number"));
+    lt_expect_sched_error("chunk_error", d, "chunk_error", LT_NEEDLES("at load time"));
+    lt_expect_sched_error("unknown_field", d, "unknown_field", LT_NEEDLES("no field 'prefil_left'"));
+    /* admission control through on_arrival's answer */
+    Err e;
+    LtFour f;
+    CHECK_INT(lt_bad_sched("arrival_reject_all", d, &e, &f), 0);
+    for (int i = 0; i < 4; i++) {
+        CHECK_INT(f.reqs[i].state, REQ_REJECTED);
+        CHECK_INT(f.reqs[i].reject_reason, REJECT_ADMISSION);
+    }
+}
+
+static void test_lua_sched_limits(void)
+{
+    LtCase fast = {.max_instr = 2000000};
+    lt_expect_sched_error("loop", fast, "loop", LT_NEEDLES("instruction limit exceeded", "2000000"));
+    lt_expect_sched_error("pcall_loop", fast, NULL, LT_NEEDLES("instruction limit exceeded"));
+    LtCase small = {.max_mem = 16u << 20};
+    lt_expect_sched_error("memory", small, NULL, LT_NEEDLES("memory limit exceeded", "16 MiB"));
+    lt_expect_sched_error("string_rep", small, NULL, LT_NEEDLES("memory limit exceeded"));
+}
+
+static void test_lua_view_read_only(void)
+{
+    LtCase d = {0};
+    lt_expect_sched_error("readonly_view", d, "readonly_view", LT_NEEDLES("read-only", "cannot set 'now'"));
+    lt_expect_sched_error("readonly_list", d, "readonly_list", LT_NEEDLES("read-only"));
+    lt_expect_sched_error("readonly_request", d, "readonly_request",
+                          LT_NEEDLES("read-only", "cannot set 'prompt_tokens'"));
+    lt_expect_sched_error("rawset_view", d, "rawset_view", LT_NEEDLES("rawset", "table expected"));
+    lt_expect_sched_error("setmetatable_request", d, "setmetatable_request",
+                          LT_NEEDLES("setmetatable", "table expected, got request"));
+}
+
+/* ----------------------------------------------------- sandbox escapes */
+
+static char lt_tmp[256];
+
+static int lt_script(const char *kase, Err *e)
+{
+    char *argv[] = {(char *)(uintptr_t)kase};
+    LuaCmdLimits lim = {.max_instructions = 2000000, .max_memory_bytes = 64u << 20, .seed = 1};
+    memset(e, 0, sizeof *e);
+    return lua_cmd_run(LT_DIR "bad_script.lua", 1, argv, &lim, e);
+}
+
+static void lt_expect_escape_blocked(const char *kase, const char *tag, const char *const *needles)
+{
+    Err e;
+    int rc = lt_script(kase, &e);
+    if (rc == 0) fprintf(stderr, "  case %s: no error\n", kase);
+    CHECK(rc < 0);
+    CHECK_CONTAINS(e.msg, "bad_script.lua");
+    if (tag) CHECK_CONTAINS(e.msg, lt_where("bad_script.lua", tag));
+    for (int i = 0; needles[i]; i++) CHECK_CONTAINS(e.msg, needles[i]);
+}
+
+static void test_lua_sandbox_escapes(void)
+{
+    Err e;
+    CHECK_INT(lt_script("ok", &e), 0);
+    remove("/tmp/servesim-lua-escaped");
+    lt_expect_escape_blocked("os_execute", "os_execute", LT_NEEDLES("global 'os'"));
+    FILE *f = fopen("/tmp/servesim-lua-escaped", "r");
+    CHECK(f == NULL);
+    if (f) fclose(f);
+    lt_expect_escape_blocked("io_open", "io_open", LT_NEEDLES("global 'io'"));
+    lt_expect_escape_blocked("require_os", "require_os", LT_NEEDLES("require \"os\": not available in the sandbox"));
+    lt_expect_escape_blocked("require_path", "require_path", LT_NEEDLES("a module name is letters"));
+    lt_expect_escape_blocked("load_binary", "load_binary", LT_NEEDLES("binary chunks are not allowed"));
+    lt_expect_escape_blocked("load_binary_reader", "load_binary_reader",
+                             LT_NEEDLES("attempt to load a binary chunk (mode is 't')"));
+    lt_expect_escape_blocked("dofile", "dofile", LT_NEEDLES("global 'dofile'"));
+    lt_expect_escape_blocked("loadfile", "loadfile", LT_NEEDLES("global 'loadfile'"));
+    lt_expect_escape_blocked("string_dump", "string_dump", LT_NEEDLES("field 'dump'"));
+    lt_expect_escape_blocked("debug", "debug", LT_NEEDLES("global 'debug'"));
+    lt_expect_escape_blocked("string_rep", NULL, LT_NEEDLES("memory limit exceeded", "64 MiB"));
+    lt_expect_escape_blocked("doubling", NULL, LT_NEEDLES("memory limit exceeded"));
+    lt_expect_escape_blocked("loop", "loop", LT_NEEDLES("instruction limit exceeded"));
+    lt_expect_escape_blocked("pcall_loop", NULL, LT_NEEDLES("instruction limit exceeded"));
+    lt_expect_escape_blocked("error_nil", "error_nil", LT_NEEDLES("error object is a nil value"));
+    lt_expect_escape_blocked("error_table", NULL, LT_NEEDLES("a table error"));
+    lt_expect_escape_blocked("write_bad", "write_bad", LT_NEEDLES("servesim.write_json", "/nonexistent-dir"));
+    lt_expect_escape_blocked("run_bad", "run_bad", LT_NEEDLES("servesim.run", "missing key"));
+    /* a script that is not there, and a syntax error */
+    char *none[] = {NULL};
+    CHECK(lua_cmd_run(LT_DIR "no_such_script.lua", 0, none, NULL, &e) < 0);
+    CHECK_CONTAINS(e.msg, "no_such_script.lua");
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/syntax.lua", lt_tmp);
+    FILE *s = fopen(bad, "w");
+    if (s) {
+        fputs("local x = \n\nfunction (\n", s);
+        fclose(s);
+    }
+    CHECK(lua_cmd_run(bad, 0, none, NULL, &e) < 0);
+    CHECK_CONTAINS(e.msg, "syntax.lua:4:");
+    CHECK_CONTAINS(e.msg, "near <eof>");
+}
+
 void suite_lua(void);
 void suite_lua(void)
 {
+    snprintf(lt_tmp, sizeof lt_tmp, "/tmp/servesim-lua-test-%d", (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", lt_tmp);
+    if (system(cmd) != 0) return;
     RUN(test_lua_fcfs_four_requests);
     RUN(test_lua_fcfs_poisson_10k);
+    RUN(test_lua_bad_decisions);
+    RUN(test_lua_callback_errors);
+    RUN(test_lua_sched_limits);
+    RUN(test_lua_view_read_only);
+    RUN(test_lua_sandbox_escapes);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", lt_tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", lt_tmp);
 }

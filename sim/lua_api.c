@@ -1,0 +1,442 @@
+/*
+ * lua_api.c -- the `servesim` module of experiment scripts (see
+ * lua_api.h).
+ *
+ * Every function that holds C resources (a scenario, a cluster, a cJSON
+ * tree, a file) releases them before it raises, and converts to Lua only
+ * through lua_json_push (protected), so a Lua error -- a memory limit hit
+ * while building a large report, say -- never leaks them.  A run goes
+ * through the same calls as `servesim run`: scenario_load_*, cluster_new,
+ * cluster_run, scenario_metrics_cfg, cluster_rundata, metrics_summarize,
+ * report_json and scenario_to_json.
+ */
+#include "lua_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "cluster.h"
+#include "jsonio.h"
+#include "lua_json.h"
+#include "metrics.h"
+#include "paths.h"
+#include "report.h"
+#include "scenario.h"
+
+#define LUA_API_VERSION "servesim 0.8 (Lua " LUA_VERSION_MAJOR "." LUA_VERSION_MINOR ")"
+
+static double lua_api_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Raises "servesim.FN: message" (e is copied first: it may live on the
+ * caller's stack, which lua_error unwinds). */
+static int lua_api_fail(lua_State *L, const char *fn, const Err *e)
+{
+    lua_pushfstring(L, "servesim.%s: %s", fn, e->msg);
+    return lua_error(L);
+}
+
+/* Pushes the JSON tree and frees it; raises on a conversion error. */
+static int lua_api_push_json(lua_State *L, cJSON *root)
+{
+    int st = lua_json_push(L, root);
+    cJSON_Delete(root);
+    if (st != LUA_OK) return lua_error(L);
+    return 1;
+}
+
+/* -------------------------------------------------------------- run */
+
+typedef struct LuaApiRun {
+    Scenario s;
+    int loaded;
+    Cluster *c;
+} LuaApiRun;
+
+static void lua_api_run_free(LuaApiRun *R)
+{
+    if (!R) return;
+    cluster_free(R->c);
+    if (R->loaded) scenario_free(&R->s);
+    free(R);
+}
+
+/* The scenario at 1 (path or table) -> R->s.  -1 + e. */
+static int lua_api_load_scenario(lua_State *L, LuaApiRun *R, int has_seed, uint64_t seed, Err *e)
+{
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        if (scenario_load_file(lua_tostring(L, 1), has_seed, seed, &R->s, e) < 0) return -1;
+        R->loaded = 1;
+        return 0;
+    }
+    if (lua_type(L, 1) != LUA_TTABLE)
+        return err_set(e, "expected a scenario file path or a scenario table, got %s", luaL_typename(L, 1));
+    cJSON *root = lua_json_from(L, 1, "scenario", e);
+    if (!root) return -1;
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!text) return err_set(e, "scenario: cannot print the table as JSON");
+    /* Named after the script, so relative paths (traces, policies) resolve
+     * against the script's directory first. */
+    char name[1200];
+    const char *script = NULL;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.script") == LUA_TSTRING) script = lua_tostring(L, -1);
+    snprintf(name, sizeof name, "%s (scenario table)", script ? script : "servesim.run");
+    lua_pop(L, 1);
+    int rc = scenario_load_text(text, name, has_seed, seed, &R->s, e);
+    cJSON_free(text);
+    if (rc < 0) return -1;
+    R->loaded = 1;
+    return 0;
+}
+
+static int lua_api_opt_bool(lua_State *L, int idx, const char *key, int dflt)
+{
+    if (lua_type(L, idx) != LUA_TTABLE) return dflt;
+    int t = lua_getfield(L, idx, key);
+    int v = t == LUA_TNIL ? dflt : lua_toboolean(L, -1);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN) luaL_error(L, "servesim.run: opts.%s must be a boolean", key);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* servesim.run(scenario [, opts]) -> report, timing */
+static int lua_api_run(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    int with_requests = lua_api_opt_bool(L, 2, "requests", 1);
+    int has_seed = 0;
+    uint64_t seed = 0;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        if (lua_getfield(L, 2, "seed") != LUA_TNIL) {
+            int ok = 0;
+            lua_Integer v = lua_tointegerx(L, -1, &ok);
+            if (!ok || v < 0) luaL_error(L, "servesim.run: opts.seed must be a non-negative integer");
+            has_seed = 1;
+            seed = (uint64_t)v;
+        }
+        lua_pop(L, 1);
+    }
+    Err e = {{0}};
+    LuaApiRun *R = xcalloc(1, sizeof *R);
+    double t0 = lua_api_wall();
+    if (lua_api_load_scenario(L, R, has_seed, seed, &e) < 0) {
+        lua_api_run_free(R);
+        return lua_api_fail(L, "run", &e);
+    }
+    double t1 = lua_api_wall();
+    R->c = cluster_new(&R->s, NULL, &e);
+    if (!R->c || cluster_run(R->c, &e) < 0) {
+        lua_api_run_free(R);
+        return lua_api_fail(L, "run", &e);
+    }
+    double t2 = lua_api_wall();
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary sum;
+    scenario_metrics_cfg(&R->s, &mc, slo_table, METRICS_CLS_MAX);
+    cluster_rundata(R->c, &rd);
+    metrics_summarize(&mc, &rd, &sum);
+    cJSON *root = report_json(&mc, &rd, &sum, with_requests);
+    cJSON *sc = cJSON_CreateObject();
+    scenario_to_json(&R->s, sc);
+    cJSON_AddItemToObject(root, "scenario", sc);
+    lua_api_run_free(R);
+    lua_api_push_json(L, root);
+    double t3 = lua_api_wall();
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, t1 - t0);
+    lua_setfield(L, -2, "load_s");
+    lua_pushnumber(L, t2 - t1);
+    lua_setfield(L, -2, "run_s");
+    lua_pushnumber(L, t3 - t2);
+    lua_setfield(L, -2, "report_s");
+    return 2;
+}
+
+/* ---------------------------------------------------------- reading */
+
+/* servesim.load(path) -> table */
+static int lua_api_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    Err e = {{0}};
+    cJSON *root = jsonio_parse_file(path, &e);
+    if (!root) return lua_api_fail(L, "load", &e);
+    return lua_api_push_json(L, root);
+}
+
+/* Pushes the bundled names of models/<sub> as a sorted list. */
+static int lua_api_names(lua_State *L, const char *sub)
+{
+    char buf[8192];
+    paths_list_names(buf, sizeof buf, sub);
+    lua_newtable(L);
+    if (buf[0] == '(') return 1; /* "(none ...)" */
+    lua_Integer i = 1;
+    for (char *p = buf; *p;) {
+        char *end = strstr(p, ", ");
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        lua_pushlstring(L, p, len);
+        lua_rawseti(L, -2, i++);
+        p += len + (end ? 2 : 0);
+    }
+    return 1;
+}
+
+static int lua_api_models(lua_State *L) { return lua_api_names(L, ""); }
+static int lua_api_hardware(lua_State *L) { return lua_api_names(L, "hardware/"); }
+
+/* servesim.info{model = NAME, hardware = NAME, tp = N, kv_dtype = T} */
+static int lua_api_info(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "model");
+    lua_getfield(L, 1, "hardware");
+    lua_getfield(L, 1, "kv_dtype");
+    lua_getfield(L, 1, "tp");
+    const char *model = lua_tostring(L, 2), *hw = lua_tostring(L, 3);
+    const char *kvd = lua_isnil(L, 4) ? "bf16" : lua_tostring(L, 4);
+    lua_Integer tp = lua_isnil(L, 5) ? 1 : lua_tointeger(L, 5);
+    if (!model) return luaL_error(L, "servesim.info: give {model = NAME} (see servesim.models())");
+    if (!kvd) return luaL_error(L, "servesim.info: kv_dtype must be a string");
+    if (tp < 1 || tp > 64) return luaL_error(L, "servesim.info: tp must be an integer in [1, 64]");
+    int kt = dtype_parse(kvd);
+    if (kt < 0) return luaL_error(L, "servesim.info: unknown kv_dtype \"%s\" (bf16, fp16, fp8, q8_0, q4_0)", kvd);
+    Err e = {{0}};
+    ModelDesc *m = xmalloc(sizeof *m);
+    HwDesc *h = xmalloc(sizeof *h);
+    if (model_load(model, m, &e) < 0 || (hw && hw_load(hw, h, &e) < 0)) {
+        free(m);
+        free(h);
+        return lua_api_fail(L, "info", &e);
+    }
+    double kvb = model_kv_bytes_per_token(m, (Dtype)kt);
+    cJSON *o = cJSON_CreateObject();
+    model_to_json(m, o);
+    cJSON_AddStringToObject(o, "kv_dtype", dtype_name((Dtype)kt));
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "kv_bytes_per_token");
+    cJSON_AddNumberToObject(o, "kv_bytes_per_token", kvb);
+    if (hw) {
+        double cap = hw_kv_capacity_bytes(h, m, (int)tp);
+        cJSON *ho = cJSON_AddObjectToObject(o, "hardware");
+        hw_to_json(h, ho);
+        cJSON_AddNumberToObject(o, "tp", (double)tp);
+        cJSON_AddNumberToObject(o, "kv_capacity_bytes", cap > 0 ? cap : 0);
+        cJSON_AddNumberToObject(o, "kv_capacity_tokens", cap > 0 ? (double)(uint64_t)(cap / kvb) : 0);
+        cJSON_AddBoolToObject(o, "fits", cap > 0);
+    }
+    free(m);
+    free(h);
+    return lua_api_push_json(L, o);
+}
+
+/* ---------------------------------------------------------- writing */
+
+/* servesim.write_json(path, t) */
+static int lua_api_write_json(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checkany(L, 2);
+    Err e = {{0}};
+    cJSON *root = lua_json_from(L, 2, "value", &e);
+    if (!root) return lua_api_fail(L, "write_json", &e);
+    int rc = jsonio_write_file(root, path, 1, &e);
+    cJSON_Delete(root);
+    if (rc < 0) return lua_api_fail(L, "write_json", &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* Appends one CSV cell (the value at idx) to b; raises on a table or a
+ * function.  Whole numbers print as integers, others with 12 significant
+ * digits (as in the JSON report). */
+static void lua_api_csv_cell(lua_State *L, luaL_Buffer *b, int idx, lua_Integer row, const char *col)
+{
+    char num[64];
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL: break;
+    case LUA_TBOOLEAN: luaL_addstring(b, lua_toboolean(L, idx) ? "true" : "false"); break;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) snprintf(num, sizeof num, "%lld", (long long)lua_tointeger(L, idx));
+        else snprintf(num, sizeof num, "%.12g", (double)lua_tonumber(L, idx));
+        luaL_addstring(b, num);
+        break;
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        if (strpbrk(s, ",\"\n\r") == NULL) {
+            luaL_addlstring(b, s, len);
+            break;
+        }
+        luaL_addchar(b, '"');
+        for (size_t i = 0; i < len; i++) {
+            if (s[i] == '"') luaL_addchar(b, '"');
+            luaL_addchar(b, s[i]);
+        }
+        luaL_addchar(b, '"');
+        break;
+    }
+    default:
+        luaL_error(L, "servesim.write_csv: row %I, column %s: a %s cannot be a CSV cell", row, col,
+                   luaL_typename(L, idx));
+    }
+}
+
+static int lua_api_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* servesim.write_csv(path, rows [, columns]): rows of records (string
+ * keys; the header is `columns`, or every key seen, sorted) or of arrays
+ * (written as they are). */
+static int lua_api_write_csv(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+    lua_settop(L, 3);
+    lua_Integer nrows = (lua_Integer)lua_rawlen(L, 2);
+    for (lua_Integer i = 1; i <= nrows; i++) {
+        if (lua_rawgeti(L, 2, i) != LUA_TTABLE)
+            luaL_error(L, "servesim.write_csv: row %I is a %s, expected a table", i, luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    int records = 1;
+    if (nrows > 0) {
+        lua_rawgeti(L, 2, 1);
+        records = lua_rawlen(L, -1) == 0;
+        lua_pop(L, 1);
+    }
+    /* the columns as an array of strings in a userdata (freed by the GC
+     * whatever happens) */
+    lua_Integer ncols = 0;
+    const char **cols = NULL;
+    if (records) {
+        if (lua_istable(L, 3)) {
+            ncols = (lua_Integer)lua_rawlen(L, 3);
+            cols = lua_newuserdatauv(L, (size_t)(ncols ? ncols : 1) * sizeof *cols, 0);
+            for (lua_Integer c = 1; c <= ncols; c++) {
+                if (lua_rawgeti(L, 3, c) != LUA_TSTRING) luaL_error(L, "servesim.write_csv: columns[%I] is not a string", c);
+                cols[c - 1] = lua_tostring(L, -1); /* kept alive by the columns table */
+                lua_pop(L, 1);
+            }
+        } else {
+            lua_newtable(L); /* the set of keys */
+            int set = lua_gettop(L);
+            for (lua_Integer i = 1; i <= nrows; i++) {
+                lua_rawgeti(L, 2, i);
+                lua_pushnil(L);
+                while (lua_next(L, -2)) {
+                    lua_pop(L, 1);
+                    if (lua_type(L, -1) != LUA_TSTRING)
+                        luaL_error(L, "servesim.write_csv: row %I mixes array and record entries", i);
+                    lua_pushvalue(L, -1);
+                    lua_pushboolean(L, 1);
+                    lua_rawset(L, set);
+                }
+                lua_pop(L, 1);
+            }
+            lua_pushnil(L);
+            while (lua_next(L, set)) {
+                ncols++;
+                lua_pop(L, 1);
+            }
+            cols = lua_newuserdatauv(L, (size_t)(ncols ? ncols : 1) * sizeof *cols, 0);
+            lua_Integer c = 0;
+            lua_pushnil(L);
+            while (lua_next(L, set)) {
+                cols[c++] = lua_tostring(L, -2); /* kept alive by the set */
+                lua_pop(L, 1);
+            }
+            qsort(cols, (size_t)ncols, sizeof *cols, lua_api_strcmp);
+        }
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    if (records) {
+        for (lua_Integer c = 0; c < ncols; c++) {
+            if (c) luaL_addchar(&b, ',');
+            lua_pushstring(L, cols[c]);
+            lua_api_csv_cell(L, &b, lua_gettop(L), 0, cols[c]);
+            lua_pop(L, 1);
+        }
+        luaL_addchar(&b, '\n');
+    }
+    for (lua_Integer i = 1; i <= nrows; i++) {
+        lua_rawgeti(L, 2, i);
+        int row = lua_gettop(L);
+        if (records) {
+            for (lua_Integer c = 0; c < ncols; c++) {
+                if (c) luaL_addchar(&b, ',');
+                lua_pushstring(L, cols[c]);
+                lua_rawget(L, row);
+                lua_api_csv_cell(L, &b, lua_gettop(L), i, cols[c]);
+                lua_pop(L, 1);
+            }
+        } else {
+            lua_Integer n = (lua_Integer)lua_rawlen(L, row);
+            for (lua_Integer c = 1; c <= n; c++) {
+                if (c > 1) luaL_addchar(&b, ',');
+                lua_rawgeti(L, row, c);
+                lua_api_csv_cell(L, &b, lua_gettop(L), i, "?");
+                lua_pop(L, 1);
+            }
+        }
+        luaL_addchar(&b, '\n');
+        lua_remove(L, row);
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    FILE *f = fopen(path, "w");
+    if (!f) return luaL_error(L, "servesim.write_csv: cannot write %s", path);
+    size_t w = fwrite(text, 1, len, f);
+    int bad = fclose(f) != 0 || w != len;
+    if (bad) return luaL_error(L, "servesim.write_csv: error writing %s", path);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int lua_api_plot(lua_State *L)
+{
+    return luaL_error(L, "servesim.plot: not available yet (it arrives with the gnuplot plots issue); write the "
+                         "data with servesim.write_csv and plot it with plots/*.gp meanwhile");
+}
+
+static int lua_api_clock(lua_State *L)
+{
+    lua_pushnumber(L, lua_api_wall());
+    return 1;
+}
+
+int lua_api_open(lua_State *L)
+{
+    static const luaL_Reg fns[] = {{"run", lua_api_run},           {"load", lua_api_load},
+                                   {"models", lua_api_models},     {"hardware", lua_api_hardware},
+                                   {"info", lua_api_info},         {"write_json", lua_api_write_json},
+                                   {"write_csv", lua_api_write_csv}, {"plot", lua_api_plot},
+                                   {"clock", lua_api_clock},       {NULL, NULL}};
+    luaL_newlib(L, fns);
+    lua_pushliteral(L, LUA_API_VERSION);
+    lua_setfield(L, -2, "version");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.args") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
+    lua_setfield(L, -2, "args");
+    lua_getfield(L, LUA_REGISTRYINDEX, "servesim.script");
+    lua_setfield(L, -2, "script");
+    return 1;
+}

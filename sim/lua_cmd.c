@@ -1,0 +1,158 @@
+/*
+ * lua_cmd.c -- the `servesim lua` command (see lua_cmd.h).
+ *
+ * Invariant: everything that touches the state after its creation runs
+ * under lua_pcall (lua_sandbox_call), so no script, however broken, can
+ * crash the program; the state is closed on every path.
+ */
+#include "lua_cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua_api.h"
+#include "lua_sandbox.h"
+
+const char lua_cmd_usage[] =
+    "usage: servesim lua [OPTIONS] SCRIPT.lua [ARGS...]\n"
+    "\n"
+    "Runs an experiment script with the servesim module (servesim.run, load, models,\n"
+    "hardware, info, write_json, write_csv, clock; see lua/README.md).  ARGS reach\n"
+    "the script as `...`, as arg[1..] and as servesim.args.\n"
+    "\n"
+    "The script runs sandboxed: base (no dofile/loadfile, text-only load), table,\n"
+    "string, math, utf8; require only for lua/lib/ modules and \"servesim\".\n"
+    "  --max-instructions N   Lua instructions the script may run (default 2e9)\n"
+    "  --max-memory-mib M     memory the script's state may hold (default 2048)\n"
+    "  --seed N               math.random's seed (default 1)\n";
+
+typedef struct LuaCmdCall {
+    const char *script;
+    int argc;
+    char **argv;
+} LuaCmdCall;
+
+/* Sets up the globals and runs the script; protected, LuaCmdCall at 1.
+ * Returns the message of a syntax error, or nothing. */
+static int lua_cmd_p(lua_State *L)
+{
+    const LuaCmdCall *c = lua_touserdata(L, 1);
+    lua_settop(L, 0);
+    lua_pushstring(L, c->script);
+    lua_setfield(L, LUA_REGISTRYINDEX, "servesim.script");
+    lua_createtable(L, c->argc, 1); /* arg */
+    lua_pushstring(L, c->script);
+    lua_rawseti(L, -2, 0);
+    lua_createtable(L, c->argc, 0); /* servesim.args */
+    for (int i = 0; i < c->argc; i++) {
+        lua_pushstring(L, c->argv[i]);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, i + 1);
+        lua_rawseti(L, -3, i + 1);
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "servesim.args");
+    lua_setglobal(L, "arg");
+    lua_sandbox_preload(lua_sandbox_of(L), "servesim", lua_api_open);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "servesim");
+    lua_call(L, 1, 1);
+    lua_setglobal(L, "servesim");
+    if (luaL_loadfilex(L, c->script, "t") != LUA_OK) return 1; /* the syntax error, without a traceback */
+    luaL_checkstack(L, c->argc + 2, "too many arguments");
+    for (int i = 0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
+    lua_call(L, c->argc, 0);
+    return 0;
+}
+
+int lua_cmd_run(const char *script, int argc, char **argv, const LuaCmdLimits *lim, Err *e)
+{
+    LuaSandboxLimits sl = {.max_instructions = LUA_SANDBOX_SCRIPT_INSTRUCTIONS,
+                           .max_memory_bytes = LUA_SANDBOX_SCRIPT_MEMORY, .seed = 1};
+    if (lim) {
+        if (lim->max_instructions) sl.max_instructions = lim->max_instructions;
+        if (lim->max_memory_bytes) sl.max_memory_bytes = lim->max_memory_bytes;
+        sl.seed = lim->seed;
+    }
+    FILE *f = fopen(script, "r");
+    if (!f) return err_set(e, "cannot open script %s: %s", script, strerror(errno));
+    fclose(f);
+    LuaSandbox *sb = lua_sandbox_new(&sl, e);
+    if (!sb) return -1;
+    lua_State *L = lua_sandbox_state(sb);
+    LuaCmdCall call = {script, argc, argv};
+    lua_pushcfunction(L, lua_cmd_p);
+    lua_pushlightuserdata(L, &call);
+    lua_sandbox_set_name(sb, script);
+    int rc = lua_sandbox_call(sb, 1, 1, NULL, e);
+    if (rc == 0 && lua_type(L, -1) == LUA_TSTRING) {
+        err_set(e, "%s", lua_tostring(L, -1));
+        rc = -1;
+    }
+    lua_sandbox_free(sb);
+    return rc;
+}
+
+static int lua_cmd_number(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || *s == '-' || !*s) return -1;
+    double v = strtod(s, &end); /* accepts 2e9 */
+    if (errno || *end || !(v >= 1) || v > (double)max) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int lua_cmd_main(int argc, char **argv)
+{
+    LuaCmdLimits lim = {0, 0, 1};
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *a = argv[i];
+        uint64_t v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(lua_cmd_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--max-instructions") && i + 1 < argc) {
+            if (lua_cmd_number(argv[++i], UINT64_MAX / 2, &v) < 0) {
+                fprintf(stderr, "servesim: --max-instructions needs a positive number, got %s\n\n%s", argv[i],
+                        lua_cmd_usage);
+                return 2;
+            }
+            lim.max_instructions = v;
+        } else if (!strcmp(a, "--max-memory-mib") && i + 1 < argc) {
+            if (lua_cmd_number(argv[++i], 1u << 20, &v) < 0) {
+                fprintf(stderr, "servesim: --max-memory-mib needs a number in [1, 1048576], got %s\n\n%s",
+                        argv[i], lua_cmd_usage);
+                return 2;
+            }
+            lim.max_memory_bytes = (size_t)v * 1024u * 1024u;
+        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(argv[++i], &end, 10);
+            if (errno || *end || argv[i][0] == '-') {
+                fprintf(stderr, "servesim: --seed needs a non-negative integer, got %s\n\n%s", argv[i],
+                        lua_cmd_usage);
+                return 2;
+            }
+            lim.seed = s;
+        } else {
+            fprintf(stderr, "servesim: unknown or incomplete option: %s\n\n%s", a, lua_cmd_usage);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "servesim: a script is required\n\n%s", lua_cmd_usage);
+        return 2;
+    }
+    Err e = {{0}};
+    if (lua_cmd_run(argv[i], argc - i - 1, argv + i + 1, &lim, &e) < 0) {
+        fflush(stdout);
+        fprintf(stderr, "servesim: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
