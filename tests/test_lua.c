@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "cost.h"
 #include "engine.h"
 #include "lua_cmd.h"
@@ -506,6 +507,419 @@ static void test_lua_sandbox_escapes(void)
     CHECK_CONTAINS(e.msg, "near <eof>");
 }
 
+/* ------------------------------------------------------- the servesim API */
+
+static char *lt_read(const char *dir, const char *name)
+{
+    char path[512];
+    Err e;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return read_file(path, NULL, &e);
+}
+
+static void test_lua_api(void)
+{
+    char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, lt_tmp};
+    Err e = {{0}};
+    LuaCmdLimits lim = {.seed = 1};
+    int rc = lua_cmd_run(LT_DIR "api.lua", 2, argv, &lim, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+    char *t = lt_read(lt_tmp, "summary.json");
+    CHECK_CONTAINS(t, "\"ids\":\t[\"r0\", \"r1\"]");
+    CHECK_CONTAINS(t, "\"ok\":\ttrue");
+    free(t);
+    t = lt_read(lt_tmp, "requests.csv");
+    /* header from the columns given; a cell with a comma and quotes is quoted */
+    CHECK_CONTAINS(t, "id,tokens,ttft_ms,note\nr0,8,163.327456,\nr1,2,163.327456,\"a, \"\"quoted\"\"\"\n");
+    free(t);
+    t = lt_read(lt_tmp, "auto.csv");
+    CHECK(t && !strcmp(t, "a,b,c\n1,2,\n3,,true\n"));
+    free(t);
+    t = lt_read(lt_tmp, "arrays.csv");
+    CHECK(t && !strcmp(t, "x,y\n1,2.5\n"));
+    free(t);
+}
+
+/* ------------------------------------------------------ example policies */
+
+/* max_running 1: r0 (2048 in) runs from 0 ms; r1 (8192 in) arrives at 10
+ * ms, r2 (512 in) at 20 ms, r3 (1024 in) at 30 ms. */
+static void lt_sjf_requests(LtFour *f)
+{
+    static const char *const ids[] = {"r0", "r1", "r2", "r3"};
+    static const double at_ms[] = {0, 10, 20, 30};
+    static const uint32_t in[] = {2048, 8192, 512, 1024}, out[] = {4, 4, 4, 4};
+    for (int i = 0; i < 4; i++) {
+        request_init(&f->reqs[i]);
+        f->reqs[i].id = ids[i];
+        f->reqs[i].t_arrive_ns = (int64_t)(at_ms[i] * 1e6);
+        f->reqs[i].prompt_tokens = in[i];
+        f->reqs[i].output_tokens = out[i];
+    }
+}
+
+static void test_lua_sjf(void)
+{
+    LtEnv env = lt_chapter_env();
+    Err e;
+    LtFour f, g;
+    LtRun a, b, c;
+    Scheduler s;
+    lt_sjf_requests(&f);
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 1, 0, 0, NULL, &s, &e), 0);
+    lt_run(&a, f.reqs, 4, s, &env);
+    CHECK_INT(a.rc, 0);
+    if (a.rc) fprintf(stderr, "  %s\n", a.err.msg);
+    CHECK_INT(a.st.finished, 4);
+    /* shortest prompt first: r2 (512), r3 (1024), then r1 (8192) */
+    CHECK(f.reqs[2].t_first_token_ns < f.reqs[3].t_first_token_ns);
+    CHECK(f.reqs[3].t_first_token_ns < f.reqs[1].t_first_token_ns);
+    /* FCFS serves r1 before r2 */
+    lt_sjf_requests(&g);
+    CHECK_INT(lt_lua_sched(LT_FCFS, 1, 0, 0, NULL, &s, &e), 0);
+    lt_run(&b, g.reqs, 4, s, &env);
+    CHECK(g.reqs[1].t_first_token_ns < g.reqs[2].t_first_token_ns);
+    /* the same run twice: the same times */
+    lt_sjf_requests(&g);
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 1, 0, 0, NULL, &s, &e), 0);
+    lt_run(&c, g.reqs, 4, s, &env);
+    CHECK(lt_same_times(&a, &c));
+    /* max_wait_s bounds the wait of the long one: it goes before r3 */
+    lt_sjf_requests(&g);
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 1, 0, 0, "{\"max_wait_s\": 0.05}", &s, &e),
+              0);
+    lt_run(&c, g.reqs, 4, s, &env);
+    CHECK_INT(c.rc, 0);
+    CHECK(g.reqs[1].t_first_token_ns < g.reqs[3].t_first_token_ns);
+    lt_free(&a);
+    lt_free(&b);
+    lt_free(&c);
+}
+
+/* 40 requests of 2048 in / 16 out arrive together: at 94.8 ms per
+ * prefill, a 1-second TTFT SLO leaves room for about ten. */
+static void test_lua_edf_admission(void)
+{
+    enum { N = 40 };
+    Request reqs[N];
+    char ids[N][8];
+    for (int i = 0; i < N; i++) {
+        request_init(&reqs[i]);
+        snprintf(ids[i], sizeof ids[i], "q%d", i);
+        reqs[i].id = ids[i];
+        reqs[i].t_arrive_ns = 0;
+        reqs[i].prompt_tokens = 2048;
+        reqs[i].output_tokens = 16;
+    }
+    LtEnv env = lt_chapter_env();
+    Err e;
+    Scheduler s;
+    LtRun r;
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/edf_slo.lua", 8, 0, 0, "{\"ttft_ms\": 1000}", &s, &e), 0);
+    lt_run(&r, reqs, N, s, &env);
+    CHECK_INT(r.rc, 0);
+    if (r.rc) fprintf(stderr, "  %s\n", r.err.msg);
+    uint32_t rejected = 0, late = 0;
+    for (int i = 0; i < N; i++) {
+        if (reqs[i].state == REQ_REJECTED) {
+            rejected++;
+            CHECK_INT(reqs[i].reject_reason, REJECT_ADMISSION);
+        } else if (reqs[i].t_first_token_ns - reqs[i].t_arrive_ns > 1000 * NS_PER_MS) {
+            late++;
+        }
+    }
+    CHECK(rejected >= 20 && rejected <= 32);
+    CHECK_INT(late, 0);
+    CHECK_INT(r.st.finished + r.st.rejected, N);
+    /* without admission control everything finishes, most of it late */
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/edf_slo.lua", 8, 0, 0, "{\"admission\": false}", &s, &e),
+              0);
+    LtRun all;
+    lt_run(&all, reqs, N, s, &env);
+    CHECK_INT(all.st.finished, N);
+    lt_free(&r);
+    lt_free(&all);
+}
+
+/* ---------------------------------------------------------------- routers */
+
+static uint32_t lt_ids_a[600], lt_ids_b[600];
+
+static void lt_route_req(Request *r, const char *id, uint32_t idx, const uint32_t *ids)
+{
+    request_init(r);
+    r->id = id;
+    r->idx = idx;
+    r->prompt_tokens = 600;
+    r->output_tokens = 10;
+    r->token_ids = ids;
+    r->n_token_ids = ids ? 600 : 0;
+}
+
+static void test_lua_router_prefix_affinity(void)
+{
+    for (uint32_t i = 0; i < 600; i++) {
+        lt_ids_a[i] = 1000 + i;
+        lt_ids_b[i] = i < 100 ? 1000 + i : 5000 + i; /* shares only 100 tokens with A */
+    }
+    LuaRouterConfig c;
+    lua_router_defaults(&c);
+    c.script = SERVESIM_DATA_DIR "/lua/routers/prefix_affinity.lua";
+    Router rt;
+    Err e;
+    CHECK_INT(lua_router_create(&c, &rt, &e), 0);
+    Request ra, rb, rn;
+    lt_route_req(&ra, "a", 0, lt_ids_a);
+    lt_route_req(&rb, "b", 1, lt_ids_b);
+    lt_route_req(&rn, "n", 2, NULL);
+    ReplicaLoad loads[3] = {{.outstanding_tokens = 500}, {.outstanding_tokens = 100}, {.outstanding_tokens = 300}};
+    /* a new group goes to the least loaded replica (2, index 1) */
+    CHECK_INT(rt.route(rt.ctx, &ra, loads, 3), 1);
+    /* and stays there although replica 3 is now lighter */
+    loads[1].outstanding_tokens = 900;
+    loads[2].outstanding_tokens = 50;
+    CHECK_INT(rt.route(rt.ctx, &ra, loads, 3), 1);
+    /* another prefix: least loaded */
+    CHECK_INT(rt.route(rt.ctx, &rb, loads, 3), 2);
+    /* no token ids: least loaded */
+    CHECK_INT(rt.route(rt.ctx, &rn, loads, 3), 2);
+    /* the group's home is overloaded past the slack: it moves */
+    loads[1].outstanding_tokens = 100000;
+    CHECK_INT(rt.route(rt.ctx, &ra, loads, 3), 2);
+    CHECK_INT(lua_router_check(&rt, &e), 0);
+    rt.destroy(rt.ctx);
+}
+
+static void lt_expect_router_error(const char *kase, const char *tag, const char *needle)
+{
+    LuaRouterConfig c;
+    lua_router_defaults(&c);
+    c.script = LT_DIR "bad_router.lua";
+    c.max_instructions = 1000000;
+    char args[64];
+    snprintf(args, sizeof args, "{\"case\": \"%s\"}", kase);
+    cJSON *a = cJSON_Parse(args);
+    c.args = a;
+    Router rt;
+    Err e = {{0}};
+    int rc = lua_router_create(&c, &rt, &e);
+    cJSON_Delete(a);
+    CHECK_INT(rc, 0);
+    if (rc) return;
+    Request r1, r2;
+    lt_route_req(&r1, "x1", 0, NULL);
+    lt_route_req(&r2, "x2", 1, NULL);
+    ReplicaLoad loads[2] = {{0}, {0}};
+    CHECK_INT(rt.route(rt.ctx, &r1, loads, 2), 0);
+    CHECK_INT(lua_router_check(&rt, &e), 0);
+    CHECK_INT(rt.route(rt.ctx, &r2, loads, 2), 0);
+    CHECK_INT(lua_router_check(&rt, &e), -1);
+    CHECK_CONTAINS(e.msg, "bad_router.lua");
+    CHECK_CONTAINS(e.msg, "route(x2)");
+    if (tag) CHECK_CONTAINS(e.msg, lt_where("bad_router.lua", tag));
+    CHECK_CONTAINS(e.msg, needle);
+    /* after a failure the script is not called again */
+    CHECK_INT(rt.route(rt.ctx, &r2, loads, 2), 0);
+    rt.destroy(rt.ctx);
+}
+
+static void test_lua_router_errors(void)
+{
+    lt_expect_router_error("zero", NULL, "returned 0; expected a replica number 1..2");
+    lt_expect_router_error("too_big", NULL, "returned 3; expected a replica number 1..2");
+    lt_expect_router_error("string", NULL, "returned a string");
+    lt_expect_router_error("error", "error", "router boom x2");
+    lt_expect_router_error("loop", NULL, "instruction limit exceeded");
+    lt_expect_router_error("kept_view", "kept_view", "request view used after the callback");
+    lt_expect_router_error("write_load", "write_load", "read-only");
+    /* a good one */
+    LuaRouterConfig c;
+    lua_router_defaults(&c);
+    c.script = LT_DIR "bad_router.lua";
+    Router rt;
+    Err e;
+    CHECK_INT(lua_router_create(&c, &rt, &e), 0);
+    Request r1;
+    lt_route_req(&r1, "x1", 0, NULL);
+    ReplicaLoad loads[4] = {{0}};
+    CHECK_INT(rt.route(rt.ctx, &r1, loads, 4), 0);
+    CHECK_INT(rt.route(rt.ctx, &r1, loads, 4), 3);
+    CHECK_INT(lua_router_check(&rt, &e), 0);
+    rt.destroy(rt.ctx);
+    /* a router that returns nothing usable */
+    c.script = LT_DIR "bad_sched.lua";
+    CHECK(lua_router_create(&c, &rt, &e) < 0);
+    CHECK_CONTAINS(e.msg, "{route = function(r, loads)");
+}
+
+/* ------------------------------------------ scenarios and the command line */
+
+/* Whether scenario.c builds Lua schedulers ("kind": "lua") yet. */
+static int lt_scenario_has_lua(void)
+{
+    static const char text[] =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"lua\", \"script\": "
+        "\"lua/policies/fcfs.lua\"}, \"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 10, "
+        "\"output_tokens\": 2}]}}";
+    Scenario s;
+    Err e;
+    if (scenario_load_text(text, "probe.json", 0, 0, &s, &e) < 0) return 0;
+    scenario_free(&s);
+    return 1;
+}
+
+/* The scenario's run through the cluster path (as `servesim run`); the
+ * token times are copied into times[] (up to cap); -1 + e on failure. */
+static int lt_scenario_run(const char *text, int64_t *times, uint64_t cap, uint64_t *n, Err *e)
+{
+    Scenario s;
+    if (scenario_load_text(text, SERVESIM_DATA_DIR "/tests/lua/scenario.json", 0, 0, &s, e) < 0) return -1;
+    Cluster *c = cluster_new(&s, NULL, e);
+    int rc = (!c || cluster_run(c, e) < 0) ? -1 : 0;
+    if (rc == 0) {
+        RunData rd;
+        cluster_rundata(c, &rd);
+        *n = 0;
+        for (uint32_t i = 0; i < s.wl.n; i++)
+            for (uint32_t k = 0; k < s.wl.reqs[i].generated && *n < cap; k++)
+                times[(*n)++] = rd.token_times[s.wl.reqs[i].token_off + k];
+    }
+    cluster_free(c);
+    scenario_free(&s);
+    return rc;
+}
+
+#define LT_CHAPTER_HEAD "{\"model\": \"qwen3-8b\", \"hardware\": \"rtx-pro-6000\", " \
+    "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 26.22, \"per_token_us\": 30.4, \"per_pair_ns\": 3}, " \
+    "\"kv\": {\"capacity_gib\": 12, \"block_tokens\": 16, \"reserve\": \"final\"}, " \
+    "\"workload\": {\"requests\": [" \
+    "{\"id\": \"r0\", \"arrival_ms\": 0, \"prompt_tokens\": 2048, \"output_tokens\": 8}," \
+    "{\"id\": \"r1\", \"arrival_ms\": 0, \"prompt_tokens\": 2048, \"output_tokens\": 2}," \
+    "{\"id\": \"r2\", \"arrival_ms\": 20, \"prompt_tokens\": 8192, \"output_tokens\": 2}," \
+    "{\"id\": \"r3\", \"arrival_ms\": 30, \"prompt_tokens\": 2048, \"output_tokens\": 4}]}, "
+
+static void test_lua_scenario(void)
+{
+    if (!lt_scenario_has_lua()) {
+        printf("     (skipped: scenario.c does not build \"kind\": \"lua\" schedulers yet)\n");
+        return;
+    }
+    int64_t c[32], l[32];
+    uint64_t nc = 0, nl = 0;
+    Err e;
+    CHECK_INT(lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 2}}", c, 32,
+                              &nc, &e), 0);
+    int rc = lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"lua\", \"script\": "
+                             "\"../../lua/policies/fcfs.lua\", \"max_running\": 2}}", l, 32, &nl, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+    CHECK_INT(nl, 16);
+    CHECK(nc == nl && memcmp(c, l, nl * sizeof *l) == 0);
+    /* a script that is not there: named with its key path */
+    CHECK(lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"lua\", \"script\": \"nope.lua\"}}", l, 32, &nl,
+                          &e) < 0);
+    CHECK_CONTAINS(e.msg, "scheduler.script");
+    CHECK_CONTAINS(e.msg, "nope.lua");
+    /* an unknown key of the Lua scheduler */
+    CHECK(lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"lua\", \"script\": \"bad_sched.lua\", "
+                          "\"max_runing\": 2}}", l, 32, &nl, &e) < 0);
+    CHECK_CONTAINS(e.msg, "max_runing");
+    /* a bad decision stops the run with the script's line */
+    CHECK(lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"lua\", \"script\": \"bad_sched.lua\", "
+                          "\"args\": {\"case\": \"unknown_id\"}}}", l, 32, &nl, &e) < 0);
+    CHECK_CONTAINS(e.msg, lt_where("bad_sched.lua", "unknown_id"));
+    /* a Lua router in front of two replicas */
+    rc = lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 2}, "
+                         "\"cluster\": {\"replicas\": 2, \"router\": {\"kind\": \"lua\", \"script\": "
+                         "\"../../lua/routers/prefix_affinity.lua\"}}}", l, 32, &nl, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+    CHECK_INT(nl, 16);
+    CHECK(lt_scenario_run(LT_CHAPTER_HEAD "\"scheduler\": {\"kind\": \"continuous\"}, \"cluster\": {\"replicas\": 2, "
+                          "\"router\": {\"kind\": \"lua\", \"script\": \"bad_router.lua\", \"args\": {\"case\": "
+                          "\"error\"}}}}", l, 32, &nl, &e) < 0);
+    CHECK_CONTAINS(e.msg, "router boom r1");
+}
+
+static void test_lua_experiments(void)
+{
+    if (!lt_scenario_has_lua()) {
+        printf("     (skipped: the experiments run Lua schedulers through scenarios, not wired yet)\n");
+        return;
+    }
+    char out[700], csv[600];
+    snprintf(csv, sizeof csv, "%s/sweep.csv", lt_tmp);
+    snprintf(out, sizeof out, "out=%s", csv);
+    char *sweep[] = {(char *)(uintptr_t)"rates=4,40", (char *)(uintptr_t)"count=60", out, (char *)(uintptr_t)"quiet=1"};
+    Err e = {{0}};
+    LuaCmdLimits lim = {.seed = 1};
+    int rc = lua_cmd_run(SERVESIM_DATA_DIR "/lua/experiments/sweep_rates.lua", 4, sweep, &lim, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+    char *t = read_file(csv, NULL, &e);
+    CHECK_CONTAINS(t, "rate_per_s,policy,completed_per_s,goodput_per_s");
+    CHECK_CONTAINS(t, "\n4,continuous (C),");
+    CHECK_CONTAINS(t, "\n40,edf_slo (Lua),");
+    free(t);
+    char *bench[] = {(char *)(uintptr_t)"count=300", (char *)(uintptr_t)"repeats=1", (char *)(uintptr_t)"quiet=1"};
+    rc = lua_cmd_run(SERVESIM_DATA_DIR "/lua/experiments/bench_overhead.lua", 3, bench, &lim, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+}
+
+static const char *lt_bin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+/* "servesim ARGS" with stderr folded into out; the exit status. */
+static int lt_sh(const char *args, char *out, size_t n)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", SERVESIM_DATA_DIR, lt_bin(), args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t len = fread(out, 1, n - 1, p);
+    out[len] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void lt_expect_cli(const char *args, int want_rc, const char *const *needles)
+{
+    static char out[16384];
+    int rc = lt_sh(args, out, sizeof out);
+    if (rc != want_rc) fprintf(stderr, "  servesim %s: exit %d\n%s\n", args, rc, out);
+    CHECK_INT(rc, want_rc);
+    for (int i = 0; needles[i]; i++) CHECK_CONTAINS(out, needles[i]);
+    CHECK(strstr(out, "Sanitizer") == NULL);
+}
+
+static void test_lua_cli(void)
+{
+    static char out[4096];
+    if (lt_sh("lua --help", out, sizeof out) != 0 || !strstr(out, "servesim lua")) {
+        printf("     (skipped: %s has no 'lua' command yet: main.c does not dispatch to lua_cmd_main)\n", lt_bin());
+        return;
+    }
+    lt_expect_cli("lua", 2, LT_NEEDLES("a script is required"));
+    lt_expect_cli("lua --bogus x.lua", 2, LT_NEEDLES("--bogus"));
+    lt_expect_cli("lua tests/lua/bad_script.lua ok", 0, LT_NEEDLES(""));
+    lt_expect_cli("lua tests/lua/bad_script.lua os_execute", 1,
+                  LT_NEEDLES("servesim: ", "global 'os'", lt_where("bad_script.lua", "os_execute")));
+    lt_expect_cli("lua tests/lua/bad_script.lua io_open", 1, LT_NEEDLES("global 'io'"));
+    lt_expect_cli("lua tests/lua/bad_script.lua require_os", 1, LT_NEEDLES("not available in the sandbox"));
+    lt_expect_cli("lua tests/lua/bad_script.lua load_binary", 1, LT_NEEDLES("binary chunks are not allowed"));
+    lt_expect_cli("lua --max-memory-mib 32 tests/lua/bad_script.lua string_rep", 1,
+                  LT_NEEDLES("bad_script.lua", "memory limit exceeded", "32 MiB"));
+    lt_expect_cli("lua --max-instructions 1e6 tests/lua/bad_script.lua loop", 1,
+                  LT_NEEDLES("instruction limit exceeded", lt_where("bad_script.lua", "loop")));
+    lt_expect_cli("lua tests/lua/bad_script.lua error_nil", 1, LT_NEEDLES("error object is a nil value"));
+    lt_expect_cli("lua tests/lua/no_such.lua", 1, LT_NEEDLES("no_such.lua"));
+}
+
 void suite_lua(void);
 void suite_lua(void)
 {
@@ -520,6 +934,14 @@ void suite_lua(void)
     RUN(test_lua_sched_limits);
     RUN(test_lua_view_read_only);
     RUN(test_lua_sandbox_escapes);
+    RUN(test_lua_api);
+    RUN(test_lua_sjf);
+    RUN(test_lua_edf_admission);
+    RUN(test_lua_router_prefix_affinity);
+    RUN(test_lua_router_errors);
+    RUN(test_lua_scenario);
+    RUN(test_lua_experiments);
+    RUN(test_lua_cli);
     snprintf(cmd, sizeof cmd, "rm -rf %s", lt_tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", lt_tmp);
 }

@@ -5,7 +5,7 @@
 -- (servesim.run's timing.run_s, best of `repeats`, variants interleaved).
 --
 --   servesim lua lua/experiments/bench_overhead.lua [count=10000] [rate=8]
---                [repeats=5] [per_request=1] [strict=0]
+--                [repeats=5] [per_request=1] [strict=0] [quiet=0]
 --
 -- per_request=1 also times the variant that walks the running list in Lua
 -- request by request.  strict=1 fails when fcfs.lua takes more than 3x the
@@ -14,7 +14,9 @@
 
 local cli = require "cli"
 
-local a = cli.parse(servesim.args, {count = 10000, repeats = 5, per_request = 1, strict = 0, rate = 8})
+local a = cli.parse(servesim.args, {count = 10000, repeats = 5, per_request = 1, strict = 0, rate = 8,
+                                        quiet = 0})
+local say = a.quiet == 0 and print or function() end
 
 local base = {
   name = "bench_overhead",
@@ -46,7 +48,7 @@ local function fingerprint(su)
                        su.ttft_s.p99, su.e2e_s.mean, su.itl_s.mean)
 end
 
-print(string.format("bench_overhead: %d Poisson requests at %g req/s, Qwen3-8B on H100 (roofline), "
+say(string.format("bench_overhead: %d Poisson requests at %g req/s, Qwen3-8B on H100 (roofline), "
                     .. "on-demand KV 8 GiB, max_running 256; best of %d", a.count, a.rate, a.repeats))
 -- Interleave the variants, so that a slow patch of the machine hits all.
 local best, fps = {}, {}
@@ -62,14 +64,14 @@ end
 local ratio
 for k, var in ipairs(variants) do
   if k == 1 then
-    print(string.format("  %-26s %8.3f s   (%s)", var.name, best[1], fps[1]))
+    say(string.format("  %-26s %8.3f s   (%s)", var.name, best[1], fps[1]))
   else
     local r = best[k] / best[1]
     if k == 2 then ratio = r end
-    print(string.format("  %-26s %8.3f s   %5.2fx the C run   same schedule: %s", var.name, best[k], r,
+    say(string.format("  %-26s %8.3f s   %5.2fx the C run   same schedule: %s", var.name, best[k], r,
                         fps[k] == fps[1] and "yes" or "NO"))
     if fps[k] ~= fps[1] then error("the Lua run differs from the C run: " .. fps[k]) end
   end
 end
-print(string.format("  Lua FCFS / C continuous wall-time ratio: %.2f (bound: 3)", ratio))
+say(string.format("  Lua FCFS / C continuous wall-time ratio: %.2f (bound: 3)", ratio))
 if a.strict ~= 0 and ratio > 3 then error(string.format("Lua overhead %.2fx exceeds 3x", ratio)) end

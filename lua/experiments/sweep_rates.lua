@@ -3,7 +3,7 @@
 -- (lua/policies/edf_slo.lua), on Qwen3-8B / one H100 with Poisson traffic.
 --
 --   servesim lua lua/experiments/sweep_rates.lua [rates=2,8,16,32] [count=400]
---                [ttft_ms=1000] [out=sweep_rates.csv]
+--                [ttft_ms=1000] [max_running=64] [out=sweep_rates.csv] [quiet=0]
 --
 -- Prints a comparison table and writes it as CSV.  Past the knee the
 -- continuous scheduler keeps completing requests but misses their TTFT
@@ -14,7 +14,8 @@ local cli = require "cli"
 local tablefmt = require "tablefmt"
 
 local a = cli.parse(servesim.args, {rates = "2,8,16,32", count = 400, ttft_ms = 1000, out = "sweep_rates.csv",
-                                    max_running = 64})
+                                    max_running = 64, quiet = 0})
+local say = a.quiet == 0 and print or function() end
 
 local base = {
   name = "sweep_rates",
@@ -60,8 +61,8 @@ end
 
 local columns = {"rate_per_s", "policy", "completed_per_s", "goodput_per_s", "slo_attainment", "rejected",
                  "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"}
-print(string.format("goodput vs arrival rate: %d Poisson requests per point, TTFT SLO %g ms, TPOT SLO 50 ms",
+say(string.format("goodput vs arrival rate: %d Poisson requests per point, TTFT SLO %g ms, TPOT SLO 50 ms",
                     a.count, a.ttft_ms))
-print(tablefmt.format(rows, columns))
+say(tablefmt.format(rows, columns))
 servesim.write_csv(a.out, rows, columns)
-print("wrote " .. a.out)
+say("wrote " .. a.out)

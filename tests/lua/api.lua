@@ -18,7 +18,7 @@ local info = servesim.info{model = "qwen3-8b"}
 assert(info.weights_read_bytes == 15136811008, "weights read per step")
 assert(info.kv_bytes_per_token == 147456, "KV bytes per token")
 local info2 = servesim.info{model = "qwen3-8b", hardware = "h100-sxm", kv_dtype = "fp8"}
-assert(info2.fits == true and info2.kv_bytes_per_token == 73728 and info2.hardware.name == "h100-sxm")
+assert(info2.fits == true and info2.kv_bytes_per_token == 73728 and info2.hardware.name:find("H100"))
 local ok, err = pcall(servesim.info, {model = "qwen9-8b"})
 assert(not ok and err:find("qwen9%-8b"), "unknown model named: " .. tostring(err))
 
@@ -61,4 +61,4 @@ servesim.write_csv(out .. "/arrays.csv", {{"x", "y"}, {1, 2.5}})
 local back = servesim.load(out .. "/summary.json")
 assert(back.ids[2] == "r1" and back.ok == true)
 assert(type(servesim.clock()) == "number")
-print("api ok")
+
