@@ -62,7 +62,6 @@ void calib_fit_opts_default(CalibFitOpts *o)
 {
     memset(o, 0, sizeof *o);
     o->holdout = 0.2;
-    o->only_op = -1;
 }
 
 int calib_fit_selects(const Meas *r, int op)
@@ -728,12 +727,16 @@ static void calib_fit_data_note(const MeasSet *ms, int kind, char *buf, size_t n
     int ns = 0;
     for (size_t i = 0; i < ms->n && ns < 8; i++) {
         if (!calib_fit_selects(&ms->rows[i], kind)) continue;
+        char tag[40];
+        snprintf(tag, sizeof tag, "%s", ms->rows[i].tag);
+        char *at = strchr(tag, '@'); /* "vidur:qkv@tp2": the TP degree is a detail here */
+        if (at) *at = '\0';
         int dup = 0;
-        for (int j = 0; j < ns; j++) dup |= !strcmp(seen[j], ms->rows[i].tag);
+        for (int j = 0; j < ns; j++) dup |= !strcmp(seen[j], tag);
         if (dup) continue;
-        snprintf(seen[ns++], sizeof seen[0], "%s", ms->rows[i].tag);
+        snprintf(seen[ns++], sizeof seen[0], "%s", tag);
         size_t len = strlen(buf);
-        snprintf(buf + len, n - len, "%s%s", len ? ", " : "", ms->rows[i].tag);
+        snprintf(buf + len, n - len, "%s%s", len ? ", " : "", tag);
     }
 }
 
@@ -756,7 +759,7 @@ int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err 
     free(rows);
     int fitted = 0;
     for (int k = 0; k < PROF_OP_COUNT; k++) {
-        if (o->only_op >= 0 && k != o->only_op) continue;
+        if (o->op_mask && !(o->op_mask & (1u << k))) continue;
         if (calib_fit_op(ms, k, o, peak_default, bw_default, &p->op[k], e) < 0) return -1;
         if (p->op[k].present) {
             calib_fit_data_note(ms, k, p->op[k].fit.data, sizeof p->op[k].fit.data);

@@ -31,7 +31,7 @@ typedef struct CalibFitOpts {
     double peak_flops_bf16, peak_flops_fp8, mem_bw_bytes_per_s, link_bw_bytes_per_s;
     double holdout;       /* fraction of shapes held out for validation, default 0.2 */
     int validate_only;    /* 1: only the held-out fit (fast check; shipped params = validation fit) */
-    int only_op;          /* -1: every op with data; else one ProfOpKind */
+    unsigned op_mask;     /* bit k set: fit ProfOpKind k; 0 = every op with data */
     const char *name, *hardware, *source;
 } CalibFitOpts;
 

@@ -454,7 +454,8 @@ static int calib_meas_median_col(const Csv *c, const char *op, Err *e)
 }
 
 /* mlp.csv: one layer's QKV, O, gate/up and down GEMMs (FP16) per token
- * count and TP degree; n and k are the per-GPU shapes. */
+ * count and TP degree; n and k are the per-GPU shapes; the tag says which
+ * projection and TP degree ("vidur:qkv@tp1"). */
 static int calib_meas_vidur_mlp(MeasSet *s, Csv *c, Err *e)
 {
     static const char *const ops[4] = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"};
@@ -482,7 +483,7 @@ static int calib_meas_vidur_mlp(MeasSet *s, Csv *c, Err *e)
             Meas r = {.op = MEAS_GEMM, .dtype = DTYPE_FP16, .kv_dtype = DTYPE_FP16, .m = m, .n = nk[i][0],
                       .k = nk[i][1]};
             if (csv_num(c, ct[i], &r.latency_ms, e)) return -1;
-            snprintf(r.tag, sizeof r.tag, "%s", tags[i]);
+            snprintf(r.tag, sizeof r.tag, "%s@tp%.0f", tags[i], tp);
             if (csv_add(s, c, &r, e) < 0) return -1;
         }
     }

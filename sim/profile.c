@@ -161,6 +161,87 @@ void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *by
     *bytes = buf_bytes;
 }
 
+/* Features that describe the whole launch rather than one sequence (the
+ * GQA group is the model's, the same for every sequence). */
+static int profile_feat_launch_wide(int f)
+{
+    return f == PF_BATCH || f == PF_UNITS || f == PF_CTAS || f == PF_BYTES || f == PF_GROUP;
+}
+
+static int profile_curves_per_seq(const ProfCurve *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!profile_feat_launch_wide(c[i].feat)) return 1;
+    return 0;
+}
+
+double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
+                         double act_b, double kv_b, double *ratio, int *which)
+{
+    if (ratio) *ratio = 1;
+    if (which) *which = PF_NONE;
+    if (n == 0) return 0;
+    /* One pass for the launch-wide sums (the same arithmetic as
+     * profile_attn_shape, summed) and the per-sequence ranges. */
+    double group = qh / kvh, kvt = 2 * kvh * hd * kv_b;
+    double pairs = 0, sum_c = 0, sum_len = 0, ctas = 0;
+    double lo[PF_COUNT], hi[PF_COUNT];
+    for (int k = 0; k < PF_COUNT; k++) {
+        lo[k] = HUGE_VAL;
+        hi[k] = -HUGE_VAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double c = seq[i].c, h = seq[i].h, p = c * h + c * (c + 1) / 2;
+        pairs += p;
+        sum_c += c;
+        sum_len += h + c;
+        ctas += kvh * ceil(c * group / 128);
+        const double v[4] = {c, c > 0 ? p / c : 0, h + c, c * group};
+        const int f[4] = {PF_CHUNK, PF_KV_MEAN, PF_KV_LEN, PF_QROWS};
+        for (int k = 0; k < 4; k++) {
+            lo[f[k]] = fmin(lo[f[k]], v[k]);
+            hi[f[k]] = fmax(hi[f[k]], v[k]);
+        }
+    }
+    double flops = 4.0 * qh * hd * pairs;
+    double bytes = 2.0 * sum_c * qh * hd * act_b + sum_len * kvt + sum_c * kvt;
+    double wide[PF_COUNT] = {0};
+    wide[PF_BATCH] = (double)n;
+    wide[PF_UNITS] = (double)n * kvh;
+    wide[PF_CTAS] = ctas;
+    wide[PF_BYTES] = bytes;
+    wide[PF_GROUP] = group;
+    double t = op->t0_s + (op->unit_feat >= 0 ? op->unit_s * wide[op->unit_feat] : 0);
+    double tc = 0, tm = 0;
+    if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
+        for (size_t i = 0; i < n; i++) {
+            double feat[PF_COUNT], f, b;
+            profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
+            for (int k = 0; k < PF_COUNT; k++)
+                if (profile_feat_launch_wide(k)) feat[k] = wide[k];
+            if (f > 0 && op->peak_flops > 0) tc += f / (op->peak_flops * profile_eff(op->ec, op->n_ec, feat));
+            if (b > 0) tm += b / (op->bw_bytes_per_s * profile_eff(op->em, op->n_em, feat));
+        }
+    } else {
+        /* Every curve is launch-wide: one evaluation serves the batch. */
+        if (flops > 0 && op->peak_flops > 0) tc = flops / (op->peak_flops * profile_eff(op->ec, op->n_ec, wide));
+        if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_eff(op->em, op->n_em, wide));
+    }
+    if (ratio) {
+        /* Each grid bound concerns one feature, so the extremes decide. */
+        double fl[PF_COUNT], fh[PF_COUNT];
+        for (int k = 0; k < PF_COUNT; k++) {
+            fl[k] = lo[k] <= hi[k] ? lo[k] : wide[k];
+            fh[k] = lo[k] <= hi[k] ? hi[k] : wide[k];
+        }
+        int wl, wh;
+        double rl = profile_extrapolation(op, fl, &wl), rh = profile_extrapolation(op, fh, &wh);
+        *ratio = rl > rh ? rl : rh;
+        if (which) *which = rl > rh ? wl : wh;
+    }
+    return t + (tc > tm ? tc : tm);
+}
+
 double profile_gemm_time(const Profile *p, int fp8, double m, double n, double k, double *ratio)
 {
     const ProfOp *op = &p->op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16];
@@ -413,12 +494,19 @@ int profile_load(const char *name_or_path, Profile *p, Err *e)
 
 /* ----------------------------------------------------------------- write */
 
-/* Efficiencies to 6 significant digits: finer than any measurement. */
-static cJSON *profile_num6(double v)
+/* Efficiencies to 6 significant digits: finer than any measurement.
+ * Knot positions and grid bounds (whole numbers, 2^k) to 12, so that they
+ * stay exact. */
+static cJSON *profile_num_sig(double v, int sig)
 {
     char buf[40];
-    snprintf(buf, sizeof buf, "%.6g", v);
+    snprintf(buf, sizeof buf, "%.*g", sig, v);
     return cJSON_CreateNumber(strtod(buf, NULL));
+}
+
+static cJSON *profile_num6(double v)
+{
+    return profile_num_sig(v, 6);
 }
 
 static void profile_curves_to_json(cJSON *op, const char *key, const ProfCurve *c, int n)
@@ -432,7 +520,7 @@ static void profile_curves_to_json(cJSON *op, const char *key, const ProfCurve *
         cJSON_AddStringToObject(o, "over", profile_feat_name(c[i].feat));
         cJSON *x = cJSON_AddArrayToObject(o, "x"), *ef = cJSON_AddArrayToObject(o, "eff");
         for (int j = 0; x && ef && j < c[i].n; j++) {
-            cJSON_AddItemToArray(x, profile_num6(exp2(c[i].lx[j])));
+            cJSON_AddItemToArray(x, profile_num_sig(exp2(c[i].lx[j]), 12));
             cJSON_AddItemToArray(ef, profile_num6(exp(c[i].le[j])));
         }
     }
@@ -487,8 +575,8 @@ cJSON *profile_to_json(const Profile *p)
             for (int i = 0; g && i < op->n_grid; i++) {
                 cJSON *a = cJSON_AddArrayToObject(g, profile_feat_name(op->grid_feat[i]));
                 if (!a) break;
-                cJSON_AddItemToArray(a, profile_num6(op->grid_lo[i]));
-                cJSON_AddItemToArray(a, profile_num6(op->grid_hi[i]));
+                cJSON_AddItemToArray(a, profile_num_sig(op->grid_lo[i], 12));
+                cJSON_AddItemToArray(a, profile_num_sig(op->grid_hi[i], 12));
             }
         }
         profile_fit_to_json(j, &op->fit);

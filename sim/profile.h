@@ -151,6 +151,22 @@ void profile_attn_shape(double batch, double c, double h, double qh, double kvh,
 void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes);
 void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *bytes);
 
+/* One sequence of an attention launch: c new tokens over h cached. */
+typedef struct ProfSeq {
+    double c, h;
+} ProfSeq;
+
+/* One launch of an attention op over n sequences of mixed lengths: the
+ * per-sequence features (chunk, kv_mean, kv_len, qrows, group) come from
+ * each sequence, the launch-wide ones (batch, units, ctas, bytes) from the
+ * whole launch, and
+ *     t = t0 + per_unit units + max(sum F_i / (P ec_i), sum B_i / (BW em_i)).
+ * For n identical sequences this is profile_op_time of the uniform shape,
+ * i.e. exactly what was fitted.  *ratio and *which (either may be NULL)
+ * receive the worst extrapolation over the sequences. */
+double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
+                         double act_b, double kv_b, double *ratio, int *which);
+
 /* Convenience: a GEMM's latency under the profile for compute dtype fp8
  * (nonzero) or bf16; *ratio (may be NULL) receives the extrapolation.
  * Returns a negative number when the profile has no such GEMM. */
