@@ -1,13 +1,20 @@
 /*
  * cost.c -- linear and roofline iteration cost models (see cost.h).
  *
- * Both are pure functions of the batch: no state changes between calls, so
- * the engine may call them in any order and runs stay deterministic.
+ * Both are pure functions of the batch: the only state that changes
+ * between calls is a profile-driven roofline's memo of per-row GEMM times
+ * (a cache of the same pure function) and its extrapolation counters,
+ * which are observations and never feed back into a time; so the engine
+ * may call them in any order and runs stay deterministic.
+ *
+ * Units: seconds, FLOPs, bytes.
  */
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ----------------------------------------------------------------- linear */
 
@@ -41,11 +48,34 @@ int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e)
 
 /* --------------------------------------------------------------- roofline */
 
+/* One kind of GEMM in a decoder layer, per GPU after tensor parallelism. */
+typedef struct RoofGemm {
+    double n, k;
+    int moe;       /* 1: an expert matrix, run once per touched expert */
+} RoofGemm;
+
+#define ROOF_GEMMS 6
+#define ROOF_CACHE 16384 /* memoised layer-GEMM times for m = 1 .. this */
+
 typedef struct Roofline {
     RooflineCfg cfg;
     double peak;          /* FLOP/s for the compute dtype */
     double layer_w_bytes; /* all decoder layers' weights, per GPU */
     double head_w_bytes;  /* LM head (+ final norm), per GPU */
+    /* ---- profile-driven timing (cfg.hw.profile) ---- */
+    int prof;                 /* 1 when the profile times GEMMs and attention */
+    const ProfOp *gemm, *pre, *dec, *ar;
+    int n_gemm;
+    RoofGemm g[ROOF_GEMMS];
+    double head_n;            /* LM head output features per GPU */
+    double in_b, w_b;         /* GEMM activation / weight bytes per element */
+    double qh, kvh, hd;       /* attention heads per GPU */
+    double kv_b;              /* KV bytes per element (block formats included) */
+    double experts, active;   /* MoE */
+    double *gemm_t, *gemm_r;  /* memo: one layer's GEMM time and extrapolation at m rows; NAN unknown */
+    ProfSeq *seq;             /* attention launch buffer, grown by doubling */
+    uint32_t seq_cap;
+    CostExtrap ex;
 } Roofline;
 
 double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n)
@@ -66,9 +96,129 @@ static double roof(double flops, double peak_eff, double bytes, double bw_eff)
     return tc > tm ? tc : tm;
 }
 
+/* Records how far one operator shape lay outside the profile's grid. */
+static void roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio, double *worst)
+{
+    if (!(ratio > 1 + 1e-9)) return;
+    if (ratio > *worst) *worst = ratio;
+    if (ratio <= r->ex.worst_ratio) return;
+    r->ex.worst_ratio = ratio;
+    double lo = 0, hi = 0;
+    for (int i = 0; i < op->n_grid; i++)
+        if (op->grid_feat[i] == feat) {
+            lo = op->grid_lo[i];
+            hi = op->grid_hi[i];
+        }
+    snprintf(r->ex.worst, sizeof r->ex.worst, "%s: %s outside the measured %.6g .. %.6g (x%.3g)", what,
+             profile_feat_name(feat), lo, hi, ratio);
+}
+
+/* One GEMM of the profile at (m, n, k); *ratio its extrapolation. */
+static double roof_gemm_one(const Roofline *r, double m, double n, double k, double *ratio, int *which)
+{
+    double feat[PF_COUNT], f, b;
+    profile_gemm_shape(m, n, k, r->in_b, r->w_b, 2, feat, &f, &b);
+    double x = profile_extrapolation(r->gemm, feat, which);
+    if (x > *ratio) *ratio = x;
+    return profile_op_time(r->gemm, feat, f, b);
+}
+
+/* One decoder layer's GEMMs at m token rows (memoised for m <= ROOF_CACHE). */
+static double roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *which)
+{
+    if (m >= 1 && m <= ROOF_CACHE && !isnan(r->gemm_t[m - 1])) {
+        *ratio = r->gemm_r[m - 1];
+        *which = (int)r->gemm_r[ROOF_CACHE + m - 1];
+        return r->gemm_t[m - 1];
+    }
+    double t = 0, worst = 1;
+    int w = PF_NONE;
+    for (int i = 0; i < r->n_gemm; i++) {
+        double ratio1 = 1, rows = (double)m, times = 1;
+        int w1 = PF_NONE;
+        if (r->g[i].moe) {
+            /* Tokens spread over the experts they pick; each touched
+             * expert is one GEMM over its share of the rows. */
+            double assigned = rows * r->active;
+            times = assigned < r->experts ? assigned : r->experts;
+            rows = assigned / times;
+        }
+        t += times * roof_gemm_one(r, rows, r->g[i].n, r->g[i].k, &ratio1, &w1);
+        if (ratio1 > worst) {
+            worst = ratio1;
+            w = w1;
+        }
+    }
+    if (m >= 1 && m <= ROOF_CACHE) {
+        r->gemm_t[m - 1] = t;
+        r->gemm_r[m - 1] = worst;
+        r->gemm_r[ROOF_CACHE + m - 1] = w;
+    }
+    *ratio = worst;
+    *which = w;
+    return t;
+}
+
+static ProfSeq *roof_seq(Roofline *r, uint32_t n)
+{
+    if (n > r->seq_cap) {
+        r->seq_cap = n > 2 * r->seq_cap ? n : 2 * r->seq_cap;
+        r->seq = xrealloc(r->seq, r->seq_cap * sizeof *r->seq);
+    }
+    return r->seq;
+}
+
+/* Profile-driven times of the GEMM, attention, LM-head and all-reduce
+ * classes; fills out's times (not FLOPs/bytes). */
+static void roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
+                              CostBreakdown *out)
+{
+    const double layers = r->cfg.model.layers;
+    double worst = 1, ratio;
+    int which;
+    out->gemm_s = layers * roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
+    roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
+    if (samples > 0) {
+        ratio = 1;
+        which = PF_NONE;
+        out->lm_head_s = roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
+        roof_note(r, r->gemm, "LM head", which, ratio, &worst);
+    }
+    /* Prefill chunks and speculative verify rows run in one varlen
+     * FlashAttention launch per layer; single-token decodes in one paged
+     * decode launch. */
+    ProfSeq *s = roof_seq(r, n);
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
+    double attn = 0;
+    if (np) {
+        attn += profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
+        roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
+    }
+    uint32_t nd = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (items[i].kind == ITEM_DECODE) s[nd++] = (ProfSeq){items[i].c, items[i].h};
+    if (nd) {
+        attn += profile_attn_time(r->dec, s, nd, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
+        roof_note(r, r->dec, "decode attention", which, ratio, &worst);
+    }
+    out->attn_s = layers * attn;
+    if (r->cfg.tp > 1 && r->ar) {
+        double feat[PF_COUNT], f, b;
+        profile_comm_shape(tokens * r->cfg.model.hidden * r->cfg.act_bytes, r->cfg.tp, feat, &f, &b);
+        out->comm_s = 2.0 * layers * profile_op_time(r->ar, feat, f, b);
+        int w;
+        double x = profile_extrapolation(r->ar, feat, &w);
+        roof_note(r, r->ar, "all-reduce", w, x, &worst);
+    }
+    r->ex.queries++;
+    if (worst > 1 + 1e-9) r->ex.outside++;
+}
+
 static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
 {
-    const Roofline *r = ctx;
+    Roofline *r = ctx;
     const ModelDesc *m = &r->cfg.model;
     const HwDesc *h = &r->cfg.hw;
     const double tp = r->cfg.tp, k = r->cfg.kv_bytes_per_token;
@@ -93,22 +243,23 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     *out = (CostBreakdown){0};
     if (n == 0) return 0;
     const double bw = h->mem_bw_bytes_per_s;
-    double gemm_eff = effcurve_at(&h->gemm_compute_eff, tokens);
-
     double f_gemm = m->flops_per_token * tokens / tp;
-    out->gemm_s = roof(f_gemm, r->peak * gemm_eff, r->layer_w_bytes, bw * h->mem_eff);
-
     double f_pre = m->flops_per_pair * pp / tp, b_pre = (pre_read + pre_write) / tp;
     double f_dec = m->flops_per_pair * dp / tp, b_dec = (dec_read + dec_write) / tp;
-    out->attn_s = roof(f_pre, r->peak * h->attn_compute_eff, b_pre, bw * h->attn_mem_eff) +
-                  roof(f_dec, r->peak * h->attn_compute_eff, b_dec, bw * h->attn_mem_eff);
-
     double f_head = m->lm_head_flops * samples / tp;
-    if (samples > 0)
-        out->lm_head_s = roof(f_head, r->peak * effcurve_at(&h->gemm_compute_eff, samples),
-                              r->head_w_bytes, bw * h->mem_eff);
 
-    if (r->cfg.tp > 1) {
+    if (r->prof) {
+        roof_profile_time(r, items, n, tokens, samples, out);
+    } else {
+        double gemm_eff = effcurve_at(&h->gemm_compute_eff, tokens);
+        out->gemm_s = roof(f_gemm, r->peak * gemm_eff, r->layer_w_bytes, bw * h->mem_eff);
+        out->attn_s = roof(f_pre, r->peak * h->attn_compute_eff, b_pre, bw * h->attn_mem_eff) +
+                      roof(f_dec, r->peak * h->attn_compute_eff, b_dec, bw * h->attn_mem_eff);
+        if (samples > 0)
+            out->lm_head_s = roof(f_head, r->peak * effcurve_at(&h->gemm_compute_eff, samples),
+                                  r->head_w_bytes, bw * h->mem_eff);
+    }
+    if (r->cfg.tp > 1 && !(r->prof && r->ar)) {
         /* Ring all-reduce of the step's hidden states, twice per layer:
          * 2 (tp-1)/tp of the payload crosses each link. */
         double payload = tokens * m->hidden * r->cfg.act_bytes;
@@ -120,6 +271,62 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     out->flops = (f_gemm + f_pre + f_dec + f_head) * tp;
     out->bytes = (r->layer_w_bytes + (samples > 0 ? r->head_w_bytes : 0)) * tp + pre_read + pre_write +
                  dec_read + dec_write;
+    return 0;
+}
+
+static void roofline_free(void *ctx)
+{
+    Roofline *r = ctx;
+    free(r->gemm_t);
+    free(r->gemm_r);
+    free(r->seq);
+    free(r);
+}
+
+/* Shapes for the profile path: the layer's GEMMs per GPU, heads per GPU. */
+static int roof_profile_setup(Roofline *r, Err *e)
+{
+    const Profile *p = &r->cfg.hw.profile;
+    const ModelDesc *m = &r->cfg.model;
+    const int fp8 = r->cfg.compute_dtype == DTYPE_FP8;
+    r->gemm = &p->op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16];
+    r->pre = &p->op[PROF_ATTN_PREFILL];
+    r->dec = &p->op[PROF_ATTN_DECODE];
+    r->ar = p->op[PROF_ALLREDUCE].present ? &p->op[PROF_ALLREDUCE] : NULL;
+    if (!r->gemm->present || !r->pre->present || !r->dec->present)
+        return err_set(e, "profile %s: has no %s%s%s model; a roofline needs a GEMM for compute dtype %s and both "
+                          "attention classes (fit them, or detach the profile with \"profile\": \"none\")",
+                       p->name, r->gemm->present ? "" : profile_op_name(fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16),
+                       r->pre->present ? "" : " attn_prefill", r->dec->present ? "" : " attn_decode",
+                       dtype_name(r->cfg.compute_dtype));
+    const double tp = r->cfg.tp, h = m->hidden, hd = m->head_dim;
+    r->qh = (double)m->q_heads / tp;
+    r->kvh = m->kv_heads >= r->cfg.tp ? (double)m->kv_heads / tp : 1; /* replicated below one per GPU */
+    r->hd = hd;
+    r->kv_b = r->cfg.kv_bytes_per_token / (2.0 * m->layers * m->kv_heads * hd);
+    r->in_b = fp8 ? 1 : 2;
+    r->w_b = dtype_bytes(m->weight_dtype, 1024) / 1024; /* per element, block scales included */
+    r->head_n = m->vocab / tp;
+    double mats_up = m->gated_mlp ? 2.0 : 1.0;
+    int g = 0;
+    r->g[g++] = (RoofGemm){(r->qh + 2 * r->kvh) * hd, h, 0}; /* QKV */
+    r->g[g++] = (RoofGemm){h, r->qh * hd, 0};                /* O */
+    if (m->experts > 0) {
+        r->experts = m->experts;
+        r->active = m->active_experts;
+        r->g[g++] = (RoofGemm){m->experts, h, 0};                     /* router */
+        r->g[g++] = (RoofGemm){mats_up * m->expert_ffn / tp, h, 1};   /* expert gate/up */
+        r->g[g++] = (RoofGemm){h, m->expert_ffn / tp, 1};             /* expert down */
+    } else {
+        r->g[g++] = (RoofGemm){mats_up * m->ffn / tp, h, 0}; /* gate/up */
+        r->g[g++] = (RoofGemm){h, m->ffn / tp, 0};           /* down */
+    }
+    r->n_gemm = g;
+    r->gemm_t = xmalloc(ROOF_CACHE * sizeof *r->gemm_t);
+    r->gemm_r = xmalloc(2 * ROOF_CACHE * sizeof *r->gemm_r);
+    for (int i = 0; i < ROOF_CACHE; i++) r->gemm_t[i] = NAN;
+    r->ex.worst_ratio = 1;
+    r->prof = 1;
     return 0;
 }
 
@@ -143,7 +350,22 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
     double head_params = (double)m->lm_head_params + m->hidden;
     r->head_w_bytes = dtype_bytes(m->weight_dtype, head_params) / cfg->tp;
     r->layer_w_bytes = (m->weights_read_bytes - dtype_bytes(m->weight_dtype, head_params)) / cfg->tp;
-    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = free};
+    if (h->profile.present && roof_profile_setup(r, e) < 0) {
+        roofline_free(r);
+        return -1;
+    }
+    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = roofline_free};
+    return 0;
+}
+
+int cost_extrapolation(const CostModel *cm, CostExtrap *out)
+{
+    memset(out, 0, sizeof *out);
+    out->worst_ratio = 1;
+    if (!cm || cm->iter_time != roofline_time || !cm->ctx) return -1;
+    const Roofline *r = cm->ctx;
+    if (!r->prof) return -1;
+    *out = r->ex;
     return 0;
 }
 

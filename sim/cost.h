@@ -9,8 +9,16 @@
  *             overhead and, for TP > 1, two ring all-reduces per layer.
  *             Classes: dense projections + MLP ("gemm"), prefill attention,
  *             decode attention, LM head.  GEMM compute efficiency may depend
- *             on the rows in the step (a curve from the hardware file or a
- *             calibrated profile).
+ *             on the rows in the step (a curve from the hardware file).
+ *   roofline with a calibrated profile (hw.profile.present): every class
+ *             is timed by the profile's fitted operator model (profile.h)
+ *             -- each of a layer's GEMMs (QKV, O, gate/up, down; MoE
+ *             experts and router) at its own (m, n, k), one prefill and
+ *             one decode attention launch per layer over the batch's
+ *             sequences, the LM head over the sampled rows, the profile's
+ *             all-reduce when it has one -- plus the per-iteration overhead.
+ *             Every query whose shapes leave the profile's measured grid is
+ *             counted (cost_extrapolation).
  * Both fill a CostBreakdown: the time of each class, FLOPs and bytes.
  */
 #ifndef SERVESIM_COST_H
@@ -38,6 +46,22 @@ typedef struct RooflineCfg {
 } RooflineCfg;
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);
+
+/* How often a profile-driven roofline had to extrapolate beyond the
+ * profile's measured grid.  A query (one iteration's cost) counts once
+ * however many of its operators left the grid; the ratio is how far the
+ * farthest shape lay outside (x / grid max, or grid min / x). */
+typedef struct CostExtrap {
+    uint64_t queries;      /* iterations costed */
+    uint64_t outside;      /* of which at least one operator shape was off the grid */
+    double worst_ratio;    /* >= 1; 1 when none */
+    char worst[160];       /* e.g. "gemm_bf16 n = 151936 > grid max 65536 (x2.32)" */
+} CostExtrap;
+
+/* Fills *out and returns 0 for a roofline that uses a profile; returns -1
+ * (and zeroes *out) for any other model.  Pass the roofline's own
+ * CostModel, not a wrapper around it. */
+int cost_extrapolation(const CostModel *cm, CostExtrap *out);
 
 /* FLOPs of an iteration under the model's accounting (used by tests and
  * by the roofline): dense + attention + LM head for the sampled positions. */

@@ -4,7 +4,9 @@
  *
  * Owns: reading models/hardware/<name>.json into an HwDesc in SI units
  * (the file says *_us, *_gib where it is friendlier; the struct holds s and
- * B), writing one back in the file's format, and efficiency curves.
+ * B), writing one back in the file's format, efficiency curves, and
+ * attaching a calibrated profile: the one a file names ("profile"), else
+ * for a bundled name the bundled models/profiles/<name>.json.
  *
  * Invariants after hw_from_json: every efficiency lies in (0, 1]; curve
  * abscissae are > 0 and strictly ascending; bandwidths, memory and the BF16
@@ -48,7 +50,7 @@ double effcurve_at(const EffCurve *c, double x)
 static const char *const hw_keys[] = {
     "name", "source", "peak_flops", "mem_bw_bytes_per_s", "mem_bytes", "link_bw_bytes_per_s",
     "link_latency_us", "efficiency", "iter_overhead_us", "runtime_reserve_gib", "mem_util",
-    "power_w", "usd_per_gpu_hour", "sources", NULL,
+    "power_w", "usd_per_gpu_hour", "sources", "profile", NULL,
 };
 static const char *const hw_eff_keys[] = {"gemm_compute", "mem", "attn_compute", "attn_mem",
                                           NULL};
@@ -205,6 +207,15 @@ int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e)
     if (jsonio_num(obj, "usd_per_gpu_hour", where, 0, 0, 1e4, &h->usd_per_gpu_hour, e) < 0)
         return -1;
 
+    if (cJSON_GetObjectItemCaseSensitive(obj, "profile")) {
+        const char *pn = NULL;
+        if (jsonio_str(obj, "profile", where, 1, &pn, e) < 0) return -1;
+        if (hw_attach_profile(h, pn, e) < 0) {
+            char path[512];
+            return err_prefix(e, "%s", jsonio_path(path, sizeof path, where, "profile"));
+        }
+    }
+
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(obj, "sources");
     if (src) {
         char w[512];
@@ -229,7 +240,29 @@ int hw_load(const char *name_or_path, HwDesc *h, Err *e)
     if (!root) return -1;
     int r = hw_from_json(root, path, h, e);
     cJSON_Delete(root);
-    return r;
+    if (r < 0) return r;
+    /* A bundled name brings its bundled profile unless the file chose. */
+    char pp[4096];
+    if (!h->profile_name[0] && profile_bundled_path(name_or_path, pp, sizeof pp) &&
+        hw_attach_profile(h, name_or_path, e) < 0)
+        return err_prefix(e, "hardware %s", name_or_path);
+    return 0;
+}
+
+int hw_attach_profile(HwDesc *h, const char *name_or_path, Err *e)
+{
+    if (!name_or_path || !strcmp(name_or_path, "none")) {
+        h->profile.present = 0;
+        snprintf(h->profile_name, sizeof h->profile_name, "%s", name_or_path ? "none" : "");
+        return 0;
+    }
+    if (strlen(name_or_path) >= sizeof h->profile_name)
+        return err_set(e, "profile \"%.64s...\": expected a name or path of at most %zu characters", name_or_path,
+                       sizeof h->profile_name - 1);
+    if (profile_load(name_or_path, &h->profile, e) < 0) return -1;
+    snprintf(h->profile_name, sizeof h->profile_name, "%s", name_or_path);
+    if (h->profile.iter_overhead_s >= 0) h->iter_overhead_s = h->profile.iter_overhead_s;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -276,6 +309,7 @@ void hw_to_json(const HwDesc *h, cJSON *obj)
         }
     }
     if (h->usd_per_gpu_hour > 0) jsonio_add_num(obj, "usd_per_gpu_hour", h->usd_per_gpu_hour);
+    if (h->profile_name[0]) cJSON_AddStringToObject(obj, "profile", h->profile_name);
 }
 
 /* ------------------------------------------------------------------ */

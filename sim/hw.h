@@ -4,9 +4,11 @@
  * A description (models/hardware/<name>.json) carries datasheet peaks --
  * dense FLOP/s per dtype, memory bandwidth and size, interconnect -- each
  * with its source, plus default efficiencies, per-iteration overhead,
- * power and an indicative price.  A calibrated profile (issue: calibration)
- * may later override the efficiencies; the profile JSON is the only contract
- * between calib/ and sim/.
+ * power and an indicative price.  A calibrated profile (profile.h,
+ * models/profiles/<name>.json) attached to the description replaces the
+ * efficiencies in the roofline with fitted per-operator latency models;
+ * hw_load attaches the profile of the same name when one is bundled.  The
+ * profile JSON is the only contract between calibration and simulation.
  *
  * Units: FLOP/s, bytes/s, bytes, seconds in the JSON where named *_s or
  * *_us as the key says; the struct stores SI units (s, B, B/s).
@@ -18,6 +20,7 @@
 
 #include "common.h"
 #include "model.h"
+#include "profile.h"
 
 /* A piecewise-linear efficiency curve over log2(x); with n == 0 the
  * constant `flat` applies.  Used for shape-dependent efficiencies (GEMM
@@ -50,11 +53,22 @@ typedef struct HwDesc {
     double idle_w, busy_w;          /* power draw, 0 = unknown */
     double usd_per_gpu_hour;        /* indicative on-demand price */
     char source[512];               /* short note on where the figures come from */
+    /* Calibrated profile: "" = none looked up, "none" = explicitly none,
+     * otherwise the name (models/profiles/) or path it was loaded from. */
+    char profile_name[256];
+    Profile profile;                /* used by the roofline when profile.present */
 } HwDesc;
 
+/* An optional "profile" key names the profile to attach (a name in
+ * models/profiles/, a path ending in .json, or "none"). */
 int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e);
-/* Loads models/hardware/<name>.json or a path ending in .json. */
+/* Loads models/hardware/<name>.json or a path ending in .json; for a
+ * bundled name without a "profile" key, attaches models/profiles/<name>.json
+ * when it exists. */
 int hw_load(const char *name_or_path, HwDesc *h, Err *e);
+/* Attaches a profile (name, .json path; "none" or NULL detaches).  A
+ * profile that gives iter_overhead_us replaces the hardware's overhead. */
+int hw_attach_profile(HwDesc *h, const char *name_or_path, Err *e);
 void hw_to_json(const HwDesc *h, cJSON *obj);
 
 /* KV capacity in bytes across a TP group of `tp` GPUs when the user gives

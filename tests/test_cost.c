@@ -3,8 +3,14 @@
  * Qwen3-8B (003 sections 8.2, 8.6): d(b, L), bKV, the 2,137.5 TFLOP prefill
  * of 16 x 8192 tokens and its ~7.3 s at 58% of 503.8 TFLOP/s, the 34.46 GB
  * (BF16) and 25.40 GB (q8_0) decode rounds, and the TP all-reduce term.
+ *
+ * The chapter's figures and the closed-form checks are about the roofline
+ * with the hardware file's flat efficiencies, so those tests detach the
+ * calibrated profile that hw_load attaches (models/profiles/); the
+ * profile-driven roofline is checked against its operator models below.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cost.h"
 #include "testhelp.h"
@@ -15,7 +21,8 @@ static HwDesc rtx;
 static int load(void)
 {
     Err e = {{0}};
-    if (model_load("qwen3-8b", &qwen, &e) < 0 || hw_load("rtx-pro-6000", &rtx, &e) < 0) {
+    if (model_load("qwen3-8b", &qwen, &e) < 0 || hw_load("rtx-pro-6000", &rtx, &e) < 0 ||
+        hw_attach_profile(&rtx, "none", &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         return -1;
     }
@@ -121,7 +128,7 @@ static void test_decode_time_formula(void)
     /* TP 2 on an H100 pair: per-GPU weights halve; two ring all-reduces per
      * layer of the step's hidden states (2 (tp-1)/tp of the payload). */
     HwDesc h100;
-    CHECK(hw_load("h100-sxm", &h100, &e) == 0);
+    CHECK(hw_load("h100-sxm", &h100, &e) == 0 && hw_attach_profile(&h100, "none", &e) == 0);
     cfg.hw = h100;
     cfg.tp = 2;
     CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
@@ -143,6 +150,123 @@ static void test_gemm_eff_curve(void)
     CHECK_NEAR(effcurve_at(&c, 0.5), 0.1, 1e-12);
 }
 
+
+/* The profile-driven roofline is the sum of the profile's operator models:
+ * each layer GEMM at its own (m, n, k), one prefill and one decode
+ * attention launch per layer, the LM head over the sampled rows. */
+static void test_profile_roofline_matches_ops(void)
+{
+    CHECK(load() == 0);
+    Err e = {{0}};
+    static HwDesc h;
+    if (hw_load("h100-sxm", &h, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK(h.profile.present);
+    CHECK(!strcmp(h.profile_name, "h100-sxm"));
+    RooflineCfg cfg = {.model = qwen, .hw = h, .tp = 1, .compute_dtype = DTYPE_BF16,
+                       .kv_bytes_per_token = model_kv_bytes_per_token(&qwen, DTYPE_BF16), .act_bytes = 2};
+    CostModel cm;
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    BatchItem b[9];
+    for (int i = 0; i < 8; i++) b[i] = (BatchItem){.req = (uint32_t)i, .c = 1, .h = 1000 + 100 * (uint32_t)i,
+                                                   .kind = ITEM_DECODE, .samples = 1};
+    b[8] = (BatchItem){.req = 8, .c = 512, .h = 1024, .kind = ITEM_PREFILL, .samples = 0};
+    CostBreakdown cb;
+    CHECK(cm.iter_time(cm.ctx, b, 9, &cb) == 0);
+
+    const Profile *p = &h.profile;
+    const double T = 8 + 512, hd = 128, qh = 32, kvh = 8, hid = 4096;
+    const double shapes[4][2] = {{(qh + 2 * kvh) * hd, hid}, {hid, qh * hd}, {2.0 * 12288, hid}, {hid, 12288}};
+    double layer = 0;
+    for (int g = 0; g < 4; g++) layer += profile_gemm_time(p, 0, T, shapes[g][0], shapes[g][1], NULL);
+    CHECK_REL(cb.gemm_s, 36 * layer, 1e-12);
+    CHECK_REL(cb.lm_head_s, profile_gemm_time(p, 0, 8, 151936, hid, NULL), 1e-12);
+    ProfSeq dec[8], pre[1] = {{512, 1024}};
+    for (int i = 0; i < 8; i++) dec[i] = (ProfSeq){1, 1000 + 100.0 * i};
+    double attn = profile_attn_time(&p->op[PROF_ATTN_DECODE], dec, 8, qh, kvh, hd, 2, 2, NULL, NULL) +
+                  profile_attn_time(&p->op[PROF_ATTN_PREFILL], pre, 1, qh, kvh, hd, 2, 2, NULL, NULL);
+    CHECK_REL(cb.attn_s, 36 * attn, 1e-12);
+    CHECK_NEAR(cb.t_s, cb.gemm_s + cb.attn_s + cb.lm_head_s + h.iter_overhead_s, 1e-15);
+    /* FLOPs and bytes keep the model's accounting (MFU, MBU). */
+    CHECK_REL(cb.flops, cost_flops(&qwen, b, 9), 1e-12);
+    cm.destroy(cm.ctx);
+
+    /* A uniform launch is exactly the fitted form. */
+    ProfSeq u[4] = {{1, 4095}, {1, 4095}, {1, 4095}, {1, 4095}};
+    double feat[PF_COUNT], f, by;
+    profile_attn_shape(4, 1, 4095, qh, kvh, hd, 2, 2, feat, &f, &by);
+    CHECK_REL(profile_attn_time(&p->op[PROF_ATTN_DECODE], u, 4, qh, kvh, hd, 2, 2, NULL, NULL),
+              profile_op_time(&p->op[PROF_ATTN_DECODE], feat, f, by), 1e-12);
+    ProfSeq v[2] = {{2048, 0}, {2048, 0}};
+    profile_attn_shape(2, 2048, 0, qh, kvh, hd, 2, 2, feat, &f, &by);
+    CHECK_REL(profile_attn_time(&p->op[PROF_ATTN_PREFILL], v, 2, qh, kvh, hd, 2, 2, NULL, NULL),
+              profile_op_time(&p->op[PROF_ATTN_PREFILL], feat, f, by), 1e-12);
+}
+
+/* Every cost query outside the profile's measured grid is counted, with
+ * the worst ratio and which shape it was. */
+static void test_profile_extrapolation_counted(void)
+{
+    Err e = {{0}};
+    static HwDesc h;
+    ModelDesc l2;
+    if (hw_load("h100-sxm", &h, &e) < 0 || model_load("llama-2-7b", &l2, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    RooflineCfg cfg = {.model = l2, .hw = h, .tp = 1, .compute_dtype = DTYPE_BF16,
+                       .kv_bytes_per_token = model_kv_bytes_per_token(&l2, DTYPE_BF16), .act_bytes = 2};
+    CostModel cm;
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    CostExtrap x;
+    CHECK(cost_extrapolation(&cm, &x) == 0);
+    CHECK_INT(x.queries, 0);
+    CHECK_NEAR(x.worst_ratio, 1, 0);
+    /* Llama-2-7B's vocabulary (32,000) and a small decode batch lie inside
+     * NVIDIA's H100 grid. */
+    BatchItem d[4];
+    for (int i = 0; i < 4; i++) d[i] = (BatchItem){.req = (uint32_t)i, .c = 1, .h = 500, .kind = ITEM_DECODE, .samples = 1};
+    CostBreakdown cb;
+    CHECK(cm.iter_time(cm.ctx, d, 4, &cb) == 0);
+    CHECK(cost_extrapolation(&cm, &x) == 0);
+    CHECK_INT(x.queries, 1);
+    CHECK_INT(x.outside, 0);
+    /* A 20,000-token chunk: GEMM rows beyond the measured 8192 (x2.44),
+     * the chunk beyond the measured 16,384 (x1.22): the worst is kept. */
+    BatchItem big = {.req = 9, .c = 20000, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+    CHECK(cm.iter_time(cm.ctx, &big, 1, &cb) == 0);
+    CHECK(cm.iter_time(cm.ctx, d, 4, &cb) == 0);
+    CHECK(cost_extrapolation(&cm, &x) == 0);
+    CHECK_INT(x.queries, 3);
+    CHECK_INT(x.outside, 1);
+    CHECK_NEAR(x.worst_ratio, 20000.0 / 8192.0, 1e-9);
+    CHECK_CONTAINS(x.worst, "layer GEMMs: m outside the measured 1 .. 8192");
+    cm.destroy(cm.ctx);
+
+    /* Qwen3's 151,936-entry LM head is wider than any measured GEMM. */
+    CHECK(load() == 0);
+    cfg.model = qwen;
+    cfg.kv_bytes_per_token = model_kv_bytes_per_token(&qwen, DTYPE_BF16);
+    CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+    CHECK(cm.iter_time(cm.ctx, d, 4, &cb) == 0);
+    CHECK(cost_extrapolation(&cm, &x) == 0);
+    CHECK_INT(x.outside, 1);
+    CHECK_NEAR(x.worst_ratio, 151936.0 / 65536.0, 1e-9);
+    CHECK_CONTAINS(x.worst, "LM head: n outside");
+    cm.destroy(cm.ctx);
+
+    /* Only a profile-driven roofline reports. */
+    LinearCostCfg lc = {0.01, 1e-5, 0};
+    CHECK(cost_linear_new(&lc, &cm, &e) == 0);
+    CHECK(cost_extrapolation(&cm, &x) == -1);
+    CHECK_INT(x.queries, 0);
+    cm.destroy(cm.ctx);
+}
+
 void suite_cost(void);
 void suite_cost(void)
 {
@@ -151,4 +275,6 @@ void suite_cost(void)
     RUN(test_decode_round_bytes);
     RUN(test_decode_time_formula);
     RUN(test_gemm_eff_curve);
+    RUN(test_profile_roofline_matches_ops);
+    RUN(test_profile_extrapolation_counted);
 }

@@ -1,6 +1,7 @@
 /*
  * test_hw.c -- bundled hardware files (load, figures, a citation for every
- * figure), efficiency curves, KV capacity, and rejected bad values.
+ * figure), efficiency curves, KV capacity, rejected bad values, and the
+ * calibrated profile each bundled GPU brings (models/profiles/).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -254,6 +255,50 @@ static void test_hw_load_errors(void)
     CHECK_INT(hw_load(NULL, &h, &e), -1);
 }
 
+
+/* Every bundled GPU has a bundled profile, attached by hw_load; a file may
+ * name another or "none"; the name survives a round trip. */
+static void test_hw_profiles_attached(void)
+{
+    for (int i = 0; bundled[i]; i++) {
+        static HwDesc h;
+        if (load(bundled[i], &h)) { CHECK(0); continue; }
+        CHECK(h.profile.present);
+        CHECK(!strcmp(h.profile_name, bundled[i]));
+        CHECK(!strcmp(h.profile.hardware, bundled[i]));
+        CHECK(h.profile.op[PROF_GEMM_BF16].present);
+        CHECK(h.profile.op[PROF_ATTN_PREFILL].present);
+        CHECK(h.profile.op[PROF_ATTN_DECODE].present);
+        /* the reference peaks are the hardware file's */
+        CHECK_NEAR(h.profile.op[PROF_GEMM_BF16].peak_flops, h.peak_flops[DTYPE_BF16], 0);
+        CHECK_NEAR(h.profile.op[PROF_ATTN_DECODE].bw_bytes_per_s, h.mem_bw_bytes_per_s, 0);
+        CHECK(strlen(h.profile.source) > 20);
+        /* no profile replaces the hardware's per-iteration overhead */
+        CHECK_NEAR(h.iter_overhead_s, 1e-3, 1e-12);
+        cJSON *o = cJSON_CreateObject();
+        hw_to_json(&h, o);
+        static HwDesc b;
+        Err e = {{0}};
+        CHECK_INT(hw_from_json(o, "round-trip", &b, &e), 0);
+        CHECK(b.profile.present);
+        CHECK_NEAR(profile_gemm_time(&b.profile, 0, 64, 4096, 4096, NULL),
+                   profile_gemm_time(&h.profile, 0, 64, 4096, 4096, NULL), 0);
+        cJSON_Delete(o);
+    }
+    Err e = {{0}};
+    const char *ok = "\"gemm_compute\": 0.7, \"mem\": 0.8, \"attn_compute\": 0.5, \"attn_mem\": 0.8";
+    CHECK_INT(try_hw(ok, ", \"profile\": \"h99\"", &e), -1);
+    CHECK_CONTAINS(e.msg, "g.json: profile: unknown profile \"h99\"");
+    CHECK_CONTAINS(e.msg, "available: a100-sxm-80gb, b200, h100-sxm, h200-sxm, l40s, rtx-pro-6000");
+    CHECK_INT(try_hw(ok, ", \"profile\": 3", &e), -1);
+    CHECK_CONTAINS(e.msg, "g.json: profile");
+    CHECK_INT(try_hw(ok, ", \"profile\": \"none\"", &e), 0);
+    CHECK_INT(try_hw(ok, ", \"profile\": \"l40s\"", &e), 0);
+    static HwDesc h;
+    CHECK_INT(hw_attach_profile(&h, "none", &e), 0);
+    CHECK(!h.profile.present);
+}
+
 void suite_hw(void)
 {
     RUN(test_hw_every_bundled_file_loads);
@@ -264,4 +309,5 @@ void suite_hw(void)
     RUN(test_hw_round_trip);
     RUN(test_hw_bad_values);
     RUN(test_hw_load_errors);
+    RUN(test_hw_profiles_attached);
 }
