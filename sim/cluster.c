@@ -28,6 +28,7 @@ uint32_t cluster_replicas(const Cluster *c) { return c->n; }
 const Engine *cluster_engine(const Cluster *c, uint32_t i) { return c->eng[i]; }
 
 static void handoff(void *ctx, uint32_t req, int64_t now_ns);
+static void incoming_admitted(void *ctx, uint32_t req, int64_t now_ns);
 
 Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
 {
@@ -53,6 +54,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             }
             engine_attach(c->eng[k], &c->q, k);
             if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
+            if (s->disagg && p == 1) engine_set_incoming(c->eng[k], incoming_admitted, c);
         }
     return c;
 }
@@ -117,8 +119,29 @@ static void arrive(Cluster *c, uint32_t idx, int64_t now)
     engine_enqueue(c->eng[r->replica], idx, now);
 }
 
-/* A prefill replica finished a prefill: start the KV transfer. */
+/* A prefill replica finished a prefill: the request queues at a decode
+ * replica, which must reserve its KV before the transfer starts; until the
+ * transfer ends both sides hold it. */
 static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
+{
+    Cluster *c = ctx;
+    Request *r = &c->s->wl.reqs[idx];
+    r->src_replica = r->replica;
+    r->src_kv_blocks = r->kv_blocks;
+    r->kv_blocks = 0; /* the decode side's count starts empty */
+    r->incoming = 1;
+    uint32_t n = c->s->pools[1].replicas;
+    r->replica = route(c, r, c->n_prefill, n, 1);
+    engine_enqueue(c->eng[r->replica], idx, now_ns);
+    if (r->state == REQ_REJECTED) {
+        /* the decode side can never hold it: the prefill side lets go */
+        r->kv_blocks = r->src_kv_blocks;
+        engine_release_handoff(c->eng[r->src_replica], idx);
+    }
+}
+
+/* The decode replica admitted it: send the KV. */
+static void incoming_admitted(void *ctx, uint32_t idx, int64_t now_ns)
 {
     Cluster *c = ctx;
     const Request *r = &c->s->wl.reqs[idx];
@@ -130,15 +153,18 @@ static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
 static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
 {
     Request *r = &c->s->wl.reqs[idx];
-    engine_release_handoff(c->eng[r->replica], idx);
+    /* the prefill side frees its copy (its block count set aside at the
+     * handoff) */
+    uint32_t here = r->kv_blocks;
+    r->kv_blocks = r->src_kv_blocks;
+    engine_release_handoff(c->eng[r->src_replica], idx);
+    r->kv_blocks = here;
     if (c->s->first_token_on_decode) {
         /* the first token reaches the client only from the decode side */
         if (c->tt) c->tt[r->token_off] = now;
         r->t_first_token_ns = r->t_last_token_ns = now;
     }
-    uint32_t n = c->s->pools[1].replicas;
-    r->replica = route(c, r, c->n_prefill, n, 1);
-    engine_enqueue(c->eng[r->replica], idx, now);
+    engine_unblock(c->eng[r->replica], idx);
 }
 
 int cluster_run(Cluster *c, Err *e)

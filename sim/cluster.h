@@ -7,8 +7,9 @@
  * least outstanding requests or tokens, or the replica holding the longest
  * cached prefix); each replica runs its own scheduler and KV pool.  With
  * disaggregation a finished prefill's KV travels to a decode replica in
- * bytes / bandwidth + latency; the prefill replica holds it until the
- * transfer ends and the decode replica allocates it on arrival.  The first
+ * bytes / bandwidth + latency: the request queues at a decode replica,
+ * the transfer starts once that replica has reserved the KV, and both
+ * sides hold it until the transfer ends.  The first
  * token is emitted by the prefill side at the end of its prefill, or, with
  * "first_token": "decode", when the transfer completes (TTFT then includes
  * the transfer).  One replica with no disaggregation behaves exactly like

@@ -162,6 +162,12 @@ int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
     r->admit_seq = ++eng->admit_counter;
     if (r->t_first_sched_ns < 0) r->t_first_sched_ns = eng->now_ns;
     eng->running[eng->n_running++] = idx;
+    if (r->incoming) {
+        /* blocks reserved on both sides now; the transfer starts */
+        r->incoming = 0;
+        r->blocked = 1;
+        if (eng->cfg.on_incoming_admit) eng->cfg.on_incoming_admit(eng->cfg.incoming_ctx, idx, eng->now_ns);
+    }
     return 1;
 }
 
@@ -241,7 +247,7 @@ void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
 int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
 {
     Request *r = &eng->reqs[idx];
-    if (r->state != REQ_RUNNING || eng->plan_pos[idx] != NO_POS) return 0;
+    if (r->state != REQ_RUNNING || eng->plan_pos[idx] != NO_POS || r->blocked) return 0;
     uint8_t kind = ITEM_PREFILL, samples;
     uint32_t new_len;
     if (c == 0) {
@@ -470,6 +476,9 @@ static int boundary(Engine *eng, Err *e)
     for (;;) {
         if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
         if (eng->plan.n > 0) break;
+        uint32_t blocked = 0;
+        for (uint32_t i = 0; i < eng->n_running; i++) blocked += eng->reqs[eng->running[i]].blocked;
+        if (eng->n_running > 0 && blocked == eng->n_running) return 0; /* idle until their KV lands */
         if (eng->n_running > 0)
             return err_set(e, "scheduler %s built an empty batch while %u requests run",
                            eng->cfg.sched.name, eng->n_running);
@@ -550,6 +559,17 @@ void engine_set_handoff(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t
     eng->cfg.prefill_only = 1;
     eng->cfg.handoff = fn;
     eng->cfg.handoff_ctx = ctx;
+}
+
+void engine_set_incoming(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx)
+{
+    eng->cfg.on_incoming_admit = fn;
+    eng->cfg.incoming_ctx = ctx;
+}
+
+void engine_unblock(Engine *eng, uint32_t idx)
+{
+    eng->reqs[idx].blocked = 0;
 }
 
 void engine_release_handoff(Engine *eng, uint32_t idx)

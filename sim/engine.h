@@ -44,6 +44,10 @@ typedef struct EngineConfig {
     int prefill_only;
     void (*handoff)(void *ctx, uint32_t req, int64_t now_ns);
     void *handoff_ctx;
+    /* Disaggregated decode replica: an incoming request was admitted (its
+     * blocks reserved here); the transfer may start. */
+    void (*on_incoming_admit)(void *ctx, uint32_t req, int64_t now_ns);
+    void *incoming_ctx;
     uint32_t max_context; /* reject requests longer than this (0 = no limit) */
     int keep_token_times; /* record every token's emission time */
     int keep_iterations;  /* record one IterRecord per iteration */
@@ -115,6 +119,10 @@ const KvPolicy *engine_kv(const Engine *eng);
 void engine_release_handoff(Engine *eng, uint32_t req);
 /* Makes this a disaggregated prefill replica. */
 void engine_set_handoff(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx);
+/* Makes this a disaggregated decode replica: fn runs when an incoming
+ * request is admitted; engine_unblock lets it run once its KV landed. */
+void engine_set_incoming(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx);
+void engine_unblock(Engine *eng, uint32_t req);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

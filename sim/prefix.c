@@ -302,8 +302,9 @@ static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
     ReqTab *t = &p->tabs[r->idx];
     const uint32_t B = p->cfg.kv.block_tokens;
     if (NEVER(t->n)) pf_release(ctx, r);
-    if (r->swapped) {
-        /* swapped back in: its KV returns from host memory as it was */
+    if (r->kv_len > 0) {
+        /* swapped back in, or arriving from a prefill replica: its KV comes
+         * as it was, no lookup */
         uint64_t want = p->cfg.kv.reserve == KV_RESERVE_ON_DEMAND
                             ? kv_blocks_for((uint64_t)r->kv_len + first_chunk, B)
                             : kv_blocks_for(final_tokens(p, r), B);

@@ -77,6 +77,10 @@ typedef struct Request {
     uint32_t spec_accepted;    /* draft tokens accepted */
     double spec_credit;        /* expectation mode: fractional tokens carried between rounds */
     uint32_t replica;          /* the replica serving it (clusters) */
+    uint8_t incoming;          /* disaggregated: queued on a decode replica, its KV still on the prefill side */
+    uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
+    uint32_t src_replica;      /* disaggregated: the prefill replica holding the KV being sent */
+    uint32_t src_kv_blocks;    /* the blocks it holds there (counting pools keep them in kv_blocks) */
     uint8_t state;             /* ReqState */
     uint8_t reject_reason;     /* RejectReason */
     uint32_t kv_len;           /* tokens with K/V computed */

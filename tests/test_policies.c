@@ -319,6 +319,38 @@ static void test_disagg_tradeoff(void)
     done(dis2);
 }
 
+static void test_disagg_holds_both_sides(void)
+{
+    /* The decode replica's pool holds one request (2000 + 99 tokens = 132
+     * blocks of 16; 200 blocks): the second request's KV stays on the
+     * prefill side until the first finishes on the decode side and frees
+     * room; only then does its transfer start. */
+    const char *text =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\","
+        " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 10},"
+        " \"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"reserve\": \"final\"},"
+        " \"disagg\": {\"decode\": {\"kv_capacity_gib\": 0.4395}, \"link_gb_per_s\": 50, \"first_token\": \"decode\"},"
+        " \"workload\": {\"requests\": ["
+        "{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 2000, \"output_tokens\": 100},"
+        "{\"id\": \"b\", \"arrival_ms\": 0, \"prompt_tokens\": 2000, \"output_tokens\": 100}]}}";
+    Run *R = run(text);
+    CHECK(R != NULL);
+    if (!R) return;
+    CHECK_INT(engine_stats(cluster_engine(R->c, 1))->kv_total_blocks, 200);
+    const Request *a = req(R, "a"), *b = req(R, "b");
+    CHECK_INT(R->m.finished, 2);
+    double xfer = 2000 * 147456.0 / 50e9 + 10e-6;
+    /* both prefills end together (one 10 + 40 ms iteration); a's KV goes at
+     * once, b's only when a is done */
+    CHECK_NEAR((double)a->t_first_token_ns / 1e9, 0.050 + xfer, 1e-6);
+    CHECK_NEAR((double)b->t_first_token_ns / 1e9, (double)a->t_finish_ns / 1e9 + xfer, 1e-6);
+    /* the prefill replica held b's blocks all that time: its KV-block
+     * integral covers b until a finished */
+    const EngineStats *pst = engine_stats(cluster_engine(R->c, 0));
+    CHECK_INT(pst->kv_peak_used_blocks, 2 * 132);
+    done(R);
+}
+
 void suite_policies(void);
 void suite_policies(void)
 {
@@ -330,4 +362,5 @@ void suite_policies(void)
     RUN(test_padding_and_kv_formats);
     RUN(test_cluster_routing);
     RUN(test_disagg_tradeoff);
+    RUN(test_disagg_holds_both_sides);
 }
