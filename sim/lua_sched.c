@@ -52,6 +52,7 @@ typedef struct LuaSched {
     Engine *eng;             /* the engine of the current callback */
     int64_t now_ns;
     int active;              /* a callback runs: the view's methods may act */
+    int in_arrival;          /* that callback is on_arrival: only v:reject may act */
     uint64_t boundaries;
     BatchItem *scratch;      /* v:estimate's batch */
     uint32_t scratch_cap;
@@ -265,9 +266,21 @@ static LuaSched *lua_sched_self(lua_State *L, const char *method)
     return o->s;
 }
 
+/* A method that changes the batch: not in on_arrival, which runs between
+ * boundaries (an iteration may be in flight; only rejecting is safe). */
+static LuaSched *lua_sched_self_batch(lua_State *L, const char *method)
+{
+    LuaSched *s = lua_sched_self(L, method);
+    if (s->in_arrival)
+        luaL_error(L, "v:%s: on_arrival may only reject (v:reject or return \"reject\"); batch decisions "
+                      "belong in schedule", method);
+    return s;
+}
+
 static int lua_sched_method(lua_State *L, int op)
 {
-    LuaSched *s = lua_sched_self(L, lua_sched_op_names[op]);
+    LuaSched *s = op == OP_REJECT ? lua_sched_self(L, lua_sched_op_names[op])
+                                  : lua_sched_self_batch(L, lua_sched_op_names[op]);
     luaL_checkany(L, 2);
     int cidx = (op == OP_PREFILL || op == OP_ADMIT || op == OP_TRY_ADMIT) ? 3 : 0;
     lua_pushboolean(L, lua_sched_apply(L, s, op, 2, cidx, NULL));
@@ -290,7 +303,7 @@ static int lua_sched_m_reject(lua_State *L) { return lua_sched_method(L, OP_REJE
  * request per iteration.  Returns the number of requests added. */
 static int lua_sched_m_advance_all(lua_State *L)
 {
-    LuaSched *s = lua_sched_self(L, "advance_all");
+    LuaSched *s = lua_sched_self_batch(L, "advance_all");
     Engine *eng = s->eng;
     lua_Integer added = 0;
     for (uint32_t i = 0; i < eng_running_count(eng); i++) {
@@ -313,7 +326,7 @@ static int lua_sched_m_advance_all(lua_State *L)
  * the budget lasts.  Returns the number of decodes added. */
 static int lua_sched_m_decode_all(lua_State *L)
 {
-    LuaSched *s = lua_sched_self(L, "decode_all");
+    LuaSched *s = lua_sched_self_batch(L, "decode_all");
     Engine *eng = s->eng;
     lua_Integer added = 0;
     for (uint32_t i = 0; i < eng_running_count(eng); i++) {
@@ -618,11 +631,12 @@ static int lua_sched_apply_table(lua_State *L)
 
 /* ------------------------------------------------------------ callbacks */
 
-static void lua_sched_enter(LuaSched *s, Engine *eng)
+static void lua_sched_enter(LuaSched *s, Engine *eng, int in_arrival)
 {
     s->eng = eng;
     s->now_ns = eng_now_ns(eng);
     s->active = 1;
+    s->in_arrival = in_arrival;
 }
 
 /* "lua scheduler PATH: schedule at t = ... s" -- built only for messages. */
@@ -645,7 +659,7 @@ static int lua_sched_schedule(void *ctx, Engine *eng, Err *e)
         *e = s->err;
         return -1;
     }
-    lua_sched_enter(s, eng);
+    lua_sched_enter(s, eng, 0);
     s->boundaries++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_schedule);
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_view);
@@ -702,7 +716,7 @@ static void lua_sched_on_arrival(void *ctx, Engine *eng, uint32_t idx)
     LuaSched *s = ctx;
     lua_State *L = s->L;
     if (s->failed) return;
-    lua_sched_enter(s, eng);
+    lua_sched_enter(s, eng, 1);
     char what[1300];
     lua_pushcfunction(L, lua_sched_arrival_p);
     lua_pushlightuserdata(L, s);

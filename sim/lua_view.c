@@ -155,7 +155,7 @@ static int lua_view_req_index(lua_State *L)
         if (r->t_first_token_ns >= 0) lua_view_push_s(L, r->t_first_token_ns);
         else lua_pushnil(L);
         break;
-    case F_WAITED: lua_view_push_s(L, (q->now_ns ? *q->now_ns : 0) - r->t_arrive_ns); break;
+    case F_WAITED: lua_view_push_s(L, q->now_ns ? *q->now_ns - r->t_arrive_ns : 0); break;
     case F_PREFIX_HIT: lua_pushinteger(L, r->prefix_hit_tokens); break;
     case F_PREFIX_KEY: lua_pushcfunction(L, lua_view_prefix_key); break;
     default: {

@@ -33,7 +33,7 @@ typedef struct LuaViewReq {
     uint32_t magic;
     uint32_t idx;           /* the request's index in the engine's array */
     const Request *r;       /* NULL once the view has expired */
-    const int64_t *now_ns;  /* the owner's clock (for `waited`) */
+    const int64_t *now_ns;  /* the owner's clock (for `waited`); NULL: arriving now */
     const void *owner;      /* the policy that made the view */
 } LuaViewReq;
 

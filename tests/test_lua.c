@@ -14,6 +14,7 @@
  * lt_engine() from plain configurations (kv.h, cost.h, sched.h), so a Lua
  * and a C scheduler run on exactly the same engine.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,9 @@ static void test_lua_callback_errors(void)
     lt_expect_sched_error("not_a_table", d, NULL, LT_NEEDLES("must return a table", "got number"));
     lt_expect_sched_error("chunk_error", d, "chunk_error", LT_NEEDLES("at load time"));
     lt_expect_sched_error("unknown_field", d, "unknown_field", LT_NEEDLES("no field 'prefil_left'"));
+    lt_expect_sched_error("arrival_admit", d, "arrival_admit", LT_NEEDLES("v:admit: on_arrival may only reject"));
+    lt_expect_sched_error("arrival_advance", d, "arrival_advance", LT_NEEDLES("v:advance_all: on_arrival may only"));
+    lt_expect_sched_error("recursion", d, NULL, LT_NEEDLES("stack overflow"));
     /* admission control through on_arrival's answer */
     Err e;
     LtFour f;
@@ -585,6 +589,7 @@ static void test_lua_sjf(void)
     CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 1, 0, 0, NULL, &s, &e), 0);
     lt_run(&c, g.reqs, 4, s, &env);
     CHECK(lt_same_times(&a, &c));
+    lt_free(&c);
     /* max_wait_s bounds the wait of the long one: it goes before r3 */
     lt_sjf_requests(&g);
     CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 1, 0, 0, "{\"max_wait_s\": 0.05}", &s, &e),
@@ -603,7 +608,7 @@ static void test_lua_edf_admission(void)
 {
     enum { N = 40 };
     Request reqs[N];
-    char ids[N][8];
+    char ids[N][16];
     for (int i = 0; i < N; i++) {
         request_init(&reqs[i]);
         snprintf(ids[i], sizeof ids[i], "q%d", i);
@@ -868,6 +873,71 @@ static void test_lua_experiments(void)
     CHECK_INT(rc, 0);
 }
 
+/* lua_cmd_main(argv) with stderr captured into out: the exit status. */
+static int lt_cmd_main(char *out, size_t n, int argc, ...)
+{
+    char *argv[16];
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 0; i < argc && i < 16; i++) argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stderr.txt", lt_tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w");
+    if (!f || saved < 0) {
+        if (f) fclose(f);
+        return -1;
+    }
+    dup2(fileno(f), 2);
+    int rc = lua_cmd_main(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(f);
+    Err e;
+    char *t = read_file(path, NULL, &e);
+    snprintf(out, n, "%s", t ? t : "");
+    free(t);
+    return rc;
+}
+
+/* The exit status and message of `servesim lua` without the binary. */
+static void test_lua_cmd_exit_status(void)
+{
+    static char out[8192];
+    char *bad = (char *)(uintptr_t)(LT_DIR "bad_script.lua");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"ok"), 0);
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"os_execute"), 1);
+    CHECK_CONTAINS(out, "servesim: ");
+    CHECK_CONTAINS(out, lt_where("bad_script.lua", "os_execute"));
+    CHECK_CONTAINS(out, "global 'os'");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"io_open"), 1);
+    CHECK_CONTAINS(out, "global 'io'");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"require_os"), 1);
+    CHECK_CONTAINS(out, "not available in the sandbox");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"load_binary"), 1);
+    CHECK_CONTAINS(out, "binary chunks are not allowed");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 4, (char *)(uintptr_t)"--max-memory-mib", (char *)(uintptr_t)"32", bad,
+                          (char *)(uintptr_t)"string_rep"), 1);
+    CHECK_CONTAINS(out, "memory limit exceeded");
+    CHECK_CONTAINS(out, "32 MiB");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 4, (char *)(uintptr_t)"--max-instructions", (char *)(uintptr_t)"1e6", bad,
+                          (char *)(uintptr_t)"loop"), 1);
+    CHECK_CONTAINS(out, "instruction limit exceeded");
+    CHECK_CONTAINS(out, lt_where("bad_script.lua", "loop"));
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, bad, (char *)(uintptr_t)"error_nil"), 1);
+    CHECK_CONTAINS(out, "error object is a nil value");
+    /* usage errors: 2 */
+    CHECK_INT(lt_cmd_main(out, sizeof out, 0), 2);
+    CHECK_CONTAINS(out, "a script is required");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 2, (char *)(uintptr_t)"--max-instructions", (char *)(uintptr_t)"-5"), 2);
+    CHECK_CONTAINS(out, "--max-instructions");
+    CHECK_INT(lt_cmd_main(out, sizeof out, 1, (char *)(uintptr_t)"--frob"), 2);
+    CHECK_CONTAINS(out, "--frob");
+}
+
 static const char *lt_bin(void)
 {
     const char *b = getenv("SERVESIM_BIN");
@@ -934,6 +1004,7 @@ void suite_lua(void)
     RUN(test_lua_sched_limits);
     RUN(test_lua_view_read_only);
     RUN(test_lua_sandbox_escapes);
+    RUN(test_lua_cmd_exit_status);
     RUN(test_lua_api);
     RUN(test_lua_sjf);
     RUN(test_lua_edf_admission);

@@ -78,6 +78,9 @@ function M.schedule(v)
     local x = w.prefil_left -- @unknown_field
   elseif case == "chunk_string" and w then
     return {admit = {{w, "all"}}}
+  elseif case == "recursion" then
+    local function f(n) return 1 + f(n + 1) end
+    f(1)
   elseif case == "decode_finished" and M.done then
     v:decode(M.done) -- @decode_finished
   end
@@ -91,6 +94,10 @@ elseif case == "arrival_error" then
   function M.on_arrival(v, r) error("arrival boom " .. r.id) end -- @arrival_error
 elseif case == "arrival_reject_all" then
   function M.on_arrival(v, r) return "reject" end
+elseif case == "arrival_admit" then
+  function M.on_arrival(v, r) v:admit(r) end -- @arrival_admit
+elseif case == "arrival_advance" then
+  function M.on_arrival(v, r) v:advance_all() end -- @arrival_advance
 end
 
 if case == "no_schedule" then return {} end
