@@ -32,6 +32,22 @@ const char *calib_meas_op_name(int op)
     return op >= 0 && op < MEAS_OP_COUNT ? calib_meas_op_names[op] : "?";
 }
 
+const char *calib_meas_shape_str(const Meas *r, char *buf, size_t n)
+{
+    switch (r->op) {
+    case MEAS_GEMM: snprintf(buf, n, "%s m=%.0f n=%.0f k=%.0f", dtype_name((Dtype)r->dtype), r->m, r->n, r->k); break;
+    case MEAS_ATTN_PREFILL:
+    case MEAS_ATTN_DECODE:
+        snprintf(buf, n, "b=%.0f c=%.0f h=%.0f heads %.0f/%.0f", r->batch, r->chunk, r->ctx, r->q_heads, r->kv_heads);
+        break;
+    case MEAS_ALLREDUCE: snprintf(buf, n, "%.0f GPUs, %.0f B", r->batch, r->size_bytes); break;
+    case MEAS_MEM_READ:
+    case MEAS_MEM_COPY: snprintf(buf, n, "%.0f B", r->size_bytes); break;
+    default: snprintf(buf, n, "empty kernel"); break;
+    }
+    return buf;
+}
+
 void calib_meas_init(MeasSet *s)
 {
     memset(s, 0, sizeof *s);

@@ -84,6 +84,9 @@ int calib_meas_import(MeasSet *s, const char *path, Err *e);
 int calib_meas_write_csv(const MeasSet *s, FILE *f);
 int calib_meas_write_file(const MeasSet *s, const char *path, Err *e);
 
+/* A short description of the row's shape ("m=64 n=4096 k=4096", ...). */
+const char *calib_meas_shape_str(const Meas *r, char *buf, size_t n);
+
 /* Element bytes of a Dtype used by the counts (fp32 4, bf16/fp16 2, fp8 1). */
 double calib_meas_elem_bytes(int dtype);
 

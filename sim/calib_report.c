@@ -214,21 +214,6 @@ static int calib_report_cmp(const void *a, const void *b)
     return x->meas < y->meas ? -1 : x->meas > y->meas;
 }
 
-static void calib_report_shape(char *buf, size_t n, const Meas *r)
-{
-    switch (r->op) {
-    case MEAS_GEMM: snprintf(buf, n, "m=%.0f n=%.0f k=%.0f", r->m, r->n, r->k); break;
-    case MEAS_ATTN_PREFILL:
-    case MEAS_ATTN_DECODE:
-        snprintf(buf, n, "b=%.0f c=%.0f h=%.0f heads %.0f/%.0f", r->batch, r->chunk, r->ctx, r->q_heads, r->kv_heads);
-        break;
-    case MEAS_ALLREDUCE: snprintf(buf, n, "%.0f GPUs, %.0f B", r->batch, r->size_bytes); break;
-    case MEAS_MEM_READ:
-    case MEAS_MEM_COPY: snprintf(buf, n, "%.0f B", r->size_bytes); break;
-    default: snprintf(buf, n, "-"); break;
-    }
-}
-
 int calib_report_measured(FILE *f, const Profile *p, const MeasSet *ms)
 {
     int classes = 0;
@@ -262,7 +247,7 @@ int calib_report_measured(FILE *f, const Profile *p, const MeasSet *ms)
         for (size_t s = 0; s < show; s++) {
             const RepRow *r = &rows[show > 1 ? s * (n - 1) / (show - 1) : 0];
             char shape[160];
-            calib_report_shape(shape, sizeof shape, r->r);
+            calib_meas_shape_str(r->r, shape, sizeof shape);
             fprintf(f, "      %-44s measured %10.4f ms  fitted %10.4f ms  %+6.1f%%\n", shape, r->meas, r->pred,
                     100 * (r->pred / r->meas - 1));
         }

@@ -342,8 +342,8 @@ static int calib_run_row(MeasSet *out, const Meas *r, const char *backend, const
     snprintf(x.tag, sizeof x.tag, "%s:%s", backend, what);
     if (calib_meas_add(out, &x, e) < 0) return err_prefix(e, "%s %s", backend, what);
     if (log) {
-        fprintf(log, "  %-16s %-10s %10.4f ms  m=%.0f n=%.0f k=%.0f b=%.0f c=%.0f h=%.0f bytes=%.0f\n", what,
-                calib_meas_op_name(x.op), x.latency_ms, x.m, x.n, x.k, x.batch, x.chunk, x.ctx, x.size_bytes);
+        char shape[160];
+        fprintf(log, "  %-16s %12.4f ms  %s\n", what, x.latency_ms, calib_meas_shape_str(&x, shape, sizeof shape));
         fflush(log);
     }
     return 0;
