@@ -80,6 +80,7 @@ bench: deps
 	./servesim bench
 	@bash -c 'TIMEFORMAT="azure conv trace (19,366 requests read and simulated): %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet'
+	./servesim lua lua/experiments/bench_overhead.lua
 
 clean:
 	rm -rf build build-asan servesim

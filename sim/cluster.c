@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "lua_router.h"
 #include "prefix.h"
 
 enum { CLUSTER_EV_TRANSFER = 3 };
@@ -22,6 +23,8 @@ struct Cluster {
     uint32_t next_arrival;
     uint32_t rr_next[2];   /* round-robin cursors per pool */
     EngineStats st;        /* aggregated over replicas */
+    Router lua_router;     /* ROUTER_LUA */
+    ReplicaLoad *loads;    /* what it sees of the replicas */
 };
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
@@ -37,6 +40,16 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     for (uint32_t p = 0; p < s->n_pools; p++) c->n += s->pools[p].replicas;
     c->n_prefill = s->disagg ? s->pools[0].replicas : 0;
     c->eng = xcalloc(c->n, sizeof *c->eng);
+    c->loads = xcalloc(c->n, sizeof *c->loads);
+    if (s->router == ROUTER_LUA) {
+        char where[700], dir[512];
+        snprintf(where, sizeof where, "%s: cluster.router", s->source);
+        workload_base_dir(s->source, dir, sizeof dir);
+        if (lua_router_new(s->lua_router, where, dir, &c->lua_router, e) < 0) {
+            cluster_free(c);
+            return NULL;
+        }
+    }
     evq_init(&c->q);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
@@ -64,6 +77,8 @@ void cluster_free(Cluster *c)
     if (!c) return;
     for (uint32_t i = 0; i < c->n; i++) engine_free(c->eng[i]);
     free(c->eng);
+    free(c->loads);
+    if (c->lua_router.destroy) c->lua_router.destroy(c->lua_router.ctx);
     evq_free(&c->q);
     free(c->tt);
     free(c);
@@ -76,6 +91,10 @@ static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int
     if (n == 1) return lo;
     RouterKind kind = c->s->router;
     if (kind == ROUTER_ROUND_ROBIN) return lo + (c->rr_next[pool]++ % n);
+    if (kind == ROUTER_LUA) {
+        for (uint32_t i = 0; i < n; i++) engine_load(c->eng[lo + i], &c->loads[i]);
+        return lo + c->lua_router.route(c->lua_router.ctx, r, c->loads, n);
+    }
     uint32_t best = lo;
     uint64_t best_v = UINT64_MAX;
     uint32_t best_hit = 0;
@@ -185,6 +204,7 @@ int cluster_run(Cluster *c, Err *e)
                 transfer_done(c, ev.arg, ev.t_ns);
             }
         } while (evq_peek_time(&c->q) == ev.t_ns && evq_pop(&c->q, &ev));
+        if (lua_router_check(&c->lua_router, e) < 0) return -1;
         for (uint32_t i = 0; i < c->n; i++)
             if (engine_poll(c->eng[i], e) != 0) return err_prefix(e, "replica %u", i);
     }

@@ -14,6 +14,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "jsonio.h"
+#include "lua_cmd.h"
 #include "metrics.h"
 #include "report.h"
 #include "cluster.h"
@@ -39,6 +40,7 @@ static const char usage_main[] =
     "  spec-verify           run the rejection-sampling verifier and print its output distribution\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
+    "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
     "  help [COMMAND]        this text, or a command's options\n"
     "\n"
     "'servesim COMMAND --help' prints a command's options.\n";
@@ -502,12 +504,13 @@ int main(int argc, char **argv)
             char *hv[] = {help, NULL};
             return wlcmd_main(1, hv);
         }
-        fputs(!topic ? usage_main : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
+        fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
         return 0;
     }
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "lua")) return lua_cmd_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
     if (!strcmp(cmd, "workload")) return wlcmd_main(argc - 2, argv + 2);

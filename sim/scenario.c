@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "jsonio.h"
+#include "lua_router.h"
+#include "lua_sched.h"
 #include "paths.h"
 #include "prefix.h"
 
@@ -36,6 +38,10 @@ const char scenario_default_json[] =
 void scenario_free(Scenario *s)
 {
     workload_free(&s->wl);
+    for (uint32_t i = 0; i < s->n_lua_sched; i++) cJSON_Delete(s->lua_sched[i]);
+    s->n_lua_sched = 0;
+    cJSON_Delete(s->lua_router);
+    s->lua_router = NULL;
     free(s->spec_by_cls);
     s->spec_by_cls = NULL;
 }
@@ -321,6 +327,20 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
     if (jsonio_expect_object(v, where, e) < 0) return -1;
     int kind;
+    if (lua_sched_is_lua(v)) {
+        /* a Lua policy: lua_sched_new runs the script when each engine is
+         * built; the object and the script path are checked now */
+        char dir[512];
+        workload_base_dir(where, dir, sizeof dir);
+        if (lua_sched_validate(v, where, dir, e) < 0) return -1;
+        if (s->n_lua_sched == 4) return err_set(e, "%s: at most 4 Lua schedulers in one scenario", where);
+        cJSON *copy = cJSON_Duplicate(v, 1);
+        s->lua_sched[s->n_lua_sched++] = copy;
+        const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_running");
+        s->sched = (SchedConfig){.kind = SCHED_CONTINUOUS,
+                                 .max_running = cJSON_IsNumber(mr) ? (uint32_t)mr->valuedouble : 256, .lua = copy};
+        return 0;
+    }
     if (jsonio_enum(v, "kind", where, 1, sched_kind_names, &kind, e) < 0) return -1;
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
@@ -458,7 +478,19 @@ static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
         if (jsonio_expect_object(c, p, e) < 0 || jsonio_check_keys(c, p, keys, e) < 0) return -1;
         int64_t n = 1;
         if (jsonio_int(c, "replicas", p, 1, 1, 4096, &n, e) < 0) return -1;
-        if (jsonio_enum(c, "router", p, 0, scenario_router_names, &router, e) < 0) return -1;
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(c, "router");
+        if (cJSON_IsObject(rv)) {
+            char rp[300], dir[512];
+            jsonio_path(rp, sizeof rp, p, "router");
+            workload_base_dir(w, dir, sizeof dir);
+            if (!lua_sched_is_lua(rv)) return err_set(e, "%s: a router object needs \"kind\": \"lua\"", rp);
+            if (lua_router_validate(rv, rp, dir, e) < 0) return -1;
+            cJSON_Delete(s->lua_router);
+            s->lua_router = cJSON_Duplicate(rv, 1);
+            router = ROUTER_LUA;
+        } else if (jsonio_enum(c, "router", p, 0, scenario_router_names, &router, e) < 0) {
+            return -1;
+        }
         s->pools[0].replicas = (uint32_t)n;
     }
     if (d) {
@@ -487,6 +519,9 @@ static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
         s->n_pools = 2;
     }
     s->router = (RouterKind)router;
+    if (s->router == ROUTER_LUA && !s->lua_router)
+        return err_set(e, "%s: router \"lua\" is given as an object: {\"kind\": \"lua\", \"script\": PATH} "
+                          "(in \"cluster\")", w);
     if (s->router == ROUTER_PREFIX_AFFINITY && !s->prefix_cache)
         return err_set(e, "%s: router \"prefix_affinity\" needs \"kv\": {\"prefix_cache\": true}", w);
     return 0;
@@ -618,7 +653,7 @@ int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *
     return rc;
 }
 
-const char *const scenario_router_names[] = {"round_robin", "least_requests", "least_tokens", "prefix_affinity",
+const char *const scenario_router_names[] = {"round_robin", "least_requests", "least_tokens", "prefix_affinity", "lua",
                                               NULL};
 
 double scenario_gpus(const Scenario *s)
@@ -638,7 +673,16 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     EngineConfig cfg = {0};
     if (sink) cfg.sink = *sink;
     cfg.token_times = tt;
-    if (sched_new(&pool->sched, &cfg.sched, e) < 0) return NULL;
+    int src;
+    if (pool->sched.lua) {
+        char where[700], dir[512];
+        snprintf(where, sizeof where, "%s: scheduler", s->source);
+        workload_base_dir(s->source, dir, sizeof dir);
+        src = lua_sched_new(pool->sched.lua, where, dir, &cfg.sched, e);
+    } else {
+        src = sched_new(&pool->sched, &cfg.sched, e);
+    }
+    if (src < 0) return NULL;
     int kv_rc;
     if (s->prefix_cache) {
         PrefixConfig pc = {.kv = pool->kv, .evict = (PrefixEvict)s->prefix_evict,
@@ -772,7 +816,9 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
         cJSON_AddNumberToObject(sc, "replicas", s->pools[0].replicas);
     }
     if (s->n_pools > 1 || s->pools[0].replicas > 1) cJSON_AddStringToObject(sc, "router", scenario_router_names[s->router]);
-    cJSON_AddStringToObject(sc, "scheduler", sched_kind_name(s->sched.kind));
+    cJSON_AddStringToObject(sc, "scheduler", s->sched.lua ? "lua" : sched_kind_name(s->sched.kind));
+    const cJSON *script = s->sched.lua ? cJSON_GetObjectItemCaseSensitive(s->sched.lua, "script") : NULL;
+    if (cJSON_IsString(script)) cJSON_AddStringToObject(sc, "scheduler_script", script->valuestring);
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
     cJSON_AddStringToObject(sc, "cost_model", s->cost_kind == COST_LINEAR ? "linear" : "roofline");

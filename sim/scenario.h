@@ -34,7 +34,7 @@ typedef struct Pool {
     KvConfig kv;             /* capacity for this pool's hardware and tp */
 } Pool;
 
-typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY } RouterKind;
+typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY, ROUTER_LUA } RouterKind;
 extern const char *const scenario_router_names[];
 
 typedef struct Scenario {
@@ -57,6 +57,9 @@ typedef struct Scenario {
     uint32_t n_pools;
     int disagg;
     RouterKind router;
+    cJSON *lua_router;       /* ROUTER_LUA: the cluster's router object (owned) */
+    cJSON *lua_sched[4];     /* Lua scheduler objects (owned); SchedConfig.lua points at them */
+    uint32_t n_lua_sched;
     double link_bw_bytes_per_s;  /* disagg KV transfer */
     double link_latency_s;
     int first_token_on_decode;   /* disagg: the first token is emitted after the transfer */
