@@ -473,6 +473,10 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
 /* An iteration boundary while the replica is free. */
 static int boundary(Engine *eng, Err *e)
 {
+    if (eng->cfg.kv.error) {
+        const char *m = eng->cfg.kv.error(eng->cfg.kv.ctx);
+        if (m && *m) return err_set(e, "KV policy %s: %s", eng->cfg.kv.name, m);
+    }
     for (;;) {
         if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
         if (eng->plan.n > 0) break;

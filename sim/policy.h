@@ -102,6 +102,9 @@ typedef struct KvPolicy {
      * sharing policy references parent's blocks (copy-on-write later); a
      * counting pool takes a copy.  1 = done, 0 = no room. */
     int (*fork)(void *ctx, Request *parent, Request *child);
+    /* Optional: a sticky failure of a plug-in inside the policy (a Lua
+     * eviction rule), checked by the engine at every boundary; "" = none. */
+    const char *(*error)(void *ctx);
     /* Optional. */
     void (*stats)(void *ctx, KvStats *out);
     void (*destroy)(void *ctx);

@@ -10,6 +10,7 @@
  */
 #include "prefix.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ typedef struct Prefix {
     uint64_t n_ref;       /* blocks with ref > 0 */
     uint64_t lookups;
     KvStats st;
+    Err evict_err;        /* the first failure of a custom eviction policy */
 } Prefix;
 
 /* ------------------------------------------------------------ hashing */
@@ -207,10 +209,25 @@ static void unref_block(Prefix *p, uint32_t b)
  * cost, p_hit estimated as (hits + 1) / (lookups since cached + 2) and the
  * recompute cost growing with the block's depth (its attention spans the
  * whole prefix before it). */
-static uint32_t victim(const Prefix *p)
+static uint32_t victim(Prefix *p)
 {
     uint32_t best = p->lru_head;
-    if (p->cfg.evict != PREFIX_EVICT_VALUE || best == NIL) return best;
+    if (best == NIL || p->cfg.evict == PREFIX_EVICT_LRU) return best;
+    if (p->cfg.evict == PREFIX_EVICT_CUSTOM) {
+        EvictCandidate c[PREFIX_EVICT_CANDIDATES];
+        uint32_t n = 0;
+        for (uint32_t b = p->lru_head; b != NIL && n < PREFIX_EVICT_CANDIDATES; b = p->blk[b].next)
+            c[n++] = (EvictCandidate){.block = b, .depth = p->blk[b].depth, .hits = p->blk[b].hits,
+                                      .lookups_since = p->lookups - p->blk[b].born};
+        Err e = {{0}};
+        int k = p->cfg.custom.choose(p->cfg.custom.ctx, c, n, &e);
+        if (k >= 0 && (uint32_t)k < n) return c[k].block;
+        if (!p->evict_err.msg[0]) {
+            if (!e.msg[0]) snprintf(e.msg, sizeof e.msg, "eviction policy chose %d of %u candidates", k, n);
+            p->evict_err = e;
+        }
+        return best;
+    }
     double best_v = 1e300;
     const double B = p->cfg.kv.block_tokens;
     uint32_t b = p->lru_head;
@@ -414,9 +431,20 @@ static void pf_stats(void *ctx, KvStats *out)
     out->cached_blocks = p->ht_n;
 }
 
+const char *prefix_evict_error(const KvPolicy *kv)
+{
+    return kv->admit == pf_admit ? ((const Prefix *)kv->ctx)->evict_err.msg : "";
+}
+
+static const char *pf_error(void *ctx)
+{
+    return ((const Prefix *)ctx)->evict_err.msg;
+}
+
 static void pf_destroy(void *ctx)
 {
     Prefix *p = ctx;
+    if (p->cfg.evict == PREFIX_EVICT_CUSTOM && p->cfg.custom.destroy) p->cfg.custom.destroy(p->cfg.custom.ctx);
     for (uint32_t i = 0; i < p->cfg.n_requests; i++) free(p->tabs[i].b);
     free(p->tabs);
     free(p->blk);
@@ -443,6 +471,8 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child)
     child->kv_blocks = ct->n;
     return 0;
 }
+
+static const char *pf_error(void *ctx);
 
 static int pf_fork(void *ctx, Request *parent, Request *child)
 {
@@ -473,7 +503,7 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
     p->tabs = xcalloc(cfg->n_requests ? cfg->n_requests : 1, sizeof *p->tabs);
     *out = (KvPolicy){.name = "prefix_cache", .ctx = p, .admit = pf_admit, .grow = pf_grow, .commit = pf_commit,
                       .release = pf_release, .need_blocks = pf_need, .used_blocks = pf_used,
-                      .total_blocks = pf_total, .fork = pf_fork, .stats = pf_stats, .destroy = pf_destroy};
+                      .total_blocks = pf_total, .fork = pf_fork, .error = pf_error, .stats = pf_stats, .destroy = pf_destroy};
     return 0;
 }
 

@@ -20,16 +20,39 @@
 
 #include "kv.h"
 
-typedef enum { PREFIX_EVICT_LRU = 0, PREFIX_EVICT_VALUE } PrefixEvict;
+typedef enum { PREFIX_EVICT_LRU = 0, PREFIX_EVICT_VALUE, PREFIX_EVICT_CUSTOM } PrefixEvict;
+
+/* What an eviction policy sees of each candidate: a cached block nobody
+ * references, oldest first. */
+typedef struct EvictCandidate {
+    uint32_t block;           /* physical block id */
+    uint32_t depth;           /* its index in the sequence that computed it */
+    uint32_t hits;            /* lookups that reused it */
+    uint64_t lookups_since;   /* lookups since it entered the cache */
+} EvictCandidate;
+
+/* A pluggable eviction rule (a Lua script, say): choose returns the index
+ * of the candidate to drop, or a negative value on failure (the cache then
+ * falls back to LRU and records the failure). */
+typedef struct EvictPolicy {
+    void *ctx;
+    int (*choose)(void *ctx, const EvictCandidate *c, uint32_t n, Err *e);
+    void (*destroy)(void *ctx);
+} EvictPolicy;
+
+#define PREFIX_EVICT_CANDIDATES 32
 
 typedef struct PrefixConfig {
     KvConfig kv;              /* capacity, block size, reservation mode */
     PrefixEvict evict;
+    EvictPolicy custom;       /* PREFIX_EVICT_CUSTOM: owned by the cache */
     uint64_t namespace_seed;  /* hash of model, adapter, position scheme */
     uint32_t n_requests;      /* requests the engine will hold (Request.idx < n) */
 } PrefixConfig;
 
 int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e);
+/* The first error a custom eviction policy reported (empty if none). */
+const char *prefix_evict_error(const KvPolicy *kv);
 
 /* Shares all of parent's blocks with child (parallel sampling: n branches
  * over one prompt).  The child's next append into a shared partial block
