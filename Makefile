@@ -6,6 +6,8 @@
 #   make asan     the same suite under AddressSanitizer + UBSan
 #   make bench    100,000 Poisson requests: simulated requests and iterations per wall second
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
+#   make kernels  build the CUDA calibration kernels with nvcc (sm_80/89/90/100/120), if nvcc exists
+#   make calib-cpu  measure a tiny model on the CPU, fit a profile, query it (calib/README.md)
 
 CC      ?= cc
 PKGS    := gsl libcjson lua5.4
@@ -84,5 +86,40 @@ bench: deps
 
 clean:
 	rm -rf build build-asan servesim
+
+# ---- CUDA calibration kernels (optional; the simulator never needs them) ----
+KERNEL_ARCHS := 80 89 90 100 120
+NVCC_GENCODE := $(foreach a,$(KERNEL_ARCHS),-gencode arch=compute_$(a),code=sm_$(a))
+NVCC_FLAGS   ?= -O3 -std=c++17 -DCALIB_KERN_NO_CBLAS -Xcompiler -Wall,-Wextra
+CUDA_LIBDIR  := $(if $(NVCC),$(abspath $(dir $(realpath $(NVCC)))../lib64))
+KERNEL_BIN   := $(addprefix kernels/build/,gemm attn_prefill attn_decode membw)
+KERNEL_LIB   := kernels/build/libservesim_kernels.so
+KERNEL_DEPS  := kernels/common.cuh sim/calib_abi.h sim/calib_kern.h sim/calib_kern.c
+KERNEL_LINK  := -lcublasLt -lcublas -Xlinker -rpath,$(CUDA_LIBDIR)
+
+.PHONY: kernels calib-cpu
+kernels:
+ifeq ($(NVCC),)
+	@echo "kernels: nvcc not found; CUDA calibration kernels not built (the CPU backend and the simulator do not need them)"
+else
+	@$(MAKE) --no-print-directory $(KERNEL_BIN) $(KERNEL_LIB)
+	@echo "kernels: built $(KERNEL_BIN) $(KERNEL_LIB) for sm_$(subst $(eval) ,/,$(KERNEL_ARCHS))"
+endif
+
+kernels/build/%: kernels/%.cu $(KERNEL_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -DKERNELS_MAIN -o $@ $< sim/calib_kern.c $(KERNEL_LINK)
+
+$(KERNEL_LIB): kernels/backend.cu kernels/gemm.cu kernels/attn_prefill.cu kernels/attn_decode.cu kernels/membw.cu \
+               $(KERNEL_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -shared -Xcompiler -fPIC -o $@ kernels/backend.cu sim/calib_kern.c $(KERNEL_LINK)
+
+# measure -> fit -> query on the CPU backend (a 2-layer model, about a second)
+calib-cpu: servesim
+	./servesim calib run --model calib/tiny-llama.json --out $(BUILD)/calib-cpu --reps 3 --quiet
+	./servesim calib fit $(BUILD)/calib-cpu/measurements.csv --name cpu --out $(BUILD)/calib-cpu/cpu.json
+	./servesim cost --hardware h100-sxm --profile $(BUILD)/calib-cpu/cpu.json --model calib/tiny-llama.json \
+	  --batch 1:100,1:200,64:0
 
 -include $(SIM_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/sim/main.d

@@ -10,8 +10,9 @@
  *
  * Every timing function returns 0 and the median latency in ms of `reps`
  * launches (after a warm-up launch; on a GPU each timed with CUDA events,
- * the L2 cache flushed between launches), or non-zero with a message in
- * err.  Shapes follow calib_meas.h: GEMM m token rows, n output features,
+ * the L2 cache flushed between launches); CALIB_ABI_UNSUPPORTED when the
+ * backend cannot run that shape or dtype (err says why; the driver skips
+ * it); any other value on failure, with a message in err.  Shapes follow calib_meas.h: GEMM m token rows, n output features,
  * k input features; attention per GPU, `batch` sequences each with `chunk`
  * new tokens over `cached` ones (decode: chunk 1).
  */
@@ -29,6 +30,8 @@ extern "C" {
 #define CALIB_ABI_BF16 0
 #define CALIB_ABI_FP8 2
 #define CALIB_ABI_FP32 3
+
+#define CALIB_ABI_UNSUPPORTED 1
 
 typedef struct ServesimKernels {
     int abi;              /* SERVESIM_KERNELS_ABI */

@@ -18,7 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The kernel programs (kernels/) compile this file with
+ * -DCALIB_KERN_NO_CBLAS so that they need no GSL: their GEMM reference is
+ * the triple loop. */
+#ifndef CALIB_KERN_NO_CBLAS
 #include <gsl/gsl_cblas.h>
+#endif
 
 void calib_kern_softmax_block(const float *s, const float *v, int n, int d, float *m, float *l, float *acc)
 {
@@ -200,7 +205,11 @@ void calib_kern_attn_paged(const float *q, const float *k_cache, const float *v_
 
 void calib_kern_gemm(int m, int n, int k, const float *a, const float *w, float *c)
 {
+#ifndef CALIB_KERN_NO_CBLAS
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, w, k, 0.0f, c, n);
+#else
+    calib_kern_gemm_ref(m, n, k, a, w, c);
+#endif
 }
 
 void calib_kern_gemm_ref(int m, int n, int k, const float *a, const float *w, float *c)

@@ -112,7 +112,7 @@ static int cpu_gemm(void *ctx, int dtype, int m, int n, int k, int reps, double 
     (void)ctx;
     if (dtype != CALIB_ABI_FP32) {
         snprintf(err, (size_t)errn, "cpu backend: GEMM dtype %d unsupported (fp32 only)", dtype);
-        return -1;
+        return CALIB_ABI_UNSUPPORTED;
     }
     CpuWork w = {.kind = 0, .m = m, .n = n, .k = k};
     w.a = cpu_buf((size_t)m * k, 1);
@@ -373,8 +373,12 @@ int calib_run(const ModelDesc *m, ServesimKernels *k, const CalibRunOpts *o, Mea
                 if (*mp > max_m) break;
                 Meas r = {.op = MEAS_GEMM, .dtype = dt, .kv_dtype = dt, .m = *mp, .n = g[i].n, .k = g[i].k};
                 msg[0] = '\0';
-                if (k->gemm(k->ctx, dt, *mp, g[i].n, g[i].k, o->reps, &r.latency_ms, msg, (int)sizeof msg) != 0)
-                    return calib_run_fail(e, be, g[i].what, msg);
+                int st = k->gemm(k->ctx, dt, *mp, g[i].n, g[i].k, o->reps, &r.latency_ms, msg, (int)sizeof msg);
+                if (st == CALIB_ABI_UNSUPPORTED) {
+                    if (o->log) fprintf(o->log, "  %-16s skipped: %s\n", g[i].what, msg);
+                    continue;
+                }
+                if (st != 0) return calib_run_fail(e, be, g[i].what, msg);
                 if (calib_run_row(out, &r, be, g[i].what, o->log, e) < 0) return -1;
             }
         }

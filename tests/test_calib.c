@@ -571,7 +571,7 @@ static void test_calib_backend_load_errors(void)
     CHECK_INT(k.check(k.ctx, log, (int)sizeof log), 0);
     double ms = 0;
     char msg[256];
-    CHECK(k.gemm(k.ctx, CALIB_ABI_BF16, 1, 1, 1, 1, &ms, msg, (int)sizeof msg) != 0);
+    CHECK_INT(k.gemm(k.ctx, CALIB_ABI_BF16, 1, 1, 1, 1, &ms, msg, (int)sizeof msg), CALIB_ABI_UNSUPPORTED);
     CHECK_CONTAINS(msg, "fp32 only");
 }
 
