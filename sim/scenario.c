@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonio.h"
+#include "lua_evict.h"
 #include "lua_router.h"
 #include "lua_sched.h"
 #include "paths.h"
@@ -42,6 +43,8 @@ void scenario_free(Scenario *s)
     s->n_lua_sched = 0;
     cJSON_Delete(s->lua_router);
     s->lua_router = NULL;
+    cJSON_Delete(s->lua_evict);
+    s->lua_evict = NULL;
     free(s->spec_by_cls);
     s->spec_by_cls = NULL;
 }
@@ -417,7 +420,23 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     }
     if (jsonio_bool(v, "unbounded", where, 0, &s->kv.unbounded, e) < 0) return -1;
     if (jsonio_bool(v, "prefix_cache", where, 0, &s->prefix_cache, e) < 0) return -1;
-    if (jsonio_enum(v, "eviction", where, 0, evict, &s->prefix_evict, e) < 0) return -1;
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(v, "eviction");
+    if (cJSON_IsObject(ev)) {
+        /* a Lua rule: lua_evict_new runs the script when each engine is
+         * built; the object and the script path are checked now */
+        char p[300], dir[512];
+        jsonio_path(p, sizeof p, where, "eviction");
+        if (!s->prefix_cache)
+            return err_set(e, "%s: a Lua eviction rule needs \"prefix_cache\": true (the rule picks which cached "
+                              "prefix block to drop)", p);
+        workload_base_dir(where, dir, sizeof dir);
+        if (lua_evict_validate(ev, p, dir, e) < 0) return -1;
+        cJSON_Delete(s->lua_evict);
+        s->lua_evict = cJSON_Duplicate(ev, 1);
+        s->prefix_evict = PREFIX_EVICT_CUSTOM;
+    } else if (jsonio_enum(v, "eviction", where, 0, evict, &s->prefix_evict, e) < 0) {
+        return -1;
+    }
     double conv = 0;
     if (jsonio_num(v, "conversion_ns_per_token", where, 0, 0, 1e6, &conv, e) < 0) return -1;
     s->wrap.conversion_s_per_token = conv * 1e-9;
@@ -687,7 +706,20 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     if (s->prefix_cache) {
         PrefixConfig pc = {.kv = pool->kv, .evict = (PrefixEvict)s->prefix_evict,
                            .namespace_seed = prefix_namespace(s->model.name, "", "rope"), .n_requests = s->wl.n};
-        kv_rc = prefix_new(&pc, &cfg.kv, e);
+        kv_rc = 0;
+        if (s->lua_evict) {
+            char where[700], dir[512];
+            snprintf(where, sizeof where, "%s: kv.eviction", s->source);
+            workload_base_dir(s->source, dir, sizeof dir);
+            kv_rc = lua_evict_new(s->lua_evict, where, dir, &pc.custom, e);
+            if (kv_rc == 0) lua_evict_set_block_tokens(&pc.custom, pool->kv.block_tokens);
+            pc.evict = PREFIX_EVICT_CUSTOM;
+        }
+        if (kv_rc == 0) {
+            kv_rc = prefix_new(&pc, &cfg.kv, e);
+            /* the cache owns the rule only once it exists */
+            if (kv_rc < 0 && s->lua_evict) pc.custom.destroy(pc.custom.ctx);
+        }
     } else {
         kv_rc = kv_pool_new(&pool->kv, &cfg.kv, e);
     }

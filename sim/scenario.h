@@ -77,6 +77,7 @@ typedef struct Scenario {
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */
     int prefix_cache;        /* hash-chained block reuse (prefix.h) */
     int prefix_evict;        /* PrefixEvict */
+    cJSON *lua_evict;        /* PREFIX_EVICT_CUSTOM: the Lua eviction object (owned) */
     Slo slo;               /* default SLO targets */
     SloClasses slo_classes;
     Price price;           /* gpus = tp */

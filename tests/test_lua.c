@@ -9,7 +9,11 @@
  *  - every sandbox escape and every bad decision ends in a clean error
  *    whose message names the script, the line and the problem;
  *  - the view is read-only; the servesim module runs scenarios and writes
- *    files; the examples in lua/ run.
+ *    files; the examples in lua/ run;
+ *  - KV eviction rules: a Lua rule answering 1 runs token for token like
+ *    "eviction": "lru" and lua/evict/value.lua like "eviction": "value" on
+ *    a prefix cache that evicts; every bad answer stops cluster_run with
+ *    the script's name, line and value.
  * Fixture scripts live in tests/lua/.  The engines here are assembled by
  * lt_engine() from plain configurations (kv.h, cost.h, sched.h), so a Lua
  * and a C scheduler run on exactly the same engine.
@@ -26,6 +30,7 @@
 #include "cost.h"
 #include "engine.h"
 #include "lua_cmd.h"
+#include "lua_evict.h"
 #include "lua_router.h"
 #include "hw.h"
 #include "kv.h"
@@ -847,6 +852,258 @@ static void test_lua_scenario(void)
     CHECK_CONTAINS(e.msg, "router boom r1");
 }
 
+/* ------------------------------------------------------ KV eviction rules */
+
+#define LT_EVICT_SCRIPT LT_DIR "bad_evict.lua"
+
+/* An EvictPolicy from a script with args.case = kase (NULL: none). */
+static int lt_evict_policy(const char *script, const char *kase, EvictPolicy *p, Err *e)
+{
+    LuaEvictConfig c;
+    lua_evict_defaults(&c);
+    c.script = script;
+    c.max_instructions = 1000000;
+    cJSON *a = NULL;
+    if (kase) {
+        a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "case", kase);
+    }
+    c.args = a;
+    int rc = lua_evict_create(&c, p, e);
+    cJSON_Delete(a);
+    return rc;
+}
+
+static void test_lua_evict_policy(void)
+{
+    Err e = {{0}};
+    EvictPolicy p;
+    EvictCandidate c[5] = {{.block = 10, .depth = 3, .hits = 0, .lookups_since = 4},
+                           {.block = 11, .depth = 7, .hits = 2, .lookups_since = 9},
+                           {.block = 12, .depth = 2, .hits = 0, .lookups_since = 1},
+                           {.block = 13, .depth = 7, .hits = 5, .lookups_since = 6},
+                           {.block = 14, .depth = 1, .hits = 1, .lookups_since = 0}};
+    /* deepest first: the first of the two depth-7 blocks */
+    CHECK_INT(lt_evict_policy(SERVESIM_DATA_DIR "/lua/evict/deepest_first.lua", NULL, &p, &e), 0);
+    CHECK_INT(p.choose(p.ctx, c, 5, &e), 1);
+    CHECK_INT(p.choose(p.ctx, c + 2, 3, &e), 1);
+    CHECK_INT(p.choose(p.ctx, c + 4, 1, &e), 0);
+    p.destroy(p.ctx);
+    /* the value rule: the smallest p_hit x recompute cost, computed here */
+    CHECK_INT(lt_evict_policy(SERVESIM_DATA_DIR "/lua/evict/value.lua", NULL, &p, &e), 0);
+    lua_evict_set_block_tokens(&p, 16);
+    int want = 0;
+    double best = 1e300;
+    for (int i = 0; i < 5; i++) {
+        double v = (c[i].hits + 1.0) / ((double)c[i].lookups_since + 2.0) * 16.0 * (1.0 + c[i].depth * 16.0 / 8192.0);
+        if (v < best) {
+            best = v;
+            want = i;
+        }
+    }
+    CHECK_INT(p.choose(p.ctx, c, 5, &e), want);
+    p.destroy(p.ctx);
+    /* a script that returns no evict function */
+    CHECK(lt_evict_policy(LT_DIR "bad_router.lua", NULL, &p, &e) < 0);
+    CHECK_CONTAINS(e.msg, "bad_router.lua");
+    CHECK_CONTAINS(e.msg, "{evict = function(v, c)");
+    /* scenario objects: kind, keys, script path */
+    static const struct {
+        const char *json, *needle;
+    } bad[] = {
+        {"{\"kind\": \"lru\", \"script\": \"x.lua\"}", "s.json: kv.eviction.kind"},
+        {"{\"kind\": \"lua\"}", "script"},
+        {"{\"kind\": \"lua\", \"script\": \"no_such_rule.lua\"}", "no_such_rule.lua"},
+        {"{\"kind\": \"lua\", \"script\": \"bad_evict.lua\", \"max_instructons\": 5}", "max_instructons"},
+        {"{\"kind\": \"lua\", \"script\": \"bad_evict.lua\", \"args\": 3}", "args"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *j = cJSON_Parse(bad[i].json);
+        CHECK(lua_evict_validate(j, "s.json: kv.eviction", LT_DIR, &e) < 0);
+        CHECK_CONTAINS(e.msg, bad[i].needle);
+        cJSON_Delete(j);
+    }
+    cJSON *j = cJSON_Parse("{\"kind\": \"lua\", \"script\": \"bad_evict.lua\", \"args\": {\"case\": \"lru\"}, "
+                           "\"max_memory_mib\": 8, \"seed\": 3}");
+    CHECK_INT(lua_evict_new(j, "s.json: kv.eviction", LT_DIR, &p, &e), 0);
+    CHECK_INT(p.choose(p.ctx, c, 5, &e), 0);
+    p.destroy(p.ctx);
+    cJSON_Delete(j);
+}
+
+/* "bad_evict.lua:LINE:" of the evict function's definition or of a marker. */
+static void lt_expect_evict_error(const char *kase, const char *tag, const char *needle)
+{
+    EvictPolicy p;
+    Err e = {{0}};
+    int rc = lt_evict_policy(LT_EVICT_SCRIPT, kase, &p, &e);
+    CHECK_INT(rc, 0);
+    if (rc) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    EvictCandidate c[3] = {{.block = 5, .depth = 1}, {.block = 6, .depth = 2}, {.block = 7, .depth = 0}};
+    CHECK_INT(p.choose(p.ctx, c, 3, &e), 0);
+    e.msg[0] = '\0';
+    CHECK(p.choose(p.ctx, c, 3, &e) < 0);
+    CHECK_CONTAINS(e.msg, "lua eviction policy");
+    CHECK_CONTAINS(e.msg, "bad_evict.lua");
+    CHECK_CONTAINS(e.msg, "(call 2)");
+    CHECK_CONTAINS(e.msg, lt_where("bad_evict.lua", tag));
+    CHECK_CONTAINS(e.msg, needle);
+    /* after a failure the script is not called again: the same message */
+    Err e2 = {{0}};
+    CHECK(p.choose(p.ctx, c, 3, &e2) < 0);
+    CHECK(strcmp(e.msg, e2.msg) == 0);
+    p.destroy(p.ctx);
+}
+
+static void test_lua_evict_errors(void)
+{
+    lt_expect_evict_error("zero", "evict", "evict returned 0; expected a candidate index 1..3");
+    lt_expect_evict_error("too_big", "evict", "evict returned 4; expected a candidate index 1..3");
+    lt_expect_evict_error("string", "evict", "evict returned a string \"first\"");
+    lt_expect_evict_error("numeric_string", "evict", "evict returned a string \"1\"");
+    lt_expect_evict_error("float", "evict", "evict returned 1.5");
+    lt_expect_evict_error("nothing", "evict", "evict returned nil (nothing)");
+    lt_expect_evict_error("error", "error", "evict boom at call 2");
+    lt_expect_evict_error("error", "error", "stack traceback");
+    lt_expect_evict_error("loop", "loop", "instruction limit exceeded");
+    lt_expect_evict_error("kept", "kept", "readable only inside the evict() call that received it");
+    lt_expect_evict_error("write", "write", "read-only");
+    lt_expect_evict_error("typo", "typo", "no field 'dept'");
+}
+
+/* 60 requests in 7 conversations (their prompts share prefixes: one
+ * session's ids continue from position 0, and the first 48 are common to
+ * all) over a pool of 68 blocks of 16 tokens: blocks are reused and
+ * evicted. */
+static char *lt_evict_scenario(const char *kv_extra, const char *cluster)
+{
+    size_t cap = 16384, k = 0;
+    char *t = xmalloc(cap);
+    k += (size_t)snprintf(t + k, cap - k,
+                          "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", "
+                          "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 5, \"per_token_us\": 30, "
+                          "\"per_pair_ns\": 3}, \"scheduler\": {\"kind\": \"continuous\", \"max_running\": 2}, "
+                          "\"kv\": {\"capacity_gib\": 0.15, \"block_tokens\": 16, \"reserve\": \"final\"%s}, %s"
+                          "\"workload\": {\"requests\": [",
+                          kv_extra, cluster ? cluster : "");
+    for (int i = 0; i < 60; i++)
+        k += (size_t)snprintf(t + k, cap - k,
+                              "%s{\"id\": \"q%d\", \"arrival_ms\": %d, \"prompt_tokens\": %d, \"output_tokens\": %d, "
+                              "\"session\": \"s%d\", \"shared_prefix_tokens\": 48}",
+                              i ? ", " : "", i, 40 * i, 120 + (i * 37) % 360, 3 + i % 5, i % 7);
+    snprintf(t + k, cap - k, "]}}");
+    return t;
+}
+
+typedef struct LtEvictRun {
+    int rc;
+    Err err;
+    int64_t times[1024];
+    uint64_t n;
+    KvStats kv;
+} LtEvictRun;
+
+static void lt_evict_run(const char *kv_extra, const char *cluster, LtEvictRun *out)
+{
+    char *text = lt_evict_scenario(kv_extra, cluster);
+    Scenario s;
+    memset(out, 0, sizeof *out);
+    out->rc = -1;
+    if (scenario_load_text(text, SERVESIM_DATA_DIR "/tests/lua/evict.json", 0, 0, &s, &out->err) == 0) {
+        Cluster *c = cluster_new(&s, NULL, &out->err);
+        out->rc = (!c || cluster_run(c, &out->err) < 0) ? -1 : 0;
+        if (out->rc == 0) {
+            RunData rd;
+            cluster_rundata(c, &rd);
+            for (uint32_t i = 0; i < s.wl.n; i++)
+                for (uint32_t k = 0; k < s.wl.reqs[i].generated && out->n < 1024; k++)
+                    out->times[out->n++] = rd.token_times[s.wl.reqs[i].token_off + k];
+            if (rd.st && rd.st->has_kv_stats) out->kv = rd.st->kv;
+        }
+        cluster_free(c);
+        scenario_free(&s);
+    }
+    free(text);
+}
+
+static int lt_same_evict_run(const LtEvictRun *a, const LtEvictRun *b)
+{
+    return a->rc == 0 && b->rc == 0 && a->n == b->n && a->n > 0 &&
+           memcmp(a->times, b->times, a->n * sizeof a->times[0]) == 0 && a->kv.evictions == b->kv.evictions &&
+           a->kv.hit_tokens == b->kv.hit_tokens && a->kv.lookup_tokens == b->kv.lookup_tokens;
+}
+
+static void test_lua_evict_scenario(void)
+{
+    static LtEvictRun c_lru, l_lru, c_val, l_val, deep, two, bad;
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": \"lru\"", NULL, &c_lru);
+    if (c_lru.rc) fprintf(stderr, "  %s\n", c_lru.err.msg);
+    CHECK_INT(c_lru.rc, 0);
+    CHECK(c_lru.kv.evictions > 0);
+    CHECK(c_lru.kv.hit_tokens > 0);
+    /* a Lua rule that always answers 1 (the oldest) is LRU, token for token */
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": \"bad_evict.lua\"}", NULL,
+                 &l_lru);
+    if (l_lru.rc) fprintf(stderr, "  %s\n", l_lru.err.msg);
+    CHECK(lt_same_evict_run(&c_lru, &l_lru));
+    /* lua/evict/value.lua is the C value rule, token for token */
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": \"value\"", NULL, &c_val);
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": \"lua/evict/value.lua\"}",
+                 NULL, &l_val);
+    if (l_val.rc) fprintf(stderr, "  %s\n", l_val.err.msg);
+    CHECK(lt_same_evict_run(&c_val, &l_val));
+    CHECK(c_val.kv.evictions > 0);
+    /* deepest first runs, and per replica */
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": "
+                 "\"../../lua/evict/deepest_first.lua\"}", NULL, &deep);
+    if (deep.rc) fprintf(stderr, "  %s\n", deep.err.msg);
+    CHECK_INT(deep.rc, 0);
+    CHECK(deep.kv.evictions > 0);
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": "
+                 "\"../../lua/evict/deepest_first.lua\"}", "\"cluster\": {\"replicas\": 2}, ", &two);
+    if (two.rc) fprintf(stderr, "  %s\n", two.err.msg);
+    CHECK_INT(two.rc, 0);
+    printf("     %llu prompt tokens looked up, %llu evictions; hits: lru %llu, value %llu, deepest first %llu\n",
+           (unsigned long long)c_lru.kv.lookup_tokens, (unsigned long long)c_lru.kv.evictions,
+           (unsigned long long)c_lru.kv.hit_tokens, (unsigned long long)c_val.kv.hit_tokens,
+           (unsigned long long)deep.kv.hit_tokens);
+    /* a misbehaving rule stops the run with the script's message */
+    static const struct {
+        const char *kase, *tag, *needle;
+    } cases[] = {
+        {"zero", "evict", "evict returned 0; expected a candidate index 1.."},
+        {"too_big", "evict", "; expected a candidate index 1.."},
+        {"string", "evict", "evict returned a string \"first\""},
+        {"error", "error", "evict boom at call 2"},
+        {"loop", "loop", "instruction limit exceeded"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char kv[300];
+        snprintf(kv, sizeof kv, ", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": "
+                 "\"bad_evict.lua\", \"max_instructions\": 1000000, \"args\": {\"case\": \"%s\"}}", cases[i].kase);
+        lt_evict_run(kv, NULL, &bad);
+        CHECK(bad.rc < 0);
+        CHECK_CONTAINS(bad.err.msg, "KV policy prefix_cache: lua eviction policy");
+        CHECK_CONTAINS(bad.err.msg, "bad_evict.lua");
+        CHECK_CONTAINS(bad.err.msg, lt_where("bad_evict.lua", cases[i].tag));
+        CHECK_CONTAINS(bad.err.msg, cases[i].needle);
+    }
+    /* a Lua rule needs the prefix cache; a missing script names its key */
+    lt_evict_run(", \"eviction\": {\"kind\": \"lua\", \"script\": \"bad_evict.lua\"}", NULL, &bad);
+    CHECK(bad.rc < 0);
+    CHECK_CONTAINS(bad.err.msg, "kv.eviction");
+    CHECK_CONTAINS(bad.err.msg, "\"prefix_cache\": true");
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": {\"kind\": \"lua\", \"script\": \"nope.lua\"}", NULL, &bad);
+    CHECK(bad.rc < 0);
+    CHECK_CONTAINS(bad.err.msg, "kv.eviction.script");
+    lt_evict_run(", \"prefix_cache\": true, \"eviction\": \"fifo\"", NULL, &bad);
+    CHECK(bad.rc < 0);
+    CHECK_CONTAINS(bad.err.msg, "eviction");
+}
+
 static void test_lua_experiments(void)
 {
     if (!lt_scenario_has_lua()) {
@@ -1011,6 +1268,9 @@ void suite_lua(void)
     RUN(test_lua_router_prefix_affinity);
     RUN(test_lua_router_errors);
     RUN(test_lua_scenario);
+    RUN(test_lua_evict_policy);
+    RUN(test_lua_evict_errors);
+    RUN(test_lua_evict_scenario);
     RUN(test_lua_experiments);
     RUN(test_lua_cli);
     snprintf(cmd, sizeof cmd, "rm -rf %s", lt_tmp);
