@@ -861,9 +861,9 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     cJSON_AddBoolToObject(sc, "kv_unbounded", s->kv.unbounded);
     cJSON_AddBoolToObject(sc, "prefix_cache", s->prefix_cache);
     if (s->prefix_cache) {
-        const cJSON *script = s->lua_evict ? cJSON_GetObjectItemCaseSensitive(s->lua_evict, "script") : NULL;
+        const cJSON *evs = s->lua_evict ? cJSON_GetObjectItemCaseSensitive(s->lua_evict, "script") : NULL;
         cJSON_AddStringToObject(sc, "kv_eviction", s->lua_evict ? "lua" : s->prefix_evict ? "value" : "lru");
-        if (cJSON_IsString(script)) cJSON_AddStringToObject(sc, "kv_eviction_script", script->valuestring);
+        if (cJSON_IsString(evs)) cJSON_AddStringToObject(sc, "kv_eviction_script", evs->valuestring);
     }
     cJSON_AddStringToObject(sc, "workload", s->wl.kind);
     cJSON_AddNumberToObject(sc, "seed", (double)s->seed);
