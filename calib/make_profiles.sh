@@ -38,4 +38,5 @@ fit a100-sxm-80gb a100-sxm-80gb \
     "$VID/compute/a100/meta-llama/Meta-Llama-3-8B/mlp.csv" \
     "$VID/legacy_a100/attention.csv" \
     "$VID/network/a100_dgx/all_reduce.csv"
-echo "make_profiles: wrote $(ls "$OUT"/*.json | wc -l) profiles to $OUT"
+set -- "$OUT"/*.json
+echo "make_profiles: $# profiles in $OUT"

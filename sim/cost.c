@@ -73,6 +73,7 @@ typedef struct Roofline {
     double kv_b;              /* KV bytes per element (block formats included) */
     double experts, active;   /* MoE */
     double *gemm_t, *gemm_r;  /* memo: one layer's GEMM time and extrapolation at m rows; NAN unknown */
+    double *head_t, *head_r;  /* memo: the LM head's, at m sampled rows */
     ProfSeq *seq;             /* attention launch buffer, grown by doubling */
     uint32_t seq_cap;
     CostExtrap ex;
@@ -179,9 +180,21 @@ static void roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, d
     out->gemm_s = layers * roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
     roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
     if (samples > 0) {
-        ratio = 1;
-        which = PF_NONE;
-        out->lm_head_s = roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
+        uint64_t ms = (uint64_t)samples;
+        if (ms >= 1 && ms <= ROOF_CACHE && !isnan(r->head_t[ms - 1])) {
+            out->lm_head_s = r->head_t[ms - 1];
+            ratio = r->head_r[ms - 1];
+            which = (int)r->head_r[ROOF_CACHE + ms - 1];
+        } else {
+            ratio = 1;
+            which = PF_NONE;
+            out->lm_head_s = roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
+            if (ms >= 1 && ms <= ROOF_CACHE) {
+                r->head_t[ms - 1] = out->lm_head_s;
+                r->head_r[ms - 1] = ratio;
+                r->head_r[ROOF_CACHE + ms - 1] = which;
+            }
+        }
         roof_note(r, r->gemm, "LM head", which, ratio, &worst);
     }
     /* Prefill chunks and speculative verify rows run in one varlen
@@ -279,6 +292,8 @@ static void roofline_free(void *ctx)
     Roofline *r = ctx;
     free(r->gemm_t);
     free(r->gemm_r);
+    free(r->head_t);
+    free(r->head_r);
     free(r->seq);
     free(r);
 }
@@ -324,7 +339,9 @@ static int roof_profile_setup(Roofline *r, Err *e)
     r->n_gemm = g;
     r->gemm_t = xmalloc(ROOF_CACHE * sizeof *r->gemm_t);
     r->gemm_r = xmalloc(2 * ROOF_CACHE * sizeof *r->gemm_r);
-    for (int i = 0; i < ROOF_CACHE; i++) r->gemm_t[i] = NAN;
+    r->head_t = xmalloc(ROOF_CACHE * sizeof *r->head_t);
+    r->head_r = xmalloc(2 * ROOF_CACHE * sizeof *r->head_r);
+    for (int i = 0; i < ROOF_CACHE; i++) r->gemm_t[i] = r->head_t[i] = NAN;
     r->ex.worst_ratio = 1;
     r->prof = 1;
     return 0;

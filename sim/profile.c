@@ -182,7 +182,14 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
     if (which) *which = PF_NONE;
     if (n == 0) return 0;
     /* One pass for the launch-wide sums (the same arithmetic as
-     * profile_attn_shape, summed) and the per-sequence ranges. */
+     * profile_attn_shape, summed) and the ranges of the per-sequence
+     * features that a curve or a grid bound looks at. */
+    unsigned need = 0;
+    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
+    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
+    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
+    const int want_ctas = (need >> PF_CTAS) & 1, want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN |
+                                                                         1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
     double group = qh / kvh, kvt = 2 * kvh * hd * kv_b;
     double pairs = 0, sum_c = 0, sum_len = 0, ctas = 0;
     double lo[PF_COUNT], hi[PF_COUNT];
@@ -190,18 +197,34 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
         lo[k] = HUGE_VAL;
         hi[k] = -HUGE_VAL;
     }
+    double c_lo = HUGE_VAL, c_hi = -HUGE_VAL, len_lo = HUGE_VAL, len_hi = -HUGE_VAL, m_lo = HUGE_VAL, m_hi = -HUGE_VAL;
     for (size_t i = 0; i < n; i++) {
         double c = seq[i].c, h = seq[i].h, p = c * h + c * (c + 1) / 2;
         pairs += p;
         sum_c += c;
         sum_len += h + c;
-        ctas += kvh * ceil(c * group / 128);
-        const double v[4] = {c, c > 0 ? p / c : 0, h + c, c * group};
-        const int f[4] = {PF_CHUNK, PF_KV_MEAN, PF_KV_LEN, PF_QROWS};
-        for (int k = 0; k < 4; k++) {
-            lo[f[k]] = fmin(lo[f[k]], v[k]);
-            hi[f[k]] = fmax(hi[f[k]], v[k]);
+        if (want_ctas) ctas += kvh * ceil(c * group / 128);
+        if (want_range) {
+            /* comparisons, not fmin/fmax: this loop runs per sequence per
+             * iteration, and the values are never NaN */
+            double mean = c > 0 ? p / c : 0, len = h + c;
+            c_lo = c < c_lo ? c : c_lo;
+            c_hi = c > c_hi ? c : c_hi;
+            len_lo = len < len_lo ? len : len_lo;
+            len_hi = len > len_hi ? len : len_hi;
+            m_lo = mean < m_lo ? mean : m_lo;
+            m_hi = mean > m_hi ? mean : m_hi;
         }
+    }
+    if (want_range) {
+        lo[PF_CHUNK] = c_lo;
+        hi[PF_CHUNK] = c_hi;
+        lo[PF_KV_LEN] = len_lo;
+        hi[PF_KV_LEN] = len_hi;
+        lo[PF_KV_MEAN] = m_lo;
+        hi[PF_KV_MEAN] = m_hi;
+        lo[PF_QROWS] = c_lo * group;
+        hi[PF_QROWS] = c_hi * group;
     }
     double flops = 4.0 * qh * hd * pairs;
     double bytes = 2.0 * sum_c * qh * hd * act_b + sum_len * kvt + sum_c * kvt;
