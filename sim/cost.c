@@ -308,12 +308,18 @@ static int roof_profile_setup(Roofline *r, Err *e)
     r->pre = &p->op[PROF_ATTN_PREFILL];
     r->dec = &p->op[PROF_ATTN_DECODE];
     r->ar = p->op[PROF_ALLREDUCE].present ? &p->op[PROF_ALLREDUCE] : NULL;
-    if (!r->gemm->present || !r->pre->present || !r->dec->present)
-        return err_set(e, "profile %s: has no %s%s%s model; a roofline needs a GEMM for compute dtype %s and both "
-                          "attention classes (fit them, or detach the profile with \"profile\": \"none\")",
-                       p->name, r->gemm->present ? "" : profile_op_name(fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16),
-                       r->pre->present ? "" : " attn_prefill", r->dec->present ? "" : " attn_decode",
-                       dtype_name(r->cfg.compute_dtype));
+    if (!r->gemm->present || !r->pre->present || !r->dec->present) {
+        char missing[96] = "";
+        const int need[3] = {fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16, PROF_ATTN_PREFILL, PROF_ATTN_DECODE};
+        for (int i = 0; i < 3; i++)
+            if (!p->op[need[i]].present) {
+                size_t len = strlen(missing);
+                snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", profile_op_name(need[i]));
+            }
+        return err_set(e, "profile %s: no %s model; a roofline with compute dtype %s needs %s, attn_prefill and "
+                          "attn_decode (fit them, or detach the profile with \"profile\": \"none\")",
+                       p->name, missing, dtype_name(r->cfg.compute_dtype), profile_op_name(need[0]));
+    }
     const double tp = r->cfg.tp, h = m->hidden, hd = m->head_dim;
     r->qh = (double)m->q_heads / tp;
     r->kvh = m->kv_heads >= r->cfg.tp ? (double)m->kv_heads / tp : 1; /* replicated below one per GPU */

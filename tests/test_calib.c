@@ -700,6 +700,10 @@ static void test_calib_command(void)
     CHECK(p->op[PROF_ALLREDUCE].fit.train_median < 0.1);
     CHECK_NEAR(p->op[PROF_ALLREDUCE].bw_bytes_per_s, 450e9, 0);
     free(p);
+    /* an all-reduce-only profile cannot drive a roofline, and says why */
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--profile", prof, "--model", "qwen3-8b",
+                        "--batch", "1:10", NULL), 1);
+    CHECK_CONTAINS(out, "no gemm_bf16, attn_prefill, attn_decode model");
 }
 
 void suite_calib(void)
