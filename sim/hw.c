@@ -241,11 +241,15 @@ int hw_load(const char *name_or_path, HwDesc *h, Err *e)
     int r = hw_from_json(root, path, h, e);
     cJSON_Delete(root);
     if (r < 0) return r;
+    return hw_default_profile(h, name_or_path, e);
+}
+
+int hw_default_profile(HwDesc *h, const char *name, Err *e)
+{
     /* A bundled name brings its bundled profile unless the file chose. */
     char pp[4096];
-    if (!h->profile_name[0] && profile_bundled_path(name_or_path, pp, sizeof pp) &&
-        hw_attach_profile(h, name_or_path, e) < 0)
-        return err_prefix(e, "hardware %s", name_or_path);
+    if (h->profile_name[0] || !profile_bundled_path(name, pp, sizeof pp)) return 0;
+    if (hw_attach_profile(h, name, e) < 0) return err_prefix(e, "hardware %s", name);
     return 0;
 }
 

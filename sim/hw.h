@@ -69,6 +69,10 @@ int hw_load(const char *name_or_path, HwDesc *h, Err *e);
 /* Attaches a profile (name, .json path; "none" or NULL detaches).  A
  * profile that gives iter_overhead_us replaces the hardware's overhead. */
 int hw_attach_profile(HwDesc *h, const char *name_or_path, Err *e);
+/* Attaches models/profiles/<name>.json when it exists and the description
+ * named no profile of its own (what hw_load does for a bundled name; for a
+ * description built on a bundled one, e.g. {"base": "h100-sxm", ...}). */
+int hw_default_profile(HwDesc *h, const char *name, Err *e);
 void hw_to_json(const HwDesc *h, cJSON *obj);
 
 /* KV capacity in bytes across a TP group of `tp` GPUs when the user gives

@@ -297,6 +297,14 @@ static void test_hw_profiles_attached(void)
     static HwDesc h;
     CHECK_INT(hw_attach_profile(&h, "none", &e), 0);
     CHECK(!h.profile.present);
+    /* a description built on a bundled one gets its profile on request,
+     * unless it chose (here: none) */
+    CHECK_INT(hw_default_profile(&h, "l40s", &e), 0);
+    CHECK(!h.profile.present);
+    h.profile_name[0] = '\0';
+    CHECK_INT(hw_default_profile(&h, "l40s", &e), 0);
+    CHECK(h.profile.present && !strcmp(h.profile.name, "l40s"));
+    CHECK_INT(hw_default_profile(&h, "my-gpu.json", &e), 0);
 }
 
 void suite_hw(void)
