@@ -12,9 +12,9 @@
  * launches (after a warm-up launch; on a GPU each timed with CUDA events,
  * the L2 cache flushed between launches); CALIB_ABI_UNSUPPORTED when the
  * backend cannot run that shape or dtype (err says why; the driver skips
- * it); any other value on failure, with a message in err.  Shapes follow calib_meas.h: GEMM m token rows, n output features,
- * k input features; attention per GPU, `batch` sequences each with `chunk`
- * new tokens over `cached` ones (decode: chunk 1).
+ * it); any other value on failure, with a message in err.  Shapes follow calib_meas.h: GEMM m token rows, n output
+ * features, k input features; attention per GPU, `batch` sequences each with `chunk` new tokens over `cached` ones
+ * (decode: chunk 1).
  */
 #ifndef SERVESIM_CALIB_ABI_H
 #define SERVESIM_CALIB_ABI_H

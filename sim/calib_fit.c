@@ -298,7 +298,8 @@ static int calib_fit_f(const gsl_vector *x, void *params, gsl_vector *f)
     size_t q = fp->n;
     for (int c = 0; c < fp->nc; c++)
         for (int j = 1; j + 1 < fp->curve[c].n; j++)
-            gsl_vector_set(f, q++, fp->reg_w * (fp->curve[c].le[j - 1] - 2 * fp->curve[c].le[j] + fp->curve[c].le[j + 1]));
+            gsl_vector_set(f, q++,
+                           fp->reg_w * (fp->curve[c].le[j - 1] - 2 * fp->curve[c].le[j] + fp->curve[c].le[j + 1]));
     for (int j = fp->has_unit ? 2 : 1; j < fp->p; j++)
         gsl_vector_set(f, q++, fp->ridge_w * (gsl_vector_get(x, (size_t)j) - fp->x0[j]));
     return GSL_SUCCESS;
@@ -385,8 +386,8 @@ static void calib_fit_setup(FitProblem *fp, const FitSpec *sp, const FitRow *row
     fp->frac = xmalloc((n ? n : 1) * (size_t)(fp->nc ? fp->nc : 1) * sizeof *fp->frac);
     for (size_t r = 0; r < n; r++)
         for (int c = 0; c < fp->nc; c++)
-            calib_fit_locate(&fp->curve[c], rows[use[r]].feat[fp->curve[c].feat], &fp->seg[r * (size_t)fp->nc + (size_t)c],
-                             &fp->frac[r * (size_t)fp->nc + (size_t)c]);
+            calib_fit_locate(&fp->curve[c], rows[use[r]].feat[fp->curve[c].feat],
+                             &fp->seg[r * (size_t)fp->nc + (size_t)c], &fp->frac[r * (size_t)fp->nc + (size_t)c]);
     fp->nreg = 0;
     for (int c = 0; c < fp->nc; c++) fp->nreg += fp->curve[c].n > 2 ? (size_t)(fp->curve[c].n - 2) : 0;
     fp->nreg += (size_t)(fp->p - (fp->has_unit ? 2 : 1));
@@ -666,7 +667,8 @@ static int calib_fit_op(const MeasSet *ms, int kind, const CalibFitOpts *o, doub
     if (kind == PROF_GEMM_FP8) peak = o->peak_flops_fp8;
     else if (kind == PROF_GEMM_BF16 || kind == PROF_ATTN_PREFILL || kind == PROF_ATTN_DECODE) peak = o->peak_flops_bf16;
     bw = kind == PROF_ALLREDUCE ? o->link_bw_bytes_per_s : o->mem_bw_bytes_per_s;
-    if (!(peak > 0) && kind <= PROF_ATTN_DECODE) peak = peak_default > 0 ? peak_default : calib_fit_best_rate(rows, n, 1);
+    if (!(peak > 0) && kind <= PROF_ATTN_DECODE)
+        peak = peak_default > 0 ? peak_default : calib_fit_best_rate(rows, n, 1);
     if (!(bw > 0)) bw = kind != PROF_ALLREDUCE && bw_default > 0 ? bw_default : calib_fit_best_rate(rows, n, 0);
     if (!(bw > 0)) bw = 1e9; /* launch probe: no bytes at all */
     if (kind > PROF_ATTN_DECODE) peak = 0;

@@ -220,7 +220,7 @@ typedef struct Csv {
     char *f[CSV_MAX_COLS];
 } Csv;
 
-static int csv_split(char *line, char **out, int max)
+static int calib_meas_csv_split(char *line, char **out, int max)
 {
     int n = 0;
     char *p = line;
@@ -236,7 +236,7 @@ static int csv_split(char *line, char **out, int max)
 }
 
 /* Next non-empty line into c->f; 0 at the end. */
-static int csv_next(Csv *c)
+static int calib_meas_csv_next(Csv *c)
 {
     while (c->next && *c->next) {
         char *line = c->next;
@@ -251,20 +251,20 @@ static int csv_next(Csv *c)
         size_t len = strlen(line);
         if (len && line[len - 1] == '\r') line[--len] = '\0';
         if (!len) continue;
-        c->nf = csv_split(line, c->f, CSV_MAX_COLS);
+        c->nf = calib_meas_csv_split(line, c->f, CSV_MAX_COLS);
         return 1;
     }
     return 0;
 }
 
-static int csv_open(Csv *c, const char *path, Err *e)
+static int calib_meas_csv_open(Csv *c, const char *path, Err *e)
 {
     memset(c, 0, sizeof *c);
     c->path = path;
     c->text = read_file(path, NULL, e);
     if (!c->text) return -1;
     c->next = c->text;
-    if (!csv_next(c)) {
+    if (!calib_meas_csv_next(c)) {
         free(c->text);
         return err_set(e, "%s: empty file, expected a CSV header line", path);
     }
@@ -277,21 +277,21 @@ static int csv_open(Csv *c, const char *path, Err *e)
     return 0;
 }
 
-static int csv_col(const Csv *c, const char *name)
+static int calib_meas_csv_col(const Csv *c, const char *name)
 {
     for (int i = 0; i < c->ncols; i++)
         if (!strcmp(c->head[i], name)) return i;
     return -1;
 }
 
-static int csv_need(const Csv *c, const char *name, Err *e)
+static int calib_meas_csv_need(const Csv *c, const char *name, Err *e)
 {
-    int i = csv_col(c, name);
+    int i = calib_meas_csv_col(c, name);
     if (i < 0) err_set(e, "%s: header: missing column \"%s\"", c->path, name);
     return i;
 }
 
-static int csv_row_ok(const Csv *c, Err *e)
+static int calib_meas_csv_row_ok(const Csv *c, Err *e)
 {
     if (c->nf != c->ncols)
         return err_set(e, "%s: line %d: got %d fields, expected %d (as in the header)", c->path, c->line, c->nf,
@@ -299,7 +299,7 @@ static int csv_row_ok(const Csv *c, Err *e)
     return 0;
 }
 
-static int csv_num(const Csv *c, int col, double *out, Err *e)
+static int calib_meas_csv_num(const Csv *c, int col, double *out, Err *e)
 {
     const char *s = c->f[col];
     char *end;
@@ -312,7 +312,7 @@ static int csv_num(const Csv *c, int col, double *out, Err *e)
 }
 
 /* Wraps a row error with the file and line. */
-static int csv_add(MeasSet *s, const Csv *c, const Meas *r, Err *e)
+static int calib_meas_csv_add(MeasSet *s, const Csv *c, const Meas *r, Err *e)
 {
     if (calib_meas_add(s, r, e) < 0) return err_prefix(e, "%s: line %d", c->path, c->line);
     return 0;
@@ -332,10 +332,10 @@ static int calib_meas_read_own(MeasSet *s, Csv *c, Err *e)
 {
     int idx[17];
     for (int i = 0; calib_meas_cols[i]; i++)
-        if ((idx[i] = csv_need(c, calib_meas_cols[i], e)) < 0) return -1;
+        if ((idx[i] = calib_meas_csv_need(c, calib_meas_cols[i], e)) < 0) return -1;
     size_t n0 = s->n;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         Meas r = {0};
         const char *op = c->f[idx[0]];
         r.op = -1;
@@ -352,13 +352,13 @@ static int calib_meas_read_own(MeasSet *s, Csv *c, Err *e)
         double *dst[] = {&r.m, &r.n, &r.k, &r.batch, &r.chunk, &r.ctx, &r.q_heads, &r.kv_heads, &r.head_dim,
                          &r.size_bytes};
         for (int i = 0; i < 10; i++)
-            if (csv_num(c, idx[3 + i], dst[i], e) < 0) return -1;
+            if (calib_meas_csv_num(c, idx[3 + i], dst[i], e) < 0) return -1;
         double flops, bytes;
-        if (csv_num(c, idx[13], &flops, e) < 0 || csv_num(c, idx[14], &bytes, e) < 0 ||
-            csv_num(c, idx[15], &r.latency_ms, e) < 0)
+        if (calib_meas_csv_num(c, idx[13], &flops, e) < 0 || calib_meas_csv_num(c, idx[14], &bytes, e) < 0 ||
+            calib_meas_csv_num(c, idx[15], &r.latency_ms, e) < 0)
             return -1;
         snprintf(r.tag, sizeof r.tag, "%s", c->f[idx[16]]);
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
         const Meas *got = &s->rows[s->n - 1];
         if (fabs(got->flops - flops) > 1e-9 * fabs(got->flops) + 0.5)
             return err_set(e, "%s: line %d: column \"flops\": got %.17g, expected %.17g from the shape", c->path,
@@ -377,11 +377,12 @@ static int calib_meas_read_own(MeasSet *s, Csv *c, Err *e)
 
 static int calib_meas_aic_gemm(MeasSet *s, Csv *c, Err *e)
 {
-    int cd = csv_need(c, "gemm_dtype", e), cm = csv_need(c, "m", e), cn = csv_need(c, "n", e),
-        ck = csv_need(c, "k", e), cl = csv_need(c, "latency", e), cs = csv_col(c, "kernel_source");
+    int cd = calib_meas_csv_need(c, "gemm_dtype", e), cm = calib_meas_csv_need(c, "m", e),
+        cn = calib_meas_csv_need(c, "n", e), ck = calib_meas_csv_need(c, "k", e),
+        cl = calib_meas_csv_need(c, "latency", e), cs = calib_meas_csv_col(c, "kernel_source");
     if (cd < 0 || cm < 0 || cn < 0 || ck < 0 || cl < 0) return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[cd]);
         /* fp8_block and nvfp4 use block scales: a different kernel family. */
         if (dt < 0 || dt == DTYPE_FP32) {
@@ -389,11 +390,11 @@ static int calib_meas_aic_gemm(MeasSet *s, Csv *c, Err *e)
             continue;
         }
         Meas r = {.op = MEAS_GEMM, .dtype = dt, .kv_dtype = dt};
-        if (csv_num(c, cm, &r.m, e) || csv_num(c, cn, &r.n, e) || csv_num(c, ck, &r.k, e) ||
-            csv_num(c, cl, &r.latency_ms, e))
+        if (calib_meas_csv_num(c, cm, &r.m, e) || calib_meas_csv_num(c, cn, &r.n, e) ||
+            calib_meas_csv_num(c, ck, &r.k, e) || calib_meas_csv_num(c, cl, &r.latency_ms, e))
             return -1;
         snprintf(r.tag, sizeof r.tag, "aic:%s", cs >= 0 ? c->f[cs] : "gemm");
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
 }
@@ -402,14 +403,15 @@ static int calib_meas_aic_gemm(MeasSet *s, Csv *c, Err *e)
  * generation_attention_perf.csv (one decode step at context isl + step). */
 static int calib_meas_aic_attn(MeasSet *s, Csv *c, int decode, Err *e)
 {
-    int cb = csv_need(c, "batch_size", e), ci = csv_need(c, "isl", e), cq = csv_need(c, "num_heads", e),
-        ckv = csv_need(c, "num_key_value_heads", e), ch = csv_need(c, "head_dim", e),
-        ca = csv_need(c, "attn_dtype", e), ckd = csv_need(c, "kv_cache_dtype", e), cst = csv_need(c, "step", e),
-        cl = csv_need(c, "latency", e), cw = csv_col(c, "window_size"), cbw = csv_col(c, "beam_width"),
-        cs = csv_col(c, "kernel_source");
+    int cb = calib_meas_csv_need(c, "batch_size", e), ci = calib_meas_csv_need(c, "isl", e),
+        cq = calib_meas_csv_need(c, "num_heads", e), ckv = calib_meas_csv_need(c, "num_key_value_heads", e),
+        ch = calib_meas_csv_need(c, "head_dim", e), ca = calib_meas_csv_need(c, "attn_dtype", e),
+        ckd = calib_meas_csv_need(c, "kv_cache_dtype", e), cst = calib_meas_csv_need(c, "step", e),
+        cl = calib_meas_csv_need(c, "latency", e), cw = calib_meas_csv_col(c, "window_size"),
+        cbw = calib_meas_csv_col(c, "beam_width"), cs = calib_meas_csv_col(c, "kernel_source");
     if (cb < 0 || ci < 0 || cq < 0 || ckv < 0 || ch < 0 || ca < 0 || ckd < 0 || cst < 0 || cl < 0) return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[ca]), kdt = calib_meas_dtype_word(c->f[ckd]);
         if (dt < 0 || kdt < 0 || (cw >= 0 && strcmp(c->f[cw], "0") != 0 && c->f[cw][0]) ||
             (cbw >= 0 && strcmp(c->f[cbw], "1") != 0)) {
@@ -418,9 +420,10 @@ static int calib_meas_aic_attn(MeasSet *s, Csv *c, int decode, Err *e)
         }
         double isl, step;
         Meas r = {.op = decode ? MEAS_ATTN_DECODE : MEAS_ATTN_PREFILL, .dtype = dt, .kv_dtype = kdt};
-        if (csv_num(c, cb, &r.batch, e) || csv_num(c, ci, &isl, e) || csv_num(c, cq, &r.q_heads, e) ||
-            csv_num(c, ckv, &r.kv_heads, e) || csv_num(c, ch, &r.head_dim, e) || csv_num(c, cst, &step, e) ||
-            csv_num(c, cl, &r.latency_ms, e))
+        if (calib_meas_csv_num(c, cb, &r.batch, e) || calib_meas_csv_num(c, ci, &isl, e) ||
+            calib_meas_csv_num(c, cq, &r.q_heads, e) || calib_meas_csv_num(c, ckv, &r.kv_heads, e) ||
+            calib_meas_csv_num(c, ch, &r.head_dim, e) || calib_meas_csv_num(c, cst, &step, e) ||
+            calib_meas_csv_num(c, cl, &r.latency_ms, e))
             return -1;
         if (decode) {
             /* The step's token attends isl + step keys, itself included. */
@@ -431,7 +434,7 @@ static int calib_meas_aic_attn(MeasSet *s, Csv *c, int decode, Err *e)
             r.ctx = step;
         }
         snprintf(r.tag, sizeof r.tag, "aic:%s", cs >= 0 ? c->f[cs] : "attention");
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
 }
@@ -440,11 +443,12 @@ static int calib_meas_aic_attn(MeasSet *s, Csv *c, int decode, Err *e)
  * all-reduce of 2^25 half elements takes 0.25 ms, as Vidur's of 64 MiB). */
 static int calib_meas_aic_nccl(MeasSet *s, Csv *c, Err *e)
 {
-    int co = csv_need(c, "op_name", e), cd = csv_need(c, "nccl_dtype", e), cg = csv_need(c, "num_gpus", e),
-        cm = csv_need(c, "message_size", e), cl = csv_need(c, "latency", e);
+    int co = calib_meas_csv_need(c, "op_name", e), cd = calib_meas_csv_need(c, "nccl_dtype", e),
+        cg = calib_meas_csv_need(c, "num_gpus", e), cm = calib_meas_csv_need(c, "message_size", e),
+        cl = calib_meas_csv_need(c, "latency", e);
     if (co < 0 || cd < 0 || cg < 0 || cm < 0 || cl < 0) return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[cd]);
         if (strcmp(c->f[co], "all_reduce") != 0 || dt < 0) {
             s->skipped++;
@@ -452,10 +456,12 @@ static int calib_meas_aic_nccl(MeasSet *s, Csv *c, Err *e)
         }
         double elems;
         Meas r = {.op = MEAS_ALLREDUCE, .dtype = dt, .kv_dtype = dt};
-        if (csv_num(c, cg, &r.batch, e) || csv_num(c, cm, &elems, e) || csv_num(c, cl, &r.latency_ms, e)) return -1;
+        if (calib_meas_csv_num(c, cg, &r.batch, e) || calib_meas_csv_num(c, cm, &elems, e) ||
+            calib_meas_csv_num(c, cl, &r.latency_ms, e))
+            return -1;
         r.size_bytes = elems * calib_meas_elem_bytes(dt);
         snprintf(r.tag, sizeof r.tag, "aic:nccl");
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
 }
@@ -466,7 +472,7 @@ static int calib_meas_median_col(const Csv *c, const char *op, Err *e)
 {
     char name[128];
     snprintf(name, sizeof name, "time_stats.%s.median", op);
-    return csv_need(c, name, e);
+    return calib_meas_csv_need(c, name, e);
 }
 
 /* mlp.csv: one layer's QKV, O, gate/up and down GEMMs (FP16) per token
@@ -479,15 +485,17 @@ static int calib_meas_vidur_mlp(MeasSet *s, Csv *c, Err *e)
     int ct[4];
     for (int i = 0; i < 4; i++)
         if ((ct[i] = calib_meas_median_col(c, ops[i], e)) < 0) return -1;
-    int ch = csv_need(c, "n_head", e), ckv = csv_need(c, "n_kv_head", e), cd = csv_need(c, "n_embd", e),
-        cf = csv_need(c, "n_expanded_embd", e), cg = csv_need(c, "use_gated_mlp", e),
-        cm = csv_need(c, "num_tokens", e), ctp = csv_need(c, "num_tensor_parallel_workers", e);
+    int ch = calib_meas_csv_need(c, "n_head", e), ckv = calib_meas_csv_need(c, "n_kv_head", e),
+        cd = calib_meas_csv_need(c, "n_embd", e), cf = calib_meas_csv_need(c, "n_expanded_embd", e),
+        cg = calib_meas_csv_need(c, "use_gated_mlp", e), cm = calib_meas_csv_need(c, "num_tokens", e),
+        ctp = calib_meas_csv_need(c, "num_tensor_parallel_workers", e);
     if (ch < 0 || ckv < 0 || cd < 0 || cf < 0 || cg < 0 || cm < 0 || ctp < 0) return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         double h, kvh, d, ffn, m, tp;
-        if (csv_num(c, ch, &h, e) || csv_num(c, ckv, &kvh, e) || csv_num(c, cd, &d, e) || csv_num(c, cf, &ffn, e) ||
-            csv_num(c, cm, &m, e) || csv_num(c, ctp, &tp, e))
+        if (calib_meas_csv_num(c, ch, &h, e) || calib_meas_csv_num(c, ckv, &kvh, e) ||
+            calib_meas_csv_num(c, cd, &d, e) || calib_meas_csv_num(c, cf, &ffn, e) ||
+            calib_meas_csv_num(c, cm, &m, e) || calib_meas_csv_num(c, ctp, &tp, e))
             return -1;
         if (!(h >= 1 && tp >= 1 && d >= h))
             return err_set(e, "%s: line %d: n_head %.12g, n_embd %.12g, TP %.12g: expected n_head >= 1, TP >= 1",
@@ -498,9 +506,9 @@ static int calib_meas_vidur_mlp(MeasSet *s, Csv *c, Err *e)
         for (int i = 0; i < 4; i++) {
             Meas r = {.op = MEAS_GEMM, .dtype = DTYPE_FP16, .kv_dtype = DTYPE_FP16, .m = m, .n = nk[i][0],
                       .k = nk[i][1]};
-            if (csv_num(c, ct[i], &r.latency_ms, e)) return -1;
+            if (calib_meas_csv_num(c, ct[i], &r.latency_ms, e)) return -1;
             snprintf(r.tag, sizeof r.tag, "%s@tp%.0f", tags[i], tp);
-            if (csv_add(s, c, &r, e) < 0) return -1;
+            if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
         }
     }
     return 0;
@@ -511,22 +519,23 @@ static int calib_meas_vidur_mlp(MeasSet *s, Csv *c, Err *e)
 static int calib_meas_vidur_attn(MeasSet *s, Csv *c, Err *e)
 {
     int cp = calib_meas_median_col(c, "attn_prefill", e), cdc = calib_meas_median_col(c, "attn_decode", e);
-    int cd = csv_need(c, "n_embd", e), cq = csv_need(c, "n_q_head", e), ckv = csv_need(c, "n_kv_head", e),
-        ctp = csv_need(c, "num_tensor_parallel_workers", e), cb = csv_need(c, "batch_size", e),
-        cc = csv_need(c, "prefill_chunk_size", e), ch = csv_need(c, "kv_cache_size", e),
-        ci = csv_need(c, "is_prefill", e);
+    int cd = calib_meas_csv_need(c, "n_embd", e), cq = calib_meas_csv_need(c, "n_q_head", e),
+        ckv = calib_meas_csv_need(c, "n_kv_head", e), ctp = calib_meas_csv_need(c, "num_tensor_parallel_workers", e),
+        cb = calib_meas_csv_need(c, "batch_size", e), cc = calib_meas_csv_need(c, "prefill_chunk_size", e),
+        ch = calib_meas_csv_need(c, "kv_cache_size", e), ci = calib_meas_csv_need(c, "is_prefill", e);
     if (cp < 0 || cdc < 0 || cd < 0 || cq < 0 || ckv < 0 || ctp < 0 || cb < 0 || cc < 0 || ch < 0 || ci < 0)
         return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         double d, qh, kvh, tp;
         int pre = strcmp(c->f[ci], "True") == 0;
         Meas r = {.op = pre ? MEAS_ATTN_PREFILL : MEAS_ATTN_DECODE, .dtype = DTYPE_FP16, .kv_dtype = DTYPE_FP16};
-        if (csv_num(c, cd, &d, e) || csv_num(c, cq, &qh, e) || csv_num(c, ckv, &kvh, e) || csv_num(c, ctp, &tp, e) ||
-            csv_num(c, cb, &r.batch, e) || csv_num(c, ch, &r.ctx, e))
+        if (calib_meas_csv_num(c, cd, &d, e) || calib_meas_csv_num(c, cq, &qh, e) ||
+            calib_meas_csv_num(c, ckv, &kvh, e) || calib_meas_csv_num(c, ctp, &tp, e) ||
+            calib_meas_csv_num(c, cb, &r.batch, e) || calib_meas_csv_num(c, ch, &r.ctx, e))
             return -1;
         if (pre) {
-            if (csv_num(c, cc, &r.chunk, e)) return -1;
+            if (calib_meas_csv_num(c, cc, &r.chunk, e)) return -1;
         } else {
             /* kv_cache_size keys are read; the new token is one of them. */
             r.chunk = 1;
@@ -542,9 +551,9 @@ static int calib_meas_vidur_attn(MeasSet *s, Csv *c, Err *e)
             s->skipped++;
             continue;
         }
-        if (csv_num(c, pre ? cp : cdc, &r.latency_ms, e)) return -1;
+        if (calib_meas_csv_num(c, pre ? cp : cdc, &r.latency_ms, e)) return -1;
         snprintf(r.tag, sizeof r.tag, "vidur:%s", pre ? "prefill" : "decode");
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
 }
@@ -556,20 +565,22 @@ static int calib_meas_vidur_attn(MeasSet *s, Csv *c, Err *e)
  * a TP group inside one node. */
 static int calib_meas_vidur_allreduce(MeasSet *s, Csv *c, Err *e)
 {
-    int ct = calib_meas_median_col(c, "all_reduce", e), cr = csv_need(c, "rank", e),
-        cw = csv_need(c, "num_workers", e), cz = csv_need(c, "size", e), cn = csv_need(c, "devices_per_node", e);
+    int ct = calib_meas_median_col(c, "all_reduce", e), cr = calib_meas_csv_need(c, "rank", e),
+        cw = calib_meas_csv_need(c, "num_workers", e), cz = calib_meas_csv_need(c, "size", e),
+        cn = calib_meas_csv_need(c, "devices_per_node", e);
     if (ct < 0 || cr < 0 || cw < 0 || cz < 0 || cn < 0) return -1;
-    while (csv_next(c)) {
-        if (csv_row_ok(c, e) < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         if (strcmp(c->f[cr], "0") != 0 || strcmp(c->f[cw], c->f[cn]) != 0) {
             s->skipped++;
             continue;
         }
         Meas r = {.op = MEAS_ALLREDUCE, .dtype = DTYPE_FP16, .kv_dtype = DTYPE_FP16};
-        if (csv_num(c, cw, &r.batch, e) || csv_num(c, cz, &r.size_bytes, e) || csv_num(c, ct, &r.latency_ms, e))
+        if (calib_meas_csv_num(c, cw, &r.batch, e) || calib_meas_csv_num(c, cz, &r.size_bytes, e) ||
+            calib_meas_csv_num(c, ct, &r.latency_ms, e))
             return -1;
         snprintf(r.tag, sizeof r.tag, "vidur:nccl");
-        if (csv_add(s, c, &r, e) < 0) return -1;
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
 }
@@ -579,24 +590,24 @@ static int calib_meas_vidur_allreduce(MeasSet *s, Csv *c, Err *e)
 static int calib_meas_import_file(MeasSet *s, const char *path, Err *e)
 {
     Csv c;
-    if (csv_open(&c, path, e) < 0) return -1;
+    if (calib_meas_csv_open(&c, path, e) < 0) return -1;
     size_t n0 = s->n;
     int r;
     const char *kind;
-    if (csv_col(&c, "latency_ms") >= 0 && csv_col(&c, "op") >= 0) {
+    if (calib_meas_csv_col(&c, "latency_ms") >= 0 && calib_meas_csv_col(&c, "op") >= 0) {
         r = calib_meas_read_own(s, &c, e);
         free(c.text);
         return r;
-    } else if (csv_col(&c, "gemm_dtype") >= 0) {
+    } else if (calib_meas_csv_col(&c, "gemm_dtype") >= 0) {
         kind = "aiconfigurator GEMM";
         r = calib_meas_aic_gemm(s, &c, e);
-    } else if (csv_col(&c, "num_key_value_heads") >= 0 && csv_col(&c, "op_name") >= 0) {
+    } else if (calib_meas_csv_col(&c, "num_key_value_heads") >= 0 && calib_meas_csv_col(&c, "op_name") >= 0) {
         /* op_name says which of the two attention tables this is. */
-        if (!csv_next(&c)) {
+        if (!calib_meas_csv_next(&c)) {
             free(c.text);
             return err_set(e, "%s: no rows after the header", path);
         }
-        int co = csv_col(&c, "op_name");
+        int co = calib_meas_csv_col(&c, "op_name");
         int decode = strcmp(c.f[co], "generation_attention") == 0;
         if (!decode && strcmp(c.f[co], "context_attention") != 0) {
             err_set(e, "%s: line %d: op_name \"%s\", expected context_attention or generation_attention", path, c.line,
@@ -606,19 +617,19 @@ static int calib_meas_import_file(MeasSet *s, const char *path, Err *e)
         }
         /* re-read from the first row */
         free(c.text);
-        if (csv_open(&c, path, e) < 0) return -1;
+        if (calib_meas_csv_open(&c, path, e) < 0) return -1;
         kind = decode ? "aiconfigurator decode attention" : "aiconfigurator prefill attention";
         r = calib_meas_aic_attn(s, &c, decode, e);
-    } else if (csv_col(&c, "nccl_dtype") >= 0) {
+    } else if (calib_meas_csv_col(&c, "nccl_dtype") >= 0) {
         kind = "aiconfigurator NCCL all-reduce";
         r = calib_meas_aic_nccl(s, &c, e);
-    } else if (csv_col(&c, "time_stats.mlp_up_proj.median") >= 0) {
+    } else if (calib_meas_csv_col(&c, "time_stats.mlp_up_proj.median") >= 0) {
         kind = "Vidur mlp.csv GEMMs";
         r = calib_meas_vidur_mlp(s, &c, e);
-    } else if (csv_col(&c, "time_stats.attn_prefill.median") >= 0) {
+    } else if (calib_meas_csv_col(&c, "time_stats.attn_prefill.median") >= 0) {
         kind = "Vidur attention";
         r = calib_meas_vidur_attn(s, &c, e);
-    } else if (csv_col(&c, "time_stats.all_reduce.median") >= 0) {
+    } else if (calib_meas_csv_col(&c, "time_stats.all_reduce.median") >= 0) {
         kind = "Vidur all-reduce";
         r = calib_meas_vidur_allreduce(s, &c, e);
     } else {

@@ -66,7 +66,7 @@ typedef struct CpuWork {
 
 static volatile float calib_run_sink;
 
-static void cpu_run(CpuWork *w)
+static void calib_run_cpu_run(CpuWork *w)
 {
     switch (w->kind) {
     case 0: calib_kern_gemm(w->m, w->n, w->k, w->a, w->b, w->c); break;
@@ -80,34 +80,34 @@ static void cpu_run(CpuWork *w)
     }
 }
 
-static double cpu_time(CpuWork *w, int reps)
+static double calib_run_cpu_time(CpuWork *w, int reps)
 {
     double t[CPU_REPS_MAX];
     if (reps > CPU_REPS_MAX) reps = CPU_REPS_MAX;
     if (reps < 1) reps = 1;
-    cpu_run(w); /* warm-up: page faults, caches */
+    calib_run_cpu_run(w); /* warm-up: page faults, caches */
     for (int i = 0; i < reps; i++) {
         double t0 = calib_run_now();
-        cpu_run(w);
+        calib_run_cpu_run(w);
         t[i] = (calib_run_now() - t0) * 1e3;
     }
     return calib_run_median(t, reps);
 }
 
-static float *cpu_buf(size_t n, unsigned long long seed)
+static float *calib_run_cpu_buf(size_t n, unsigned long long seed)
 {
     float *x = malloc((n ? n : 1) * sizeof *x);
     if (x) calib_kern_fill(x, n, seed);
     return x;
 }
 
-static int cpu_oom(char *err, int errn, double bytes)
+static int calib_run_cpu_oom(char *err, int errn, double bytes)
 {
     snprintf(err, (size_t)errn, "cpu backend: cannot allocate %.3g MB of buffers", bytes / 1e6);
     return -1;
 }
 
-static int cpu_gemm(void *ctx, int dtype, int m, int n, int k, int reps, double *ms, char *err, int errn)
+static int calib_run_cpu_gemm(void *ctx, int dtype, int m, int n, int k, int reps, double *ms, char *err, int errn)
 {
     (void)ctx;
     if (dtype != CALIB_ABI_FP32) {
@@ -115,20 +115,20 @@ static int cpu_gemm(void *ctx, int dtype, int m, int n, int k, int reps, double 
         return CALIB_ABI_UNSUPPORTED;
     }
     CpuWork w = {.kind = 0, .m = m, .n = n, .k = k};
-    w.a = cpu_buf((size_t)m * k, 1);
-    w.b = cpu_buf((size_t)n * k, 2);
+    w.a = calib_run_cpu_buf((size_t)m * k, 1);
+    w.b = calib_run_cpu_buf((size_t)n * k, 2);
     w.c = malloc((size_t)m * n * sizeof *w.c);
     int rc = 0;
-    if (!w.a || !w.b || !w.c) rc = cpu_oom(err, errn, 4.0 * ((double)m * k + (double)n * k + (double)m * n));
-    else *ms = cpu_time(&w, reps);
+    if (!w.a || !w.b || !w.c) rc = calib_run_cpu_oom(err, errn, 4.0 * ((double)m * k + (double)n * k + (double)m * n));
+    else *ms = calib_run_cpu_time(&w, reps);
     free(w.a);
     free(w.b);
     free(w.c);
     return rc;
 }
 
-static int cpu_attn(int decode, int batch, int chunk, int cached, int qh, int kvh, int hd, int reps, double *ms,
-                    char *err, int errn)
+static int calib_run_cpu_attn(int decode, int batch, int chunk, int cached, int qh, int kvh, int hd, int reps,
+                              double *ms, char *err, int errn)
 {
     CpuWork w = {.kind = decode ? 2 : 1, .nseq = batch, .qh = qh, .kvh = kvh, .hd = hd};
     size_t len = (size_t)cached + (size_t)chunk;
@@ -136,7 +136,7 @@ static int cpu_attn(int decode, int batch, int chunk, int cached, int qh, int kv
     w.hs = malloc((size_t)batch * sizeof *w.hs);
     int rc = 0;
     if (!w.cs || !w.hs) {
-        rc = cpu_oom(err, errn, 8.0 * batch);
+        rc = calib_run_cpu_oom(err, errn, 8.0 * batch);
         goto out;
     }
     if (!decode) {
@@ -144,9 +144,9 @@ static int cpu_attn(int decode, int batch, int chunk, int cached, int qh, int kv
             w.cs[i] = chunk;
             w.hs[i] = cached;
         }
-        w.a = cpu_buf((size_t)batch * chunk * qh * hd, 3);
-        w.b = cpu_buf((size_t)batch * len * kvh * hd, 4);
-        w.c = cpu_buf((size_t)batch * len * kvh * hd, 5);
+        w.a = calib_run_cpu_buf((size_t)batch * chunk * qh * hd, 3);
+        w.b = calib_run_cpu_buf((size_t)batch * len * kvh * hd, 4);
+        w.c = calib_run_cpu_buf((size_t)batch * len * kvh * hd, 5);
         w.o = malloc((size_t)batch * chunk * qh * hd * sizeof *w.o);
     } else {
         /* Paged: blocks of 16 tokens, each sequence's blocks interleaved
@@ -158,13 +158,14 @@ static int cpu_attn(int decode, int batch, int chunk, int cached, int qh, int kv
             w.hs[i] = (int)len; /* keys read, the new token's included */
             for (int b = 0; b < w.max_blocks; b++) w.bt[(size_t)i * w.max_blocks + b] = b * batch + i;
         }
-        w.a = cpu_buf((size_t)batch * qh * hd, 6);
-        w.b = cpu_buf(blocks * CALIB_KERN_BLOCK * kvh * hd, 7);
-        w.c = cpu_buf(blocks * CALIB_KERN_BLOCK * kvh * hd, 8);
+        w.a = calib_run_cpu_buf((size_t)batch * qh * hd, 6);
+        w.b = calib_run_cpu_buf(blocks * CALIB_KERN_BLOCK * kvh * hd, 7);
+        w.c = calib_run_cpu_buf(blocks * CALIB_KERN_BLOCK * kvh * hd, 8);
         w.o = malloc((size_t)batch * qh * hd * sizeof *w.o);
     }
-    if ((decode && !w.bt) || !w.a || !w.b || !w.c || !w.o) rc = cpu_oom(err, errn, 8.0 * batch * (double)len * kvh * hd);
-    else *ms = cpu_time(&w, reps);
+    if ((decode && !w.bt) || !w.a || !w.b || !w.c || !w.o)
+        rc = calib_run_cpu_oom(err, errn, 8.0 * batch * (double)len * kvh * hd);
+    else *ms = calib_run_cpu_time(&w, reps);
 out:
     free(w.a);
     free(w.b);
@@ -176,45 +177,45 @@ out:
     return rc;
 }
 
-static int cpu_prefill(void *ctx, int batch, int chunk, int cached, int qh, int kvh, int hd, int reps, double *ms,
-                       char *err, int errn)
+static int calib_run_cpu_prefill(void *ctx, int batch, int chunk, int cached, int qh, int kvh, int hd, int reps,
+                                 double *ms, char *err, int errn)
 {
     (void)ctx;
-    return cpu_attn(0, batch, chunk, cached, qh, kvh, hd, reps, ms, err, errn);
+    return calib_run_cpu_attn(0, batch, chunk, cached, qh, kvh, hd, reps, ms, err, errn);
 }
 
-static int cpu_decode(void *ctx, int batch, int cached, int qh, int kvh, int hd, int reps, double *ms, char *err,
-                      int errn)
+static int calib_run_cpu_decode(void *ctx, int batch, int cached, int qh, int kvh, int hd, int reps, double *ms,
+                                char *err, int errn)
 {
     (void)ctx;
-    return cpu_attn(1, batch, 1, cached, qh, kvh, hd, reps, ms, err, errn);
+    return calib_run_cpu_attn(1, batch, 1, cached, qh, kvh, hd, reps, ms, err, errn);
 }
 
-static int cpu_mem(void *ctx, int copy, double bytes, int reps, double *ms, char *err, int errn)
+static int calib_run_cpu_mem(void *ctx, int copy, double bytes, int reps, double *ms, char *err, int errn)
 {
     (void)ctx;
     CpuWork w = {.kind = copy ? 4 : 3};
     w.len = (size_t)(bytes / (copy ? 8 : 4));
-    w.a = cpu_buf(w.len, 9);
+    w.a = calib_run_cpu_buf(w.len, 9);
     w.b = copy ? malloc((w.len ? w.len : 1) * sizeof *w.b) : NULL;
     int rc = 0;
-    if (!w.a || (copy && !w.b)) rc = cpu_oom(err, errn, bytes);
-    else *ms = cpu_time(&w, reps);
+    if (!w.a || (copy && !w.b)) rc = calib_run_cpu_oom(err, errn, bytes);
+    else *ms = calib_run_cpu_time(&w, reps);
     free(w.a);
     free(w.b);
     return rc;
 }
 
-static void cpu_empty(void) {}
+static void calib_run_cpu_empty(void) {}
 
-static int cpu_launch(void *ctx, int reps, double *ms, char *err, int errn)
+static int calib_run_cpu_launch(void *ctx, int reps, double *ms, char *err, int errn)
 {
     (void)ctx;
     (void)err;
     (void)errn;
     /* The CPU's "launch" is a call through a pointer: time a batch of
      * them, since one is below the clock's resolution. */
-    void (*volatile fn)(void) = cpu_empty;
+    void (*volatile fn)(void) = calib_run_cpu_empty;
     double t[CPU_REPS_MAX];
     if (reps > CPU_REPS_MAX) reps = CPU_REPS_MAX;
     if (reps < 1) reps = 1;
@@ -228,7 +229,7 @@ static int cpu_launch(void *ctx, int reps, double *ms, char *err, int errn)
     return 0;
 }
 
-static int cpu_check(void *ctx, char *log, int logn)
+static int calib_run_cpu_check(void *ctx, char *log, int logn)
 {
     (void)ctx;
     snprintf(log, (size_t)logn, "cpu backend: its kernels are the references themselves (tests/test_calib.c checks "
@@ -236,7 +237,7 @@ static int cpu_check(void *ctx, char *log, int logn)
     return 0;
 }
 
-static void cpu_destroy(void *ctx)
+static void calib_run_cpu_destroy(void *ctx)
 {
     (void)ctx;
 }
@@ -250,13 +251,13 @@ void calib_run_cpu_backend(ServesimKernels *k)
     k->gemm_dtypes[0] = CALIB_ABI_FP32;
     k->gemm_dtypes[1] = -1;
     k->attn_dtype = CALIB_ABI_FP32;
-    k->gemm = cpu_gemm;
-    k->attn_prefill = cpu_prefill;
-    k->attn_decode = cpu_decode;
-    k->mem = cpu_mem;
-    k->launch = cpu_launch;
-    k->check = cpu_check;
-    k->destroy = cpu_destroy;
+    k->gemm = calib_run_cpu_gemm;
+    k->attn_prefill = calib_run_cpu_prefill;
+    k->attn_decode = calib_run_cpu_decode;
+    k->mem = calib_run_cpu_mem;
+    k->launch = calib_run_cpu_launch;
+    k->check = calib_run_cpu_check;
+    k->destroy = calib_run_cpu_destroy;
 }
 
 /* ------------------------------------------------------------ GPU library */
@@ -363,7 +364,8 @@ int calib_run(const ModelDesc *m, ServesimKernels *k, const CalibRunOpts *o, Mea
     int ng = calib_run_gemms(m, tp, g);
     char msg[512];
     const char *be = k->name;
-    if (o->log) fprintf(o->log, "calib run: %s on %s, tp %d, %s grid\n", m->name, k->device, tp, full ? "full" : "small");
+    if (o->log)
+        fprintf(o->log, "calib run: %s on %s, tp %d, %s grid\n", m->name, k->device, tp, full ? "full" : "small");
     /* GEMMs: every per-GPU projection at every row count. */
     for (int d = 0; d < 4 && k->gemm_dtypes[d] >= 0; d++) {
         int dt = k->gemm_dtypes[d];

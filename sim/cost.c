@@ -98,7 +98,7 @@ static double roof(double flops, double peak_eff, double bytes, double bw_eff)
 }
 
 /* Records how far one operator shape lay outside the profile's grid. */
-static void roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio, double *worst)
+static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio, double *worst)
 {
     if (!(ratio > 1 + 1e-9)) return;
     if (ratio > *worst) *worst = ratio;
@@ -115,7 +115,7 @@ static void roof_note(Roofline *r, const ProfOp *op, const char *what, int feat,
 }
 
 /* One GEMM of the profile at (m, n, k); *ratio its extrapolation. */
-static double roof_gemm_one(const Roofline *r, double m, double n, double k, double *ratio, int *which)
+static double cost_roof_gemm_one(const Roofline *r, double m, double n, double k, double *ratio, int *which)
 {
     double feat[PF_COUNT], f, b;
     profile_gemm_shape(m, n, k, r->in_b, r->w_b, 2, feat, &f, &b);
@@ -125,7 +125,7 @@ static double roof_gemm_one(const Roofline *r, double m, double n, double k, dou
 }
 
 /* One decoder layer's GEMMs at m token rows (memoised for m <= ROOF_CACHE). */
-static double roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *which)
+static double cost_roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *which)
 {
     if (m >= 1 && m <= ROOF_CACHE && !isnan(r->gemm_t[m - 1])) {
         *ratio = r->gemm_r[m - 1];
@@ -144,7 +144,7 @@ static double roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *which
             times = assigned < r->experts ? assigned : r->experts;
             rows = assigned / times;
         }
-        t += times * roof_gemm_one(r, rows, r->g[i].n, r->g[i].k, &ratio1, &w1);
+        t += times * cost_roof_gemm_one(r, rows, r->g[i].n, r->g[i].k, &ratio1, &w1);
         if (ratio1 > worst) {
             worst = ratio1;
             w = w1;
@@ -160,7 +160,7 @@ static double roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *which
     return t;
 }
 
-static ProfSeq *roof_seq(Roofline *r, uint32_t n)
+static ProfSeq *cost_roof_seq(Roofline *r, uint32_t n)
 {
     if (n > r->seq_cap) {
         r->seq_cap = n > 2 * r->seq_cap ? n : 2 * r->seq_cap;
@@ -171,14 +171,14 @@ static ProfSeq *roof_seq(Roofline *r, uint32_t n)
 
 /* Profile-driven times of the GEMM, attention, LM-head and all-reduce
  * classes; fills out's times (not FLOPs/bytes). */
-static void roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
+static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
                               CostBreakdown *out)
 {
     const double layers = r->cfg.model.layers;
     double worst = 1, ratio;
     int which;
-    out->gemm_s = layers * roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
-    roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
+    out->gemm_s = layers * cost_roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
+    cost_roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
     if (samples > 0) {
         uint64_t ms = (uint64_t)samples;
         if (ms >= 1 && ms <= ROOF_CACHE && !isnan(r->head_t[ms - 1])) {
@@ -188,33 +188,33 @@ static void roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, d
         } else {
             ratio = 1;
             which = PF_NONE;
-            out->lm_head_s = roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
+            out->lm_head_s = cost_roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
             if (ms >= 1 && ms <= ROOF_CACHE) {
                 r->head_t[ms - 1] = out->lm_head_s;
                 r->head_r[ms - 1] = ratio;
                 r->head_r[ROOF_CACHE + ms - 1] = which;
             }
         }
-        roof_note(r, r->gemm, "LM head", which, ratio, &worst);
+        cost_roof_note(r, r->gemm, "LM head", which, ratio, &worst);
     }
     /* Prefill chunks and speculative verify rows run in one varlen
      * FlashAttention launch per layer; single-token decodes in one paged
      * decode launch. */
-    ProfSeq *s = roof_seq(r, n);
+    ProfSeq *s = cost_roof_seq(r, n);
     uint32_t np = 0;
     for (uint32_t i = 0; i < n; i++)
         if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
     double attn = 0;
     if (np) {
         attn += profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
-        roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
+        cost_roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
     }
     uint32_t nd = 0;
     for (uint32_t i = 0; i < n; i++)
         if (items[i].kind == ITEM_DECODE) s[nd++] = (ProfSeq){items[i].c, items[i].h};
     if (nd) {
         attn += profile_attn_time(r->dec, s, nd, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
-        roof_note(r, r->dec, "decode attention", which, ratio, &worst);
+        cost_roof_note(r, r->dec, "decode attention", which, ratio, &worst);
     }
     out->attn_s = layers * attn;
     if (r->cfg.tp > 1 && r->ar) {
@@ -223,7 +223,7 @@ static void roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, d
         out->comm_s = 2.0 * layers * profile_op_time(r->ar, feat, f, b);
         int w;
         double x = profile_extrapolation(r->ar, feat, &w);
-        roof_note(r, r->ar, "all-reduce", w, x, &worst);
+        cost_roof_note(r, r->ar, "all-reduce", w, x, &worst);
     }
     r->ex.queries++;
     if (worst > 1 + 1e-9) r->ex.outside++;
@@ -262,7 +262,7 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     double f_head = m->lm_head_flops * samples / tp;
 
     if (r->prof) {
-        roof_profile_time(r, items, n, tokens, samples, out);
+        cost_roof_profile_time(r, items, n, tokens, samples, out);
     } else {
         double gemm_eff = effcurve_at(&h->gemm_compute_eff, tokens);
         out->gemm_s = roof(f_gemm, r->peak * gemm_eff, r->layer_w_bytes, bw * h->mem_eff);
@@ -287,7 +287,7 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     return 0;
 }
 
-static void roofline_free(void *ctx)
+static void cost_roofline_free(void *ctx)
 {
     Roofline *r = ctx;
     free(r->gemm_t);
@@ -299,7 +299,7 @@ static void roofline_free(void *ctx)
 }
 
 /* Shapes for the profile path: the layer's GEMMs per GPU, heads per GPU. */
-static int roof_profile_setup(Roofline *r, Err *e)
+static int cost_roof_profile_setup(Roofline *r, Err *e)
 {
     const Profile *p = &r->cfg.hw.profile;
     const ModelDesc *m = &r->cfg.model;
@@ -373,11 +373,11 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
     double head_params = (double)m->lm_head_params + m->hidden;
     r->head_w_bytes = dtype_bytes(m->weight_dtype, head_params) / cfg->tp;
     r->layer_w_bytes = (m->weights_read_bytes - dtype_bytes(m->weight_dtype, head_params)) / cfg->tp;
-    if (h->profile.present && roof_profile_setup(r, e) < 0) {
-        roofline_free(r);
+    if (h->profile.present && cost_roof_profile_setup(r, e) < 0) {
+        cost_roofline_free(r);
         return -1;
     }
-    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = roofline_free};
+    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = cost_roofline_free};
     return 0;
 }
 

@@ -280,7 +280,8 @@ int costcmd_main(int argc, char **argv)
                 return costcmd_bad("--kv-dtype needs bf16, fp16, fp8, q8_0 or q4_0", v);
         } else if (!strcmp(o, "--tp")) {
             double tp;
-            if (costcmd_count(v, 1024, &tp) != (int)strlen(v)) return costcmd_bad("--tp needs a whole number in [1, 1024]", v);
+            if (costcmd_count(v, 1024, &tp) != (int)strlen(v))
+                return costcmd_bad("--tp needs a whole number in [1, 1024]", v);
             a.tp = (int)tp;
         } else {
             return costcmd_bad("unknown option", o);

@@ -25,7 +25,8 @@
 #include "paths.h"
 
 static const char *const profile_feat_names[PF_COUNT + 1] = {
-    "m", "n", "k", "nk", "mn", "tiles", "batch", "chunk", "kv_mean", "kv_len", "group", "units", "qrows", "ctas", "bytes", "gpus", "ring", NULL,
+    "m",      "n",     "k",     "nk",    "mn",   "tiles", "batch", "chunk", "kv_mean",
+    "kv_len", "group", "units", "qrows", "ctas", "bytes", "gpus",  "ring",  NULL,
 };
 
 static const char *const profile_op_names[PROF_OP_COUNT + 1] = {

@@ -658,8 +658,9 @@ static void test_calib_cost_command(void)
     CHECK_CONTAINS(out, "\"profile\":\t\"none (hardware efficiencies)\"");
     CHECK_CONTAINS(out, "\"comm_ms\"");
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--gemm", "4096,4096", NULL), 2);
-    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--model", "qwen3-8b", "--batch", "1:x",
-                        NULL), 2);
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--model", "qwen3-8b", "--batch",
+                        "1:x", NULL),
+              2);
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h900", "--gemm", "1,1,1", NULL), 1);
     CHECK_CONTAINS(out, "servesim cost: unknown hardware \"h900\"");
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--help", NULL), 0);
@@ -677,8 +678,9 @@ static void test_calib_command(void)
               2);
     CHECK_CONTAINS(out, "option not taken by 'fit'");
     CHECK_CONTAINS(out, "--model");
-    CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "run", "--model", "qwen3-8b", "--out", calib_tmp("r"), "--backend",
-                        "tpu", NULL), 1);
+    CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "run", "--model", "qwen3-8b", "--out", calib_tmp("r"),
+                        "--backend", "tpu", NULL),
+              1);
     CHECK_CONTAINS(out, "servesim calib: --backend: got \"tpu\", expected cpu or cuda");
     /* import -> fit -> report on one aiconfigurator table */
     char csv[512], prof[512];
@@ -701,8 +703,9 @@ static void test_calib_command(void)
     CHECK_NEAR(p->op[PROF_ALLREDUCE].bw_bytes_per_s, 450e9, 0);
     free(p);
     /* an all-reduce-only profile cannot drive a roofline, and says why */
-    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--profile", prof, "--model", "qwen3-8b",
-                        "--batch", "1:10", NULL), 1);
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--profile", prof, "--model",
+                        "qwen3-8b", "--batch", "1:10", NULL),
+              1);
     CHECK_CONTAINS(out, "no gemm_bf16, attn_prefill, attn_decode model");
 }
 
