@@ -22,6 +22,7 @@
 #include "hw.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -263,7 +264,14 @@ int hw_attach_profile(HwDesc *h, const char *name_or_path, Err *e)
     if (strlen(name_or_path) >= sizeof h->profile_name)
         return err_set(e, "profile \"%.64s...\": expected a name or path of at most %zu characters", name_or_path,
                        sizeof h->profile_name - 1);
-    if (profile_load(name_or_path, &h->profile, e) < 0) return -1;
+    /* Into a copy first: a profile that fails to load leaves h as it was. */
+    Profile *p = xmalloc(sizeof *p);
+    if (profile_load(name_or_path, p, e) < 0) {
+        free(p);
+        return -1;
+    }
+    h->profile = *p;
+    free(p);
     snprintf(h->profile_name, sizeof h->profile_name, "%s", name_or_path);
     if (h->profile.iter_overhead_s >= 0) h->iter_overhead_s = h->profile.iter_overhead_s;
     return 0;
