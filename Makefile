@@ -36,7 +36,7 @@ NVCC    := $(shell command -v nvcc 2>/dev/null)
 all: servesim info-optional
 
 info-optional:
-	@if [ -n "$(NVCC)" ]; then echo "optional: nvcc found ($(NVCC)); CUDA kernels build with 'make -C kernels'"; \
+	@if [ -n "$(NVCC)" ]; then echo "optional: nvcc found ($(NVCC)); CUDA kernels build with 'make kernels'"; \
 	 else echo "optional: nvcc not found; calibration kernels are skipped (the simulator does not need them)"; fi
 
 servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
@@ -83,6 +83,7 @@ bench: deps
 	@bash -c 'TIMEFORMAT="azure conv trace (19,366 requests read and simulated): %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet'
 	./servesim lua lua/experiments/bench_overhead.lua
+	./servesim calib quality
 
 clean:
 	rm -rf build build-asan servesim

@@ -229,6 +229,12 @@ int cluster_run(Cluster *c, Err *e)
         a->recomputed_tokens += x->recomputed_tokens;
         a->swapped_tokens += x->swapped_tokens;
         a->swap_s += x->swap_s;
+        a->cost_queries += x->cost_queries;
+        a->cost_outside += x->cost_outside;
+        if (x->cost_worst_ratio > a->cost_worst_ratio) {
+            a->cost_worst_ratio = x->cost_worst_ratio;
+            memcpy(a->cost_worst, x->cost_worst, sizeof a->cost_worst);
+        }
         a->spec_rounds += x->spec_rounds;
         a->spec_drafted += x->spec_drafted;
         a->spec_accepted += x->spec_accepted;

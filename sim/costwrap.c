@@ -44,7 +44,7 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
             }
             memcpy(w->buf, items, n * sizeof *items);
             for (uint32_t i = n; i < m; i++)
-                w->buf[i] = (BatchItem){.req = UINT32_MAX, .c = 1, .h = 0, .kind = ITEM_DECODE, .samples = 1};
+                w->buf[i] = (BatchItem){.req = UINT32_MAX, .c = 1, .h = 1, .kind = ITEM_DECODE, .samples = 1};
             use = w->buf;
         }
     }

@@ -3,7 +3,7 @@
  *
  *  - Execution-shape padding: with captured batch sizes (CUDA graphs), a
  *    decode-only iteration of n rows runs as the smallest captured size
- *    >= n; the padded rows are charged as decode rows over an empty
+ *    >= n; the padded rows are charged as decode rows over a one-token
  *    context.  Batches larger than the largest size, or containing a
  *    prefill, run eagerly (unpadded), as in vLLM.
  *  - KV format conversion: a quantised KV cache (q8_0, q4_0, fp8) may cost

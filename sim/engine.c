@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "evq.h"
 
 #define NO_POS UINT32_MAX
@@ -612,6 +613,14 @@ int engine_run(Engine *eng, Err *e)
 
 int engine_check_drained(const Engine *eng, Err *e)
 {
+    CostExtrap x;
+    if (eng->cfg.profile_cost.ctx && cost_extrapolation(&eng->cfg.profile_cost, &x) == 0) {
+        Engine *m = (Engine *)(uintptr_t)eng;
+        m->st.cost_queries = x.queries;
+        m->st.cost_outside = x.outside;
+        m->st.cost_worst_ratio = x.worst_ratio;
+        memcpy(m->st.cost_worst, x.worst, sizeof m->st.cost_worst);
+    }
     if (eng->cfg.kv.stats) {
         Engine *m = (Engine *)(uintptr_t)eng; /* statistics are a cache of the policy's counters */
         m->st.has_kv_stats = 1;

@@ -32,6 +32,7 @@ typedef struct EngineConfig {
     CostModel cost;
     MetricsSink sink;     /* optional observers (all entries may be NULL) */
     SpecPolicy spec;      /* speculative decoding (the engine owns it) */
+    CostModel profile_cost; /* not owned: the unwrapped roofline, asked how often it extrapolated */
     int has_spec;
     uint32_t block_tokens;/* the KV pool's block size (schedulers' watermark arithmetic) */
     double kv_bytes_per_token;
@@ -89,6 +90,9 @@ typedef struct EngineStats {
     uint64_t finished, rejected;
     double flops, bytes;         /* totals from the cost model */
     double t_gemm_s, t_attn_s, t_lm_head_s, t_comm_s, t_overhead_s;
+    uint64_t cost_queries, cost_outside; /* profile extrapolation (cost_extrapolation) */
+    double cost_worst_ratio;
+    char cost_worst[160];
     int has_kv_stats;            /* the KV policy reports prefix-cache statistics */
     KvStats kv;                  /* filled at the end of the run */
 } EngineStats;

@@ -17,8 +17,10 @@
 #include "lua_cmd.h"
 #include "metrics.h"
 #include "report.h"
+#include "calibcmd.h"
 #include "cluster.h"
 #include "compare.h"
+#include "costcmd.h"
 #include "replay.h"
 #include "scenario.h"
 #include "speccmd.h"
@@ -38,6 +40,8 @@ static const char usage_main[] =
     "  workload SCENARIO|TRACE  describe a workload (--stats, --json) or write it out (--out FILE)\n"
     "  spec-plan             speculative decoding: tokens per round, ms per token, best draft length\n"
     "  spec-verify           run the rejection-sampling verifier and print its output distribution\n"
+    "  calib                 calibration: measure kernels, import measured tables, fit profiles, report quality\n"
+    "  cost                  the cost model's prediction for one GEMM or one iteration\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
@@ -499,11 +503,11 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         const char *topic = argc > 2 ? argv[2] : NULL;
-        if (topic && !strcmp(topic, "workload")) {
-            char help[] = "--help";
-            char *hv[] = {help, NULL};
-            return wlcmd_main(1, hv);
-        }
+        char help[] = "--help";
+        char *hv[] = {help, NULL};
+        if (topic && !strcmp(topic, "workload")) return wlcmd_main(1, hv);
+        if (topic && !strcmp(topic, "calib")) return calibcmd_main(1, hv);
+        if (topic && !strcmp(topic, "cost")) return costcmd_main(1, hv);
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
@@ -515,6 +519,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "replay")) return cmd_replay(argc - 2, argv + 2);
     if (!strcmp(cmd, "workload")) return wlcmd_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "spec-plan")) return speccmd_plan(argc - 2, argv + 2);
+    if (!strcmp(cmd, "calib")) return calibcmd_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "cost")) return costcmd_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "spec-verify")) return speccmd_verify(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);

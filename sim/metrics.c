@@ -121,6 +121,10 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
     out->busy_s = (double)st->busy_ns / 1e9;
     out->replicas = st->replicas ? st->replicas : 1;
     out->has_prefix = st->has_kv_stats;
+    out->cost_queries = st->cost_queries;
+    out->cost_outside = st->cost_outside;
+    out->cost_worst_ratio = st->cost_worst_ratio;
+    out->cost_worst = st->cost_worst;
     out->spec_rounds = st->spec_rounds;
     out->spec_drafted = st->spec_drafted;
     out->spec_accepted = st->spec_accepted;

@@ -114,6 +114,9 @@ typedef struct Summary {
     uint64_t iterations, preemptions, recomputed_tokens;
     double busy_s;               /* per replica on average */
     uint32_t replicas;
+    uint64_t cost_queries, cost_outside;        /* profile extrapolation */
+    double cost_worst_ratio;
+    const char *cost_worst;
     uint64_t spec_rounds, spec_drafted, spec_accepted, spec_emitted;
     double spec_draft_s, spec_verify_s;
     int has_prefix;                             /* prefix-cache statistics below are valid */

@@ -162,6 +162,13 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
         cJSON_AddNumberToObject(pc, "cow_copies", (double)m->prefix.cow_copies);
         cJSON_AddNumberToObject(pc, "cached_blocks_at_end", (double)m->prefix.cached_blocks);
     }
+    if (m->cost_queries) {
+        cJSON *x = cJSON_AddObjectToObject(su, "cost_model_extrapolation");
+        cJSON_AddNumberToObject(x, "queries", (double)m->cost_queries);
+        cJSON_AddNumberToObject(x, "outside_grid", (double)m->cost_outside);
+        jsonio_add_num(x, "worst_ratio", m->cost_worst_ratio);
+        if (m->cost_worst && *m->cost_worst) cJSON_AddStringToObject(x, "worst", m->cost_worst);
+    }
     if (m->spec_rounds) {
         /* the busy time of every GPU group, summed over replicas */
         double busy = m->busy_s;
@@ -290,6 +297,10 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 (unsigned long long)m->prefix.hit_tokens, (unsigned long long)m->prefix.lookup_tokens,
                 100.0 * (double)m->prefix.hit_tokens / (double)m->prefix.lookup_tokens,
                 (unsigned long long)m->prefix.evictions);
+    if (m->cost_outside)
+        fprintf(f, "  cost model: %llu of %llu iterations priced outside the profile's measured grid (worst: %s)\n",
+                (unsigned long long)m->cost_outside, (unsigned long long)m->cost_queries,
+                m->cost_worst && *m->cost_worst ? m->cost_worst : "?");
     if (m->spec_rounds)
         fprintf(f, "  speculation: %llu rounds, %.2f tokens per round, %.1f%% of drafts accepted, drafting %.1f%% "
                    "of busy time\n", (unsigned long long)m->spec_rounds,

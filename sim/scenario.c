@@ -137,8 +137,17 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
         s->linear = (LinearCostCfg){f * 1e-3, t * 1e-6, p * 1e-9};
         return 0;
     }
-    static const char *const keys[] = {"kind", "compute_dtype", "efficiency", "iter_overhead_us", NULL};
+    static const char *const keys[] = {"kind", "compute_dtype", "efficiency", "iter_overhead_us", "profile", NULL};
     if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    /* a calibrated profile by name or path ("none": the flat efficiencies);
+     * explicit efficiencies replace the bundled profile */
+    const char *prof = NULL;
+    if (jsonio_str(v, "profile", where, 0, &prof, e) < 0) return -1;
+    if (prof) {
+        if (hw_attach_profile(&s->hw, prof, e) < 0) return err_prefix(e, "%s.profile", where);
+    } else if (cJSON_GetObjectItemCaseSensitive(v, "efficiency")) {
+        hw_attach_profile(&s->hw, "none", e);
+    }
     const char *dt = NULL;
     if (jsonio_str(v, "compute_dtype", where, 0, &dt, e) < 0) return -1;
     if (dt) {
@@ -564,6 +573,11 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     if (parse_desc(v, p, "", "model", "qwen3-8b", model_from_json_v, model_load_v, &s->model, e) < 0) return -1;
     if (!(v = SUB("hardware"))) return err_set(e, "%s: missing key \"hardware\"", w);
     if (parse_desc(v, p, "hardware/", "hardware", "h100-sxm", hw_from_json_v, hw_load_v, &s->hw, e) < 0) return -1;
+    {
+        /* hardware built on a bundled one keeps its calibrated profile */
+        const cJSON *hb = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "base") : NULL;
+        if (cJSON_IsString(hb) && hw_default_profile(&s->hw, hb->valuestring, e) < 0) return err_prefix(e, "%s", p);
+    }
     int64_t tp = 1;
     if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
     s->tp = (int)tp;
@@ -736,6 +750,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
                               .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
+    cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */
     if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0)) {
         CostModel inner = cfg.cost;
         rc = costwrap_new(&s->wrap, inner, &cfg.cost, e);

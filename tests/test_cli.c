@@ -277,6 +277,28 @@ static void test_spec_and_workload_commands(void)
     cJSON_Delete(j);
 }
 
+static void test_calib_and_cost_commands(void)
+{
+    static char out[65536];
+    CHECK(sh("cost --hardware h100-sxm --gemm 4096,4096,4096 --json", out, sizeof out) == 0);
+    cJSON *j = cJSON_Parse(out);
+    CHECK(j != NULL);
+    if (j) {
+        double ms = cJSON_GetObjectItemCaseSensitive(j, "latency_ms")->valuedouble;
+        /* 137.4 GFLOP at the H100 profile's large-GEMM efficiency: well under
+         * the 0.139 ms of the 989 TFLOP/s peak's inverse, above it */
+        CHECK(ms > 2 * 4096.0 * 4096 * 4096 / 989e12 * 1e3 && ms < 0.3);
+        cJSON_Delete(j);
+    }
+    CHECK(sh("cost --hardware h100-sxm --model qwen3-8b --batch 1:2048,2048:0 --json", out, sizeof out) == 0);
+    CHECK_CONTAINS(out, "\"t_ms\"");
+    CHECK(sh("cost --hardware h100-sxm --gemm 4096,4096", out, sizeof out) != 0);
+    CHECK(sh("help calib", out, sizeof out) == 0);
+    CHECK_CONTAINS(out, "calib");
+    /* a scenario naming a profile, and one turning profiles off */
+    CHECK(sh("run --quiet " SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_static.json", out, sizeof out) == 0);
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -290,6 +312,7 @@ void suite_cli(void)
     RUN(test_default_run_deterministic);
     RUN(test_replay_compare_outputs);
     RUN(test_spec_and_workload_commands);
+    RUN(test_calib_and_cost_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
