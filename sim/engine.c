@@ -492,6 +492,9 @@ static int boundary(Engine *eng, Err *e)
          * can never fit, reject it; otherwise the scheduler is stuck. */
         uint32_t head = eng_waiting_at(eng, 0);
         Request *r = &eng->reqs[head];
+        /* blocks still held by requests that left the running list (a
+         * disaggregated prefill replica's KV in transfer): wait for them */
+        if (eng->cfg.kv.used_blocks(eng->cfg.kv.ctx) > 0) return 0;
         uint64_t need = eng->cfg.kv.need_blocks(eng->cfg.kv.ctx, r);
         if (need <= eng->cfg.kv.total_blocks(eng->cfg.kv.ctx))
             return err_set(e, "scheduler %s admitted nothing from an idle replica (request %s needs %llu "

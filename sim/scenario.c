@@ -364,9 +364,12 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
         }
     }
     SchedConfig *c = &s->sched;
-    int64_t mr = 256, tb = kind == SCHED_VLLM ? 8192 : 2048, lp = 0, mp = 0;
+    /* vLLM v0's defaults without chunked prefill: max_num_seqs 256 and
+     * max_num_batched_tokens = max(max_model_len, 2048), so that any prompt
+     * the model accepts can be prefilled */
+    int64_t vllm_tb = s->model.max_context > 2048 ? s->model.max_context : 2048;
+    int64_t mr = 256, tb = kind == SCHED_VLLM ? vllm_tb : 2048, lp = 0, mp = 0;
     if (kind == SCHED_VLLM) {
-        /* vLLM's defaults: max_num_seqs 256, max_num_batched_tokens 8192 */
         if (jsonio_int(v, "max_num_seqs", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
         if (jsonio_int(v, "max_num_batched_tokens", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
     } else {

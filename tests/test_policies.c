@@ -349,6 +349,28 @@ static void test_disagg_holds_both_sides(void)
     const EngineStats *pst = engine_stats(cluster_engine(R->c, 0));
     CHECK_INT(pst->kv_peak_used_blocks, 2 * 132);
     done(R);
+
+    /* A prefill pool of two requests' KV, both held while their transfers
+     * wait on the full decode side: the third request waits (the prefill
+     * replica idles with blocks in flight) instead of failing. */
+    static char t3[2048];
+    snprintf(t3, sizeof t3, "%s", text);
+    char *at = strstr(t3, "\"decode\": {");
+    char tail[1024];
+    snprintf(tail, sizeof tail, "%s", at);
+    snprintf(at, sizeof t3 - (size_t)(at - t3), "\"prefill\": {\"kv_capacity_gib\": 0.581}, %s", tail);
+    at = strstr(t3, "]}}");
+    snprintf(at, sizeof t3 - (size_t)(at - t3),
+             ", {\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 2000, \"output_tokens\": 100}]}}");
+    R = run(t3);
+    CHECK(R != NULL);
+    if (!R) return;
+    CHECK_INT(engine_stats(cluster_engine(R->c, 0))->kv_total_blocks, 264);
+    CHECK_INT(R->m.finished, 3);
+    /* c's prefill starts when a's transfer lands and frees a's blocks on
+     * the prefill side (a's first token, emitted on the decode side) */
+    CHECK_INT(req(R, "c")->t_first_sched_ns, req(R, "a")->t_first_token_ns);
+    done(R);
 }
 
 void suite_policies(void);
