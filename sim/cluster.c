@@ -206,7 +206,7 @@ int cluster_run(Cluster *c, Err *e)
         } while (evq_peek_time(&c->q) == ev.t_ns && evq_pop(&c->q, &ev));
         if (lua_router_check(&c->lua_router, e) < 0) return -1;
         for (uint32_t i = 0; i < c->n; i++)
-            if (engine_poll(c->eng[i], e) != 0) return err_prefix(e, "replica %u", i);
+            if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
     }
     /* aggregate: sums, and peaks as the largest replica's */
     EngineStats *a = &c->st;

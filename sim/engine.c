@@ -536,9 +536,13 @@ static int boundary(Engine *eng, Err *e)
     return 0;
 }
 
-int engine_poll(Engine *eng, Err *e)
+int engine_poll(Engine *eng, int64_t now_ns, Err *e)
 {
-    return eng->busy ? 0 : boundary(eng, e);
+    if (eng->busy) return 0;
+    /* an idle replica's clock stands where its last event left it; another
+     * replica's event (a KV transfer landing) may give it work now */
+    if (now_ns > eng->now_ns) eng->now_ns = now_ns;
+    return boundary(eng, e);
 }
 
 int engine_busy(const Engine *eng)
@@ -609,7 +613,7 @@ int engine_run(Engine *eng, Err *e)
                 engine_iter_end(eng, ev.t_ns);
             }
         } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
-        if (engine_poll(eng, e) != 0) return -1;
+        if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
     }
     return engine_check_drained(eng, e);
 }

@@ -107,12 +107,12 @@ int engine_run(Engine *eng, Err *e);
  * cluster's queue; the cluster pops events, routes arrivals with a Router
  * and engine_enqueue, passes ENGINE_EV_ITER_END to engine_iter_end of the
  * replica in ev.arg, and after draining all events of one instant calls
- * engine_poll on every replica.  engine_run is exactly that loop for one
+ * engine_poll(now) on every replica.  engine_run is exactly that loop for one
  * replica fed from its own sorted request list. */
 void engine_attach(Engine *eng, EventQueue *q, uint32_t replica);
 void engine_enqueue(Engine *eng, uint32_t req, int64_t now_ns);
 void engine_iter_end(Engine *eng, int64_t now_ns);
-int engine_poll(Engine *eng, Err *e);
+int engine_poll(Engine *eng, int64_t now_ns, Err *e);
 int engine_busy(const Engine *eng);
 /* Fails unless every block went back to the pool and nothing runs (checked
  * at the end of every engine_run). */

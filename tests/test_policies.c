@@ -343,6 +343,9 @@ static void test_disagg_holds_both_sides(void)
     /* both prefills end together (one 10 + 40 ms iteration); a's KV goes at
      * once, b's only when a is done */
     CHECK_NEAR((double)a->t_first_token_ns / 1e9, 0.050 + xfer, 1e-6);
+    /* the decode replica starts a only once its KV has landed: the next
+     * token is one 10.01 ms decode step after the transfer, not earlier */
+    CHECK_INT(R->rd.token_times[a->token_off + 1] - a->t_first_token_ns, 10010000);
     CHECK_NEAR((double)b->t_first_token_ns / 1e9, (double)a->t_finish_ns / 1e9 + xfer, 1e-6);
     /* the prefill replica held b's blocks all that time: its KV-block
      * integral covers b until a finished */
