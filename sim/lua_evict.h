@@ -9,7 +9,7 @@
  *                       "args": {...}, "max_instructions": N,
  *                       "max_memory_mib": M, "seed": S}}
  * Only kind and script are required; the other keys size the sandbox
- * (lua_sandbox.h) as for a Lua scheduler or router.
+ * (lua_plugin.h, lua_sandbox.h) as for a Lua scheduler or router.
  *
  * The script returns {evict = function(v, c) ... end} (or the function).
  * When the pool must drop a cached block, evict gets the read-only view v
@@ -30,20 +30,15 @@
 #ifndef SERVESIM_LUA_EVICT_H
 #define SERVESIM_LUA_EVICT_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 
+#include "lua_plugin.h"
 #include "prefix.h"
 
-typedef struct LuaEvictConfig {
-    const char *script;        /* path (resolved by the caller) */
-    const cJSON *args;         /* optional: the script's argument table */
-    uint64_t max_instructions; /* per evict call */
-    size_t max_memory_bytes;
-    uint64_t seed;
-} LuaEvictConfig;
+/* script, args, max_instructions (per evict call), max_memory_bytes, seed. */
+typedef LuaPluginConfig LuaEvictConfig;
 
 /* Defaults: the sandbox's policy limits, seed 1. */
 void lua_evict_defaults(LuaEvictConfig *c);

@@ -6,6 +6,8 @@
  *   "router": {"kind": "lua", "script": "lua/routers/prefix_affinity.lua",
  *              "args": {...}, "max_instructions": N, "max_memory_mib": M,
  *              "seed": S}
+ * Only kind and script are required; the other keys size the sandbox
+ * (lua_plugin.h, lua_sandbox.h).
  * The script returns {route = function(r, loads) ... end} (or the
  * function).  route gets the arriving request's read-only view (lua_view.h)
  * and the replicas' loads, loads[i] = {running, waiting, outstanding_tokens,
@@ -23,21 +25,15 @@
 #ifndef SERVESIM_LUA_ROUTER_H
 #define SERVESIM_LUA_ROUTER_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include <cjson/cJSON.h>
 
+#include "lua_plugin.h"
 #include "policy.h"
 
-typedef struct LuaRouterConfig {
-    const char *script;        /* path (resolved by the caller) */
-    const cJSON *args;         /* optional: the script's argument table */
-    uint64_t max_instructions; /* per route call */
-    size_t max_memory_bytes;
-    uint64_t seed;
-} LuaRouterConfig;
+/* script, args, max_instructions (per route call), max_memory_bytes, seed. */
+typedef LuaPluginConfig LuaRouterConfig;
 
+/* Defaults: the sandbox's policy limits, seed 1. */
 void lua_router_defaults(LuaRouterConfig *c);
 int lua_router_create(const LuaRouterConfig *c, Router *out, Err *e);
 /* From a scenario's router object (kind "lua"); where and base_dir as for

@@ -1,9 +1,10 @@
 /*
  * lua_sched.c -- the Lua-backed scheduler (see lua_sched.h).
  *
- * Owns: one sandboxed Lua state per scheduler, the view object handed to
- * the script at each boundary, and the validation of every decision before
- * it reaches the engine.
+ * Owns: the view object handed to the script at each boundary and the
+ * validation of every decision before it reaches the engine; the sandboxed
+ * state (one per scheduler), the keys common to every Lua policy and the
+ * failure record are lua_plugin.c's.
  *
  * Data exchange, kept cheap because it happens at every boundary: nothing
  * is copied.  The view `v`, its lists v.waiting and v.running and the
@@ -18,8 +19,8 @@
  *    engine that called it (s->eng);
  *  - a decision reaches eng_* only after every check passed, so a bad
  *    decision leaves the engine as it was before that decision;
- *  - an error in on_arrival (which cannot return one) is kept (s->failed)
- *    and returned by the next schedule call.
+ *  - an error in on_arrival (which cannot return one) is kept
+ *    (s->plug.failed) and returned by the next schedule call.
  */
 #include "lua_sched.h"
 
@@ -30,7 +31,7 @@
 
 #include "engine.h"
 #include "jsonio.h"
-#include "lua_json.h"
+#include "lua_plugin.h"
 #include "lua_sandbox.h"
 #include "lua_view.h"
 
@@ -38,10 +39,8 @@
 #define LUA_SCHED_LIST_MAGIC 0x4c495354u /* "LIST" */
 
 typedef struct LuaSched {
-    LuaSandbox *sb;
-    lua_State *L;
-    LuaSchedConfig cfg;
-    char path[1024];         /* the script, for messages */
+    LuaPlugin plug;
+    LuaSchedConfig cfg;      /* without args (the caller's tree) */
     char name[1100];         /* Scheduler.name: "lua:<path>" */
     int ref_schedule;        /* registry refs */
     int ref_on_arrival;
@@ -56,8 +55,6 @@ typedef struct LuaSched {
     uint64_t boundaries;
     BatchItem *scratch;      /* v:estimate's batch */
     uint32_t scratch_cap;
-    int failed;              /* sticky error from on_arrival */
-    Err err;
 } LuaSched;
 
 typedef struct LuaSchedObj {
@@ -259,9 +256,8 @@ static int lua_sched_apply(lua_State *L, LuaSched *s, int op, int ridx, int cidx
 
 static LuaSched *lua_sched_self(lua_State *L, const char *method)
 {
-    LuaSchedObj *o = lua_touserdata(L, 1);
-    if (!o || lua_rawlen(L, 1) != sizeof *o || o->magic != LUA_SCHED_VIEW_MAGIC)
-        luaL_error(L, "%s: call it as v:%s(...) (with a colon) on the view", method, method);
+    LuaSchedObj *o = lua_view_obj(L, 1, sizeof *o, LUA_SCHED_VIEW_MAGIC);
+    if (!o) luaL_error(L, "%s: call it as v:%s(...) (with a colon) on the view", method, method);
     if (!o->s->active) luaL_error(L, "v:%s: the view works only inside schedule/on_arrival", method);
     return o->s;
 }
@@ -514,26 +510,16 @@ static int lua_sched_obj_tostring(lua_State *L)
 }
 
 /* Pushes a new userdata of kind magic with a locked, read-only metatable
- * whose __index is the closure on top of the stack (popped). */
+ * (lua_view_metatable, plus __tostring) whose __index is the closure on
+ * top of the stack (popped). */
 static void lua_sched_new_obj(lua_State *L, LuaSched *s, uint32_t magic, int which, const char *name)
 {
     LuaSchedObj *o = lua_newuserdatauv(L, sizeof *o, 0);
     *o = (LuaSchedObj){.magic = magic, .which = which, .s = s};
-    lua_newtable(L);
-    lua_rotate(L, -3, -1); /* obj, mt, index */
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, lua_view_readonly);
-    lua_setfield(L, -2, "__newindex");
+    lua_rotate(L, -2, 1); /* obj, index */
+    lua_view_metatable(L, name, magic == LUA_SCHED_LIST_MAGIC ? lua_sched_list_len : NULL);
     lua_pushcfunction(L, lua_sched_obj_tostring);
     lua_setfield(L, -2, "__tostring");
-    if (magic == LUA_SCHED_LIST_MAGIC) {
-        lua_pushcfunction(L, lua_sched_list_len);
-        lua_setfield(L, -2, "__len");
-    }
-    lua_pushliteral(L, "locked");
-    lua_setfield(L, -2, "__metatable");
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__name");
     lua_setmetatable(L, -2);
 }
 
@@ -586,7 +572,8 @@ static int lua_sched_apply_table(lua_State *L)
         if (lua_type(L, -2) == LUA_TSTRING)
             for (int k = 0; lua_sched_lists[k]; k++) known |= !strcmp(lua_tostring(L, -2), lua_sched_lists[k]);
         if (!known) {
-            snprintf(label, sizeof label, "%s:%d: the decision table returned by schedule", s->path, s->line_schedule);
+            snprintf(label, sizeof label, "%s:%d: the decision table returned by schedule", s->plug.path,
+                     s->line_schedule);
             const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2);
             lua_sched_bad(L, label, "unknown key '%s' (expected preempt, reject, decode, prefill, admit)", k);
         }
@@ -602,12 +589,13 @@ static int lua_sched_apply_table(lua_State *L)
         }
         int list = lua_gettop(L);
         if (t != LUA_TTABLE) {
-            snprintf(label, sizeof label, "%s:%d: schedule returned %s", s->path, s->line_schedule, lua_sched_lists[k]);
+            snprintf(label, sizeof label, "%s:%d: schedule returned %s", s->plug.path, s->line_schedule,
+                     lua_sched_lists[k]);
             lua_sched_bad(L, label, "expected a list, got %s", luaL_typename(L, list));
         }
         lua_Integer n = (lua_Integer)lua_rawlen(L, list);
         for (lua_Integer i = 1; i <= n; i++) {
-            snprintf(label, sizeof label, "%s:%d: schedule returned %s[%lld]", s->path, s->line_schedule,
+            snprintf(label, sizeof label, "%s:%d: schedule returned %s[%lld]", s->plug.path, s->line_schedule,
                      lua_sched_lists[k], (long long)i);
             int et = lua_rawgeti(L, list, i);
             int ridx = lua_gettop(L), cidx = 0;
@@ -639,33 +627,31 @@ static void lua_sched_enter(LuaSched *s, Engine *eng, int in_arrival)
     s->in_arrival = in_arrival;
 }
 
-/* "lua scheduler PATH: schedule at t = ... s" -- built only for messages. */
-static const char *lua_sched_what(LuaSched *s, const char *cb, uint32_t idx, char *buf, size_t n)
+/* The callback and the time a message names after the scheduler:
+ * "schedule at t = ... s", "on_arrival(r3) at t = ... s" (built only for
+ * messages). */
+static const char *lua_sched_when(LuaSched *s, const char *cb, uint32_t idx, char *buf, size_t n)
 {
     if (idx == REQ_NONE)
-        snprintf(buf, n, "lua scheduler %s: %s at t = %.6f s", s->path, cb, (double)s->now_ns / 1e9);
+        snprintf(buf, n, "%s at t = %.6f s", cb, (double)s->now_ns / 1e9);
     else
-        snprintf(buf, n, "lua scheduler %s: %s(%s) at t = %.6f s", s->path, cb, lua_sched_id(s, idx),
-                 (double)s->now_ns / 1e9);
+        snprintf(buf, n, "%s(%s) at t = %.6f s", cb, lua_sched_id(s, idx), (double)s->now_ns / 1e9);
     return buf;
 }
 
 static int lua_sched_schedule(void *ctx, Engine *eng, Err *e)
 {
     LuaSched *s = ctx;
-    lua_State *L = s->L;
-    char what[1300];
-    if (s->failed) {
-        *e = s->err;
-        return -1;
-    }
+    lua_State *L = s->plug.L;
+    char when[1300];
+    if (lua_plugin_check(&s->plug, e) < 0) return -1;
     lua_sched_enter(s, eng, 0);
     s->boundaries++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_schedule);
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_view);
-    if (lua_sandbox_call(s->sb, 1, 1, NULL, e) < 0) {
+    if (lua_plugin_call(&s->plug, 1, e) < 0) {
         s->active = 0;
-        return err_prefix(e, "%s", lua_sched_what(s, "schedule", REQ_NONE, what, sizeof what));
+        return lua_plugin_prefix(&s->plug, e, "%s", lua_sched_when(s, "schedule", REQ_NONE, when, sizeof when));
     }
     int t = lua_type(L, -1);
     if (t == LUA_TTABLE) {
@@ -673,17 +659,17 @@ static int lua_sched_schedule(void *ctx, Engine *eng, Err *e)
         lua_pushlightuserdata(L, s);
         lua_pushvalue(L, -3);
         if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-            err_set(e, "%s: %s", lua_sched_what(s, "schedule", REQ_NONE, what, sizeof what),
-                    lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+            lua_plugin_error(&s->plug, e, "%s: %s", lua_sched_when(s, "schedule", REQ_NONE, when, sizeof when),
+                             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
             lua_pop(L, 2);
             s->active = 0;
             return -1;
         }
     } else if (t != LUA_TNIL) {
-        err_set(e, "%s: %s:%d: schedule returned a %s; expected nothing (decisions made with v:decode, v:admit, "
-                   "...) or a decision table {preempt, reject, decode, prefill, admit}",
-                lua_sched_what(s, "schedule", REQ_NONE, what, sizeof what), s->path, s->line_schedule,
-                lua_typename(L, t));
+        lua_plugin_error(&s->plug, e, "%s: %s:%d: schedule returned a %s; expected nothing (decisions made with "
+                         "v:decode, v:admit, ...) or a decision table {preempt, reject, decode, prefill, admit}",
+                         lua_sched_when(s, "schedule", REQ_NONE, when, sizeof when), s->plug.path, s->line_schedule,
+                         lua_typename(L, t));
         lua_pop(L, 1);
         s->active = 0;
         return -1;
@@ -691,10 +677,10 @@ static int lua_sched_schedule(void *ctx, Engine *eng, Err *e)
     lua_pop(L, 1);
     s->active = 0;
     if (eng_plan(eng)->n == 0 && eng_running_count(eng) > 0)
-        return err_set(e, "%s: %s:%d: schedule planned nothing while %u requests run; every boundary must advance "
-                          "at least one (decode or prefill)", lua_sched_what(s, "schedule", REQ_NONE, what,
-                                                                            sizeof what),
-                       s->path, s->line_schedule, eng_running_count(eng));
+        return lua_plugin_error(&s->plug, e, "%s: %s:%d: schedule planned nothing while %u requests run; every "
+                                "boundary must advance at least one (decode or prefill)",
+                                lua_sched_when(s, "schedule", REQ_NONE, when, sizeof when), s->plug.path,
+                                s->line_schedule, eng_running_count(eng));
     return 0;
 }
 
@@ -714,16 +700,15 @@ static int lua_sched_arrival_p(lua_State *L)
 static void lua_sched_on_arrival(void *ctx, Engine *eng, uint32_t idx)
 {
     LuaSched *s = ctx;
-    lua_State *L = s->L;
-    if (s->failed) return;
+    lua_State *L = s->plug.L;
+    if (s->plug.failed) return;
     lua_sched_enter(s, eng, 1);
-    char what[1300];
+    char when[1300];
     lua_pushcfunction(L, lua_sched_arrival_p);
     lua_pushlightuserdata(L, s);
     lua_pushinteger(L, idx);
-    if (lua_sandbox_call(s->sb, 2, 1, NULL, &s->err) < 0) {
-        err_prefix(&s->err, "%s", lua_sched_what(s, "on_arrival", idx, what, sizeof what));
-        s->failed = 1;
+    if (lua_plugin_call(&s->plug, 2, NULL) < 0) {
+        lua_plugin_prefix(&s->plug, NULL, "%s", lua_sched_when(s, "on_arrival", idx, when, sizeof when));
         s->active = 0;
         return;
     }
@@ -731,11 +716,10 @@ static void lua_sched_on_arrival(void *ctx, Engine *eng, uint32_t idx)
     if (t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "reject")) {
         if (eng_req(eng, idx)->state == REQ_QUEUED) eng_reject(eng, idx, REJECT_ADMISSION);
     } else if (!(t == LUA_TNIL || (t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "keep")))) {
-        s->failed = 1;
-        err_set(&s->err, "%s: on_arrival returned %s%s%s; expected nothing, \"keep\" or \"reject\"",
-                lua_sched_what(s, "on_arrival", idx, what, sizeof what),
-                t == LUA_TSTRING ? "\"" : "a ", t == LUA_TSTRING ? lua_tostring(L, -1) : lua_typename(L, t),
-                t == LUA_TSTRING ? "\"" : "");
+        lua_plugin_error(&s->plug, NULL, "%s: on_arrival returned %s%s%s; expected nothing, \"keep\" or \"reject\"",
+                         lua_sched_when(s, "on_arrival", idx, when, sizeof when),
+                         t == LUA_TSTRING ? "\"" : "a ", t == LUA_TSTRING ? lua_tostring(L, -1) : lua_typename(L, t),
+                         t == LUA_TSTRING ? "\"" : "");
     }
     lua_pop(L, 1);
     s->active = 0;
@@ -745,7 +729,7 @@ static void lua_sched_destroy(void *ctx)
 {
     LuaSched *s = ctx;
     if (!s) return;
-    lua_sandbox_free(s->sb);
+    lua_plugin_close(&s->plug);
     free(s->scratch);
     free(s);
 }
@@ -789,28 +773,25 @@ static int lua_sched_init_p(lua_State *L)
     lua_settop(L, 1);
     lua_sched_build_view(L);
     lua_settop(L, 1);
-    if (luaL_loadfilex(L, s->path, "t") != LUA_OK) return 1; /* the syntax error */
-    if (s->cfg.args) {
-        if (lua_json_push(L, s->cfg.args) != LUA_OK) return lua_error(L);
-    } else {
-        lua_newtable(L);
-    }
-    lua_call(L, 1, 1);
-    if (lua_type(L, -1) == LUA_TFUNCTION) {
-        s->ref_schedule = luaL_ref(L, LUA_REGISTRYINDEX);
-    } else if (lua_type(L, -1) == LUA_TTABLE) {
+    if (lua_plugin_run_script(L, &s->plug)) return 1; /* the syntax error */
+    if (lua_type(L, -1) == LUA_TTABLE) {
         if ((s->ref_schedule = lua_sched_field_ref(L, "schedule", 1)) == LUA_REFNIL) return 1;
         if ((s->ref_on_arrival = lua_sched_field_ref(L, "on_arrival", 0)) == LUA_REFNIL) return 1;
         lua_pop(L, 1);
     } else {
-        lua_pushfstring(L, "the script must return a table {schedule = function(v) ... end} (or that function), "
-                           "got %s", luaL_typename(L, -1));
-        return 1;
+        if (lua_plugin_entry(L, "schedule", "(v)")) return 1;
+        s->ref_schedule = luaL_ref(L, LUA_REGISTRYINDEX);
     }
-    lua_Debug ar;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_schedule);
-    if (lua_getinfo(L, ">S", &ar)) s->line_schedule = ar.linedefined;
+    s->line_schedule = lua_plugin_line(L, -1);
     return 0;
+}
+
+/* The keys c shares with every Lua policy. */
+static LuaPluginConfig lua_sched_plugin_config(const LuaSchedConfig *c)
+{
+    return (LuaPluginConfig){.script = c->script, .args = c->args, .max_instructions = c->max_instructions,
+                             .max_memory_bytes = c->max_memory_bytes, .seed = c->seed};
 }
 
 int lua_sched_create(const LuaSchedConfig *c, Scheduler *out, Err *e)
@@ -819,36 +800,15 @@ int lua_sched_create(const LuaSchedConfig *c, Scheduler *out, Err *e)
     if (c->max_running < 1) return err_set(e, "lua scheduler %s: max_running must be >= 1", c->script);
     LuaSched *s = xcalloc(1, sizeof *s);
     s->cfg = *c;
-    snprintf(s->path, sizeof s->path, "%s", c->script);
-    s->cfg.script = s->path;
-    snprintf(s->name, sizeof s->name, "lua:%s", s->path);
+    s->cfg.script = s->plug.path;
+    s->cfg.args = NULL; /* the caller's tree: not kept */
     s->ref_schedule = s->ref_on_arrival = s->ref_view = s->ref_cache = s->ref_reqmt = LUA_NOREF;
-    LuaSandboxLimits lim = {.max_instructions = c->max_instructions, .max_memory_bytes = c->max_memory_bytes,
-                            .seed = c->seed};
-    s->sb = lua_sandbox_new(&lim, e);
-    if (!s->sb) {
-        err_prefix(e, "lua scheduler %s", s->path);
+    LuaPluginConfig pc = lua_sched_plugin_config(c);
+    if (lua_plugin_open(&s->plug, "lua scheduler", &pc, lua_sched_init_p, s, e) < 0) {
         free(s);
         return -1;
     }
-    lua_State *L = s->L = lua_sandbox_state(s->sb);
-    lua_sandbox_set_name(s->sb, s->path);
-    char what[1100];
-    snprintf(what, sizeof what, "lua scheduler %s", s->path);
-    lua_pushcfunction(L, lua_sched_init_p);
-    lua_pushlightuserdata(L, s);
-    int rc = lua_sandbox_call(s->sb, 1, 1, what, e);
-    s->cfg.args = NULL; /* the caller's tree: not kept */
-    if (rc == 0 && lua_type(L, -1) == LUA_TSTRING) {
-        err_set(e, "%s: %s", what, lua_tostring(L, -1));
-        rc = -1;
-    }
-    if (rc == 0) lua_pop(L, 1);
-    else lua_settop(L, 0);
-    if (rc < 0) {
-        lua_sched_destroy(s);
-        return -1;
-    }
+    snprintf(s->name, sizeof s->name, "lua:%s", s->plug.path);
     *out = (Scheduler){.name = s->name, .ctx = s, .schedule = lua_sched_schedule,
                        .on_arrival = s->ref_on_arrival != LUA_NOREF ? lua_sched_on_arrival : NULL,
                        .destroy = lua_sched_destroy};
@@ -861,54 +821,39 @@ int lua_sched_is_lua(const cJSON *cfg)
     return cJSON_IsString(k) && !strcmp(k->valuestring, "lua");
 }
 
-/* Checks a scheduler object and fills c (c->script points into path). */
+/* Checks a scheduler object and fills c (c->script points into path):
+ * the keys of every Lua policy (lua_plugin.h) and max_running and
+ * token_budget between script and max_instructions. */
 static int lua_sched_parse(const cJSON *cfg, const char *where, const char *base_dir, LuaSchedConfig *c,
                            char *path, size_t n, Err *e)
 {
     static const char *const keys[] = {"kind", "script", "args", "max_running", "token_budget", "max_instructions",
                                        "max_memory_mib", "seed", NULL};
-    if (jsonio_expect_object(cfg, where, e) < 0 || jsonio_check_keys(cfg, where, keys, e) < 0) return -1;
-    lua_sched_defaults(c);
     const char *script = NULL;
-    if (jsonio_str(cfg, "script", where, 1, &script, e) < 0) return -1;
-    int64_t mr = c->max_running, tb = 0, mi = (int64_t)c->max_instructions, seed = 1;
-    double mem = (double)c->max_memory_bytes / MIB;
+    if (lua_plugin_parse_head(cfg, where, keys, NULL, &script, e) < 0) return -1;
+    lua_sched_defaults(c);
+    int64_t mr = c->max_running, tb = 0;
     if (jsonio_int(cfg, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
     if (jsonio_int(cfg, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
-    if (jsonio_int(cfg, "max_instructions", where, 0, 1000, INT64_MAX, &mi, e) < 0) return -1;
-    if (jsonio_num(cfg, "max_memory_mib", where, 0, 1, 1 << 20, &mem, e) < 0) return -1;
-    if (jsonio_int(cfg, "seed", where, 0, 0, INT64_MAX, &seed, e) < 0) return -1;
-    char p[512];
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(cfg, "args");
-    if (args) {
-        jsonio_path(p, sizeof p, where, "args");
-        if (jsonio_expect_object(args, p, e) < 0) return -1;
-    }
-    if (lua_sandbox_resolve(script, base_dir, path, n, e) < 0) {
-        jsonio_path(p, sizeof p, where, "script");
-        return err_prefix(e, "%s", p);
-    }
-    c->script = path;
-    c->args = args;
-    c->max_running = (uint32_t)mr;
-    c->token_budget = (uint32_t)tb;
-    c->max_instructions = (uint64_t)mi;
-    c->max_memory_bytes = (size_t)(mem * MIB);
-    c->seed = (uint64_t)seed;
+    LuaPluginConfig pc = lua_sched_plugin_config(c);
+    if (lua_plugin_parse_tail(cfg, where, base_dir, script, &pc, path, n, e) < 0) return -1;
+    *c = (LuaSchedConfig){.script = pc.script, .args = pc.args, .max_running = (uint32_t)mr,
+                          .token_budget = (uint32_t)tb, .max_instructions = pc.max_instructions,
+                          .max_memory_bytes = pc.max_memory_bytes, .seed = pc.seed};
     return 0;
 }
 
 int lua_sched_validate(const cJSON *cfg, const char *where, const char *base_dir, Err *e)
 {
     LuaSchedConfig c;
-    char path[1024];
+    char path[LUA_PLUGIN_PATH_MAX];
     return lua_sched_parse(cfg, where, base_dir, &c, path, sizeof path, e);
 }
 
 int lua_sched_new(const cJSON *cfg, const char *where, const char *base_dir, Scheduler *out, Err *e)
 {
     LuaSchedConfig c;
-    char path[1024];
+    char path[LUA_PLUGIN_PATH_MAX];
     if (lua_sched_parse(cfg, where, base_dir, &c, path, sizeof path, e) < 0) return -1;
     return lua_sched_create(&c, out, e);
 }

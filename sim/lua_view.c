@@ -1,11 +1,13 @@
 /*
- * lua_view.c -- read-only request views for Lua policies (see lua_view.h).
+ * lua_view.c -- read-only request views for Lua policies, and the pieces
+ * the plug-ins build their other views from (see lua_view.h).
  *
  * Invariant: a view never caches a field; it holds a pointer to the
  * engine's record (stable for the engine's lifetime) and reads it on every
  * access, so a view kept across boundaries always shows the present state.
  * A router's views expire (r = NULL) when its callback returns, because the
- * router does not own the records.
+ * router does not own the records.  A list view caches its item views (the
+ * userdata, never what they read), so an item keeps one identity.
  */
 #include "lua_view.h"
 
@@ -56,11 +58,66 @@ int lua_view_readonly(lua_State *L)
                          "methods or the returned decision table", luaL_typename(L, 1), k);
 }
 
+void *lua_view_obj(lua_State *L, int idx, size_t size, uint32_t magic)
+{
+    uint32_t *o = lua_touserdata(L, idx);
+    if (!o || lua_rawlen(L, idx) != size || *o != magic) return NULL;
+    return o;
+}
+
+void lua_view_metatable(lua_State *L, const char *name, lua_CFunction len)
+{
+    lua_newtable(L);
+    lua_rotate(L, -2, 1); /* mt, index */
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, lua_view_readonly);
+    lua_setfield(L, -2, "__newindex");
+    if (len) {
+        lua_pushcfunction(L, len);
+        lua_setfield(L, -2, "__len");
+    }
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__name");
+}
+
+void *lua_view_list_push(lua_State *L, const LuaViewList *d, size_t size)
+{
+    lua_newtable(L); /* the cache of item views */
+    int cache = lua_gettop(L);
+    lua_view_push_codes(L, d->item_fields);
+    lua_pushcclosure(L, d->item_index, 1);
+    lua_view_metatable(L, d->item_name, NULL); /* cache + 1 */
+    void *o = lua_newuserdatauv(L, size, 0);
+    lua_pushvalue(L, cache);
+    lua_pushvalue(L, cache + 1);
+    lua_pushcclosure(L, d->index, 2);
+    lua_view_metatable(L, d->name, d->len);
+    lua_setmetatable(L, -2);
+    lua_replace(L, cache);
+    lua_settop(L, cache);
+    return o;
+}
+
+void *lua_view_item(lua_State *L, int cache_idx, int mt_idx, lua_Integer i, size_t size, int *made)
+{
+    cache_idx = lua_absindex(L, cache_idx);
+    mt_idx = lua_absindex(L, mt_idx);
+    *made = lua_rawgeti(L, cache_idx, i) == LUA_TNIL;
+    if (!*made) return lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    void *o = lua_newuserdatauv(L, size, 0);
+    lua_pushvalue(L, mt_idx);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, cache_idx, i);
+    return o;
+}
+
 LuaViewReq *lua_view_req_check(lua_State *L, int idx)
 {
-    LuaViewReq *q = lua_touserdata(L, idx);
-    if (!q || lua_rawlen(L, idx) != sizeof *q || q->magic != LUA_VIEW_REQ_MAGIC) return NULL;
-    return q;
+    return lua_view_obj(L, idx, sizeof(LuaViewReq), LUA_VIEW_REQ_MAGIC);
 }
 
 static const Request *lua_view_req_live(lua_State *L, int idx)

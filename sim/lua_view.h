@@ -17,10 +17,16 @@
  * method r:prefix_key([tokens]) -> an integer naming the first `tokens`
  *   tokens (default 256) of the prompt within the tenant, or nil when the
  *   request carries no token ids or block hashes.
+ *
+ * Also the pieces every plug-in's own views are made of (a router's
+ * replica loads, an eviction rule's candidates, a scheduler's view): the
+ * check of a view userdata, the locked read-only metatable and the cached
+ * items of a list view.
  */
 #ifndef SERVESIM_LUA_VIEW_H
 #define SERVESIM_LUA_VIEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <lua.h>
@@ -51,6 +57,36 @@ void lua_view_push_codes(lua_State *L, const char *const *names);
 
 /* __newindex of every view: always raises "read-only". */
 int lua_view_readonly(lua_State *L);
+
+/* The userdata at idx when it is size bytes and starts with the uint32_t
+ * magic, else NULL. */
+void *lua_view_obj(lua_State *L, int idx, size_t size, uint32_t magic);
+/* Pushes a locked, read-only metatable named name: __index the closure on
+ * top (popped), __newindex lua_view_readonly, __len len (when not NULL),
+ * __metatable "locked". */
+void lua_view_metatable(lua_State *L, const char *name, lua_CFunction len);
+
+/* A list view (a router's loads, an eviction rule's candidates): #list
+ * through len, list[i] through index, a closure over a cache of item
+ * views (upvalue 1) and the items' metatable (upvalue 2), which answers
+ * their fields through item_index, a closure over the codes of
+ * item_fields (lua_view_push_codes). */
+typedef struct LuaViewList {
+    const char *name;
+    lua_CFunction index, len;
+    const char *item_name;
+    const char *const *item_fields;
+    lua_CFunction item_index;
+} LuaViewList;
+
+/* Pushes a new list view: a userdata of size bytes (returned; its bytes
+ * are the caller's to fill) with the metatable d describes. */
+void *lua_view_list_push(lua_State *L, const LuaViewList *d, size_t size);
+/* For the list's index: pushes item i, the userdata cached at i in the
+ * table at cache_idx or, the first time, a new one of size bytes with the
+ * metatable at mt_idx, cached there (*made = 1: its bytes are the
+ * caller's to fill). */
+void *lua_view_item(lua_State *L, int cache_idx, int mt_idx, lua_Integer i, size_t size, int *made);
 
 /* The state names used by the `state` field. */
 const char *lua_view_state_name(const Request *r);
