@@ -618,20 +618,19 @@ int engine_run(Engine *eng, Err *e)
     return engine_check_drained(eng, e);
 }
 
-int engine_check_drained(const Engine *eng, Err *e)
+int engine_check_drained(Engine *eng, Err *e)
 {
+    /* the plug-ins' own counters join the run's statistics */
     CostExtrap x;
     if (eng->cfg.profile_cost.ctx && cost_extrapolation(&eng->cfg.profile_cost, &x) == 0) {
-        Engine *m = (Engine *)(uintptr_t)eng;
-        m->st.cost_queries = x.queries;
-        m->st.cost_outside = x.outside;
-        m->st.cost_worst_ratio = x.worst_ratio;
-        memcpy(m->st.cost_worst, x.worst, sizeof m->st.cost_worst);
+        eng->st.cost_queries = x.queries;
+        eng->st.cost_outside = x.outside;
+        eng->st.cost_worst_ratio = x.worst_ratio;
+        memcpy(eng->st.cost_worst, x.worst, sizeof eng->st.cost_worst);
     }
     if (eng->cfg.kv.stats) {
-        Engine *m = (Engine *)(uintptr_t)eng; /* statistics are a cache of the policy's counters */
-        m->st.has_kv_stats = 1;
-        eng->cfg.kv.stats(eng->cfg.kv.ctx, &m->st.kv);
+        eng->st.has_kv_stats = 1;
+        eng->cfg.kv.stats(eng->cfg.kv.ctx, &eng->st.kv);
     }
     /* Every request has left and returned its blocks: anything else is a
      * bookkeeping bug, reported rather than hidden in the numbers. */

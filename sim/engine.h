@@ -114,9 +114,10 @@ void engine_enqueue(Engine *eng, uint32_t req, int64_t now_ns);
 void engine_iter_end(Engine *eng, int64_t now_ns);
 int engine_poll(Engine *eng, int64_t now_ns, Err *e);
 int engine_busy(const Engine *eng);
-/* Fails unless every block went back to the pool and nothing runs (checked
- * at the end of every engine_run). */
-int engine_check_drained(const Engine *eng, Err *e);
+/* At the end of a run: gathers the plug-ins' counters (prefix cache, cost
+ * extrapolation) into the statistics, and fails unless every block went
+ * back to the pool and nothing runs (called by every engine_run). */
+int engine_check_drained(Engine *eng, Err *e);
 const KvPolicy *engine_kv(const Engine *eng);
 /* The cluster's side of a disaggregated handoff: the KV transfer is done,
  * the prefill replica frees its copy. */
