@@ -192,7 +192,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     for (int k = 0; k < 5; k++) buf[k] = xmalloc((n ? n : 1) * sizeof(double));
     uint32_t nt = 0, np = 0, ne = 0, nq = 0, nm = 0;
     uint64_t ni = 0;
-    uint32_t ok[6] = {0};
+    uint32_t ok[6] = {0}, good_all = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     out->n_cls = cfg->n_cls < METRICS_CLS_MAX ? cfg->n_cls : METRICS_CLS_MAX;
 
@@ -221,6 +221,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         ok[3] += !(miss & MISS_E2E);
         ok[4] += !(miss & MISS_DEADLINE);
         ok[5] += !(miss & MISS_INCORRECT);
+        good_all += miss == 0;
         buf[0][nt++] = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
         buf[2][ne++] = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
         double tpot = metrics_tpot_s(r);
@@ -285,14 +286,9 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         out->goodput_output_tokens_per_s = (double)out->good_output_tokens / w;
     }
     double denom = out->included ? out->included : 1;
-    out->slo_attainment = out->good / denom;
-    /* good counts only completions inside a fixed window; attainment is
-     * over every included request */
-    if (out->fixed_window) {
-        uint32_t g = 0;
-        for (uint32_t i = 0; i < n; i++) g += rd->reqs[i].state == REQ_FINISHED && metrics_misses(cfg, &rd->reqs[i]) == 0;
-        out->slo_attainment = g / denom;
-    }
+    /* attainment is over every included request, wherever it completed;
+     * goodput counts only completions inside the window */
+    out->slo_attainment = good_all / denom;
     out->att_ttft = ok[0] / denom;
     out->att_tpot = ok[1] / denom;
     out->att_itl = ok[2] / denom;
