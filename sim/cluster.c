@@ -146,15 +146,12 @@ static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
     Cluster *c = ctx;
     Request *r = &c->s->wl.reqs[idx];
     r->src_replica = r->replica;
-    r->src_kv_blocks = r->kv_blocks;
-    r->kv_blocks = 0; /* the decode side's count starts empty */
     r->incoming = 1;
     uint32_t n = c->s->pools[1].replicas;
     r->replica = route(c, r, c->n_prefill, n, 1);
     engine_enqueue(c->eng[r->replica], idx, now_ns);
     if (r->state == REQ_REJECTED) {
         /* the decode side can never hold it: the prefill side lets go */
-        r->kv_blocks = r->src_kv_blocks;
         engine_release_handoff(c->eng[r->src_replica], idx);
     }
 }
@@ -172,12 +169,8 @@ static void incoming_admitted(void *ctx, uint32_t idx, int64_t now_ns)
 static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
 {
     Request *r = &c->s->wl.reqs[idx];
-    /* the prefill side frees its copy (its block count set aside at the
-     * handoff) */
-    uint32_t here = r->kv_blocks;
-    r->kv_blocks = r->src_kv_blocks;
+    /* the prefill side frees its copy; each pool keeps its own count */
     engine_release_handoff(c->eng[r->src_replica], idx);
-    r->kv_blocks = here;
     if (c->s->first_token_on_decode) {
         /* the first token reaches the client only from the decode side */
         if (c->tt) c->tt[r->token_off] = now;

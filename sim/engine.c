@@ -153,6 +153,7 @@ int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
     uint32_t idx = eng_waiting_at(eng, pos);
     Request *r = &eng->reqs[idx];
     if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, first_chunk)) return 0;
+    r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
     waiting_remove(eng, pos);
     if (r->swapped) {
         /* its KV comes back from host memory before this iteration runs */
@@ -193,6 +194,7 @@ void eng_preempt(Engine *eng, uint32_t idx)
     plan_remove(eng, idx);
     running_remove(eng, idx);
     eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+    r->kv_blocks = 0;
     if (eng->cfg.preempt_swap && r->kv_len > 0) {
         /* swap: the KV moves to host memory over the link and keeps its
          * length; the copy out delays the current iteration */
@@ -280,6 +282,7 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
         eng_preempt(eng, victim);
         if (victim == idx) return 0;
     }
+    r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
     BatchPlan *pl = &eng->plan;
     eng->plan_pos[idx] = pl->n;
     pl->items[pl->n++] = (BatchItem){.req = idx, .c = c, .h = r->kv_len, .kind = kind, .samples = samples};
@@ -348,6 +351,7 @@ static void finish_request(Engine *eng, Request *r)
     r->state = REQ_FINISHED;
     r->t_finish_ns = eng->now_ns;
     eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+    r->kv_blocks = 0;
     eng->st.finished++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
     trigger_next(eng, r);
@@ -368,6 +372,7 @@ static void fork_branches(Engine *eng, uint32_t parent)
         r->prefill_target = r->prompt_tokens;
         if (eng->cfg.kv.fork && eng->cfg.kv.fork(eng->cfg.kv.ctx, p, r)) {
             r->kv_len = p->kv_len;
+            r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
             r->state = REQ_RUNNING;
             r->admit_seq = ++eng->admit_counter;
             eng->running[eng->n_running++] = b;

@@ -9,12 +9,30 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct KvPool {
     KvConfig cfg;
     uint64_t total;
     uint64_t used;
+    uint32_t *held;     /* blocks each request holds here, by Request.idx */
+    uint32_t cap;
 } KvPool;
+
+/* This pool's count for r: its own, not Request.kv_blocks, so that two
+ * pools (a disaggregated prefill and decode replica) can hold one request
+ * at once. */
+static uint32_t *held(KvPool *p, const Request *r)
+{
+    if (r->idx >= p->cap) {
+        uint32_t cap = p->cap ? p->cap : 64;
+        while (cap <= r->idx) cap *= 2;
+        p->held = xrealloc(p->held, cap * sizeof *p->held);
+        memset(p->held + p->cap, 0, (cap - p->cap) * sizeof *p->held);
+        p->cap = cap;
+    }
+    return &p->held[r->idx];
+}
 
 const char *kv_reserve_name(KvReserve mode)
 {
@@ -53,13 +71,14 @@ static uint64_t pool_need(void *ctx, const Request *r)
     return kv_blocks_for(kv_reserve_tokens(mode, r, p->cfg.max_tokens), p->cfg.block_tokens);
 }
 
-static int pool_take(KvPool *p, Request *r, uint64_t want_blocks)
+static int pool_take(KvPool *p, const Request *r, uint64_t want_blocks)
 {
-    if (want_blocks <= r->kv_blocks) return 1;
-    uint64_t extra = want_blocks - r->kv_blocks;
+    uint32_t *h = held(p, r);
+    if (want_blocks <= *h) return 1;
+    uint64_t extra = want_blocks - *h;
     if (!p->cfg.unbounded && p->used + extra > p->total) return 0;
     p->used += extra;
-    r->kv_blocks = (uint32_t)want_blocks;
+    *h = (uint32_t)want_blocks;
     return 1;
 }
 
@@ -81,22 +100,32 @@ static int pool_grow(void *ctx, Request *r, uint32_t kv_len)
 static void pool_release(void *ctx, Request *r)
 {
     KvPool *p = ctx;
-    if (NEVER(r->kv_blocks > p->used)) p->used = r->kv_blocks;
-    p->used -= r->kv_blocks;
-    r->kv_blocks = 0;
+    uint32_t *h = held(p, r);
+    if (NEVER(*h > p->used)) p->used = *h;
+    p->used -= *h;
+    *h = 0;
+}
+
+static uint32_t pool_blocks_of(void *ctx, const Request *r)
+{
+    return *held(ctx, r);
 }
 
 static int pool_fork(void *ctx, Request *parent, Request *child)
 {
     KvPool *p = ctx;
-    if (!pool_take(p, child, parent->kv_blocks)) return 0;
+    if (!pool_take(p, child, *held(p, parent))) return 0;
     child->kv_len = parent->kv_len;
     return 1;
 }
 
 static uint64_t pool_used(void *ctx) { return ((KvPool *)ctx)->used; }
 static uint64_t pool_total(void *ctx) { return ((KvPool *)ctx)->total; }
-static void pool_destroy(void *ctx) { free(ctx); }
+static void pool_destroy(void *ctx)
+{
+    free(((KvPool *)ctx)->held);
+    free(ctx);
+}
 
 int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
 {
@@ -117,6 +146,7 @@ int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
         .admit = pool_admit,
         .grow = pool_grow,
         .release = pool_release,
+        .blocks_of = pool_blocks_of,
         .fork = pool_fork,
         .need_blocks = pool_need,
         .used_blocks = pool_used,

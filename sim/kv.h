@@ -9,8 +9,8 @@
  *              needs 2303 tokens = 144 blocks of 16
  *   on_demand  paged: ceil(kv_len / block) as the sequence grows; the engine
  *              preempts when the pool is exhausted
- * Invariant: 0 <= used <= total, and used equals the sum of kv_blocks over
- * requests holding blocks.  Prefix sharing (hash chains, refcounts, LRU)
+ * Invariant: 0 <= used <= total, and used equals the sum of the blocks the
+ * pool records for each request (by Request.idx).  Prefix sharing (hash chains, refcounts, LRU)
  * implements the same KvPolicy interface in its own module.
  */
 #ifndef SERVESIM_KV_H

@@ -91,6 +91,9 @@ typedef struct KvPolicy {
     void (*commit)(void *ctx, Request *r);
     /* Returns everything r holds to the pool. */
     void (*release)(void *ctx, Request *r);
+    /* Blocks r holds in this pool (each pool keeps its own count; the
+     * engine mirrors it into Request.kv_blocks for views and reports). */
+    uint32_t (*blocks_of)(void *ctx, const Request *r);
     /* Blocks r needs at its largest (the reservation, or for on-demand the
      * final length) -- more than the pool's total means it can never
      * complete, and the engine rejects it on arrival. */

@@ -288,7 +288,6 @@ static int fill_to(Prefix *p, Request *r, uint64_t blocks)
         p->blk[b].depth = t->n;
         tab_push(t, b);
     }
-    r->kv_blocks = t->n;
     return 1;
 }
 
@@ -300,7 +299,6 @@ static void pf_release(void *ctx, Request *r)
     t->n = 0;
     t->hashed_upto = 0;
     t->last_key = 0;
-    r->kv_blocks = 0;
 }
 
 /* ------------------------------------------------------------ policy */
@@ -421,6 +419,11 @@ static uint64_t pf_need(void *ctx, const Request *r)
     return kv_blocks_for(final_tokens(p, r), p->cfg.kv.block_tokens);
 }
 
+static uint32_t pf_blocks_of(void *ctx, const Request *r)
+{
+    return ((const Prefix *)ctx)->tabs[r->idx].n;
+}
+
 static uint64_t pf_used(void *ctx) { return ((Prefix *)ctx)->n_ref; }
 static uint64_t pf_total(void *ctx) { return ((Prefix *)ctx)->limit; }
 
@@ -468,7 +471,6 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child)
     ct->last_key = pt->last_key;
     ct->looked_up = 1;
     child->kv_len = parent->kv_len;
-    child->kv_blocks = ct->n;
     return 0;
 }
 
@@ -483,7 +485,7 @@ static int pf_fork(void *ctx, Request *parent, Request *child)
 uint32_t prefix_request_blocks(const KvPolicy *kv, const Request *r)
 {
     const Prefix *p = kv->ctx;
-    return kv->admit == pf_admit ? p->tabs[r->idx].n : r->kv_blocks;
+    return kv->admit == pf_admit ? p->tabs[r->idx].n : kv->blocks_of(kv->ctx, r);
 }
 
 int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
@@ -502,7 +504,7 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
     p->lru_head = p->lru_tail = NIL;
     p->tabs = xcalloc(cfg->n_requests ? cfg->n_requests : 1, sizeof *p->tabs);
     *out = (KvPolicy){.name = "prefix_cache", .ctx = p, .admit = pf_admit, .grow = pf_grow, .commit = pf_commit,
-                      .release = pf_release, .need_blocks = pf_need, .used_blocks = pf_used,
+                      .release = pf_release, .blocks_of = pf_blocks_of, .need_blocks = pf_need, .used_blocks = pf_used,
                       .total_blocks = pf_total, .fork = pf_fork, .error = pf_error, .stats = pf_stats, .destroy = pf_destroy};
     return 0;
 }

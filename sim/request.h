@@ -80,13 +80,13 @@ typedef struct Request {
     uint8_t incoming;          /* disaggregated: queued on a decode replica, its KV still on the prefill side */
     uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
     uint32_t src_replica;      /* disaggregated: the prefill replica holding the KV being sent */
-    uint32_t src_kv_blocks;    /* the blocks it holds there (counting pools keep them in kv_blocks) */
     uint8_t state;             /* ReqState */
     uint8_t reject_reason;     /* RejectReason */
     uint32_t kv_len;           /* tokens with K/V computed */
     uint32_t prefill_target;   /* kv_len at which the prefill phase ends */
     uint32_t generated;        /* output tokens emitted */
-    uint32_t kv_blocks;        /* blocks held in the KV pool */
+    uint32_t kv_blocks;        /* blocks held in its replica's KV pool (the engine's mirror of the
+                                  policy's own count) */
     uint32_t preemptions;
     uint64_t admit_seq;        /* increasing admission counter (preemption picks the largest) */
     uint64_t recomputed_tokens;/* prefill tokens redone after preemption */

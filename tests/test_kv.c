@@ -25,6 +25,7 @@ static int admit_count(KvReserve mode, uint32_t prompt, uint32_t output, uint32_
     for (; n < 1000; n++) {
         r[n].prompt_tokens = prompt;
         r[n].output_tokens = output;
+        r[n].idx = (uint32_t)n; /* as engine_new numbers requests */
         if (!kv.admit(kv.ctx, &r[n], first_len)) break;
     }
     uint64_t used = kv.used_blocks(kv.ctx);
