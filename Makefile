@@ -24,8 +24,14 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -MMD -MP $(PKG_CFLA
 LDLIBS  += $(PKG_LIBS) -lm
 
 BUILD   ?= build
-SIM_SRC := $(filter-out sim/main.c,$(wildcard sim/*.c))
+# sim/ is the core and sees only its own headers; the subsystems above it
+# (workloads/, calib/, lua/, plots/) and the command-line front end (cli/)
+# see sim/ and each other.  tests/check-layout.sh checks both rules.
+SUBSYS  := workloads calib lua plots
+SIM_SRC := $(wildcard sim/*.c) $(foreach d,$(SUBSYS),$(wildcard $(d)/*.c)) \
+           $(filter-out cli/main.c,$(wildcard cli/*.c))
 SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
+SUB_INC := -Isim $(addprefix -I,$(SUBSYS)) -Icli
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -39,7 +45,7 @@ info-optional:
 	@if [ -n "$(NVCC)" ]; then echo "optional: nvcc found ($(NVCC)); CUDA kernels build with 'make kernels'"; \
 	 else echo "optional: nvcc not found; calibration kernels are skipped (the simulator does not need them)"; fi
 
-servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
+servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
@@ -49,9 +55,13 @@ $(BUILD)/libsim.a: $(SIM_OBJ)
 $(BUILD)/test_servesim: $(TEST_OBJ) $(BUILD)/libsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/sim/%.o: sim/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isim -c $< -o $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SUB_INC) -c $< -o $@
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -74,7 +84,7 @@ asan: deps
 	  LDFLAGS="-fsanitize=address,undefined" build-asan/test_servesim build-asan/servesim
 	SERVESIM_BIN=$(CURDIR)/build-asan/servesim ./build-asan/test_servesim
 
-build-asan/servesim: $(BUILD)/sim/main.o $(BUILD)/libsim.a
+build-asan/servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
 bench: deps
@@ -95,7 +105,7 @@ NVCC_FLAGS   ?= -O3 -std=c++17 -DCALIB_KERN_NO_CBLAS -Xcompiler -Wall,-Wextra
 CUDA_LIBDIR  := $(if $(NVCC),$(abspath $(dir $(realpath $(NVCC)))../lib64))
 KERNEL_BIN   := $(addprefix kernels/build/,gemm attn_prefill attn_decode membw)
 KERNEL_LIB   := kernels/build/libservesim_kernels.so
-KERNEL_DEPS  := kernels/common.cuh sim/calib_abi.h sim/calib_kern.h sim/calib_kern.c
+KERNEL_DEPS  := kernels/common.cuh calib/calib_abi.h calib/calib_kern.h calib/calib_kern.c
 KERNEL_LINK  := -lcublasLt -lcublas -Xlinker -rpath,$(CUDA_LIBDIR)
 
 .PHONY: kernels calib-cpu
@@ -109,12 +119,12 @@ endif
 
 kernels/build/%: kernels/%.cu $(KERNEL_DEPS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -DKERNELS_MAIN -o $@ $< sim/calib_kern.c $(KERNEL_LINK)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -DKERNELS_MAIN -o $@ $< calib/calib_kern.c $(KERNEL_LINK)
 
 $(KERNEL_LIB): kernels/backend.cu kernels/gemm.cu kernels/attn_prefill.cu kernels/attn_decode.cu kernels/membw.cu \
                $(KERNEL_DEPS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -shared -Xcompiler -fPIC -o $@ kernels/backend.cu sim/calib_kern.c $(KERNEL_LINK)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) -shared -Xcompiler -fPIC -o $@ kernels/backend.cu calib/calib_kern.c $(KERNEL_LINK)
 
 # measure -> fit -> query on the CPU backend (a 2-layer model, about a second)
 calib-cpu: servesim
@@ -123,4 +133,4 @@ calib-cpu: servesim
 	./servesim cost --hardware h100-sxm --profile $(BUILD)/calib-cpu/cpu.json --model calib/tiny-llama.json \
 	  --batch 1:100,1:200,64:0
 
--include $(SIM_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/sim/main.d
+-include $(SIM_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/cli/main.d

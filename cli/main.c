@@ -15,6 +15,7 @@
 
 #include "jsonio.h"
 #include "lua_cmd.h"
+#include "lua_register.h"
 #include "metrics.h"
 #include "report.h"
 #include "calibcmd.h"
@@ -496,6 +497,7 @@ static int cmd_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    lua_plugins_register();
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;

@@ -2,12 +2,12 @@
  * attn_decode.cu -- decode attention over a paged KV cache: one new query
  * per sequence attends its ctx_len keys (its own included), read through a
  * block table of 16-token blocks, grouped-query heads.  Layouts as in
- * sim/calib_kern.h (q, o [nseq][q_heads][d]; k_cache, v_cache
+ * calib/calib_kern.h (q, o [nseq][q_heads][d]; k_cache, v_cache
  * [blocks][16][kv_heads][d]); FP32 accumulation, BF16 or FP32 storage.
  *
  * Build and run (check against the CPU reference, then a benchmark printing
  * GB/s of KV streamed):
- *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS attn_decode.cu ../sim/calib_kern.c \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS attn_decode.cu ../calib/calib_kern.c \
  *        -o build/attn_decode && ./build/attn_decode
  *
  * One thread block per (sequence, query head).  Each thread walks keys

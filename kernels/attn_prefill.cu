@@ -3,12 +3,12 @@
  * online softmax (chapter 31, example 31.2: per query row a running max,
  * and the sum and weighted values rescaled whenever the max grows), causal,
  * grouped-query, over a chunk of c new tokens per sequence after h cached
- * ones.  Layouts as in sim/calib_kern.h (q, o [sum c][q_heads][d]; k, v
+ * ones.  Layouts as in calib/calib_kern.h (q, o [sum c][q_heads][d]; k, v
  * [sum (h + c)][kv_heads][d]); FP32 accumulation, BF16 or FP32 storage.
  *
  * Build and run (check against the CPU reference, then a benchmark printing
  * TFLOP/s and GB/s):
- *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS attn_prefill.cu ../sim/calib_kern.c \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS attn_prefill.cu ../calib/calib_kern.c \
  *        -o build/attn_prefill && ./build/attn_prefill
  *
  * One thread block per (tile of KP_BQ query rows, query head, sequence);

@@ -1,10 +1,10 @@
 /*
  * backend.cu -- libservesim_kernels.so: the CUDA backend of the
- * calibration driver (sim/calib_abi.h), loaded by `servesim calib run
+ * calibration driver (calib/calib_abi.h), loaded by `servesim calib run
  * --backend cuda` with dlopen so that servesim itself never links CUDA.
  *
  * Build (make kernels does this, for sm_80, 89, 90, 100 and 120):
- *   nvcc -O3 -std=c++17 -shared -Xcompiler -fPIC -DCALIB_KERN_NO_CBLAS backend.cu ../sim/calib_kern.c \
+ *   nvcc -O3 -std=c++17 -shared -Xcompiler -fPIC -DCALIB_KERN_NO_CBLAS backend.cu ../calib/calib_kern.c \
  *        -lcublasLt -lcublas -o build/libservesim_kernels.so
  * Use:
  *   ./servesim calib check --backend cuda

@@ -22,8 +22,8 @@
 #include <vector>
 
 extern "C" {
-#include "../sim/calib_abi.h"
-#include "../sim/calib_kern.h"
+#include "../calib/calib_abi.h"
+#include "../calib/calib_kern.h"
 }
 
 /* Every call that can fail goes through these: on failure they write the

@@ -6,7 +6,7 @@
  *
  * Build and run (standalone: check against the CPU reference, then a
  * benchmark printing TFLOP/s and GB/s):
- *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS gemm.cu ../sim/calib_kern.c \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS gemm.cu ../calib/calib_kern.c \
  *        -lcublasLt -lcublas -o build/gemm && ./build/gemm
  * (make kernels builds it for sm_80, 89, 90, 100 and 120.)
  *

@@ -4,7 +4,7 @@
  *
  * Build and run (check against the CPU, then a benchmark printing GB/s and
  * the launch time):
- *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS membw.cu ../sim/calib_kern.c \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -DKERNELS_MAIN -DCALIB_KERN_NO_CBLAS membw.cu ../calib/calib_kern.c \
  *        -o build/membw && ./build/membw
  *
  * Read: a grid-stride loop of float4 loads into per-thread sums, reduced

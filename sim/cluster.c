@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "evq.h"
-#include "lua_router.h"
+#include "plugin.h"
 #include "prefix.h"
 
 enum { CLUSTER_EV_TRANSFER = 3 };
@@ -23,7 +23,8 @@ struct Cluster {
     uint32_t next_arrival;
     uint32_t rr_next[2];   /* round-robin cursors per pool */
     EngineStats st;        /* aggregated over replicas */
-    Router lua_router;     /* ROUTER_LUA */
+    Router plugin_router;  /* ROUTER_PLUGIN */
+    const PluginProvider *router_provider;
     ReplicaLoad *loads;    /* what it sees of the replicas */
 };
 
@@ -41,11 +42,12 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     c->n_prefill = s->disagg ? s->pools[0].replicas : 0;
     c->eng = xcalloc(c->n, sizeof *c->eng);
     c->loads = xcalloc(c->n, sizeof *c->loads);
-    if (s->router == ROUTER_LUA) {
+    if (s->router == ROUTER_PLUGIN) {
         char where[700], dir[512];
         snprintf(where, sizeof where, "%s: cluster.router", s->source);
         workload_base_dir(s->source, dir, sizeof dir);
-        if (lua_router_new(s->lua_router, where, dir, &c->lua_router, e) < 0) {
+        c->router_provider = plugin_for(s->plugin_router);
+        if (c->router_provider->new_router(s->plugin_router, where, dir, &c->plugin_router, e) < 0) {
             cluster_free(c);
             return NULL;
         }
@@ -78,7 +80,7 @@ void cluster_free(Cluster *c)
     for (uint32_t i = 0; i < c->n; i++) engine_free(c->eng[i]);
     free(c->eng);
     free(c->loads);
-    if (c->lua_router.destroy) c->lua_router.destroy(c->lua_router.ctx);
+    if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
     free(c->tt);
     free(c);
@@ -91,9 +93,9 @@ static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int
     if (n == 1) return lo;
     RouterKind kind = c->s->router;
     if (kind == ROUTER_ROUND_ROBIN) return lo + (c->rr_next[pool]++ % n);
-    if (kind == ROUTER_LUA) {
+    if (kind == ROUTER_PLUGIN) {
         for (uint32_t i = 0; i < n; i++) engine_load(c->eng[lo + i], &c->loads[i]);
-        return lo + c->lua_router.route(c->lua_router.ctx, r, c->loads, n);
+        return lo + c->plugin_router.route(c->plugin_router.ctx, r, c->loads, n);
     }
     uint32_t best = lo;
     uint64_t best_v = UINT64_MAX;
@@ -197,7 +199,9 @@ int cluster_run(Cluster *c, Err *e)
                 transfer_done(c, ev.arg, ev.t_ns);
             }
         } while (evq_peek_time(&c->q) == ev.t_ns && evq_pop(&c->q, &ev));
-        if (lua_router_check(&c->lua_router, e) < 0) return -1;
+        if (c->router_provider && c->router_provider->check_router &&
+            c->router_provider->check_router(&c->plugin_router, e) < 0)
+            return -1;
         for (uint32_t i = 0; i < c->n; i++)
             if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
     }

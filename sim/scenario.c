@@ -10,10 +10,8 @@
 #include <string.h>
 
 #include "jsonio.h"
-#include "lua_evict.h"
-#include "lua_router.h"
-#include "lua_sched.h"
 #include "paths.h"
+#include "plugin.h"
 #include "prefix.h"
 
 /* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
@@ -39,12 +37,12 @@ const char scenario_default_json[] =
 void scenario_free(Scenario *s)
 {
     workload_free(&s->wl);
-    for (uint32_t i = 0; i < s->n_lua_sched; i++) cJSON_Delete(s->lua_sched[i]);
-    s->n_lua_sched = 0;
-    cJSON_Delete(s->lua_router);
-    s->lua_router = NULL;
-    cJSON_Delete(s->lua_evict);
-    s->lua_evict = NULL;
+    for (uint32_t i = 0; i < s->n_plugin_sched; i++) cJSON_Delete(s->plugin_sched[i]);
+    s->n_plugin_sched = 0;
+    cJSON_Delete(s->plugin_router);
+    s->plugin_router = NULL;
+    cJSON_Delete(s->plugin_evict);
+    s->plugin_evict = NULL;
     free(s->spec_by_cls);
     s->spec_by_cls = NULL;
 }
@@ -339,18 +337,19 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
     if (jsonio_expect_object(v, where, e) < 0) return -1;
     int kind;
-    if (lua_sched_is_lua(v)) {
-        /* a Lua policy: lua_sched_new runs the script when each engine is
-         * built; the object and the script path are checked now */
+    const PluginProvider *pp = plugin_for(v);
+    if (pp && pp->validate_sched) {
+        /* a scripted policy (a Lua one): its provider builds it when each
+         * engine is made; the object and the script path are checked now */
         char dir[512];
         workload_base_dir(where, dir, sizeof dir);
-        if (lua_sched_validate(v, where, dir, e) < 0) return -1;
-        if (s->n_lua_sched == 4) return err_set(e, "%s: at most 4 Lua schedulers in one scenario", where);
+        if (pp->validate_sched(v, where, dir, e) < 0) return -1;
+        if (s->n_plugin_sched == 4) return err_set(e, "%s: at most 4 scripted schedulers in one scenario", where);
         cJSON *copy = cJSON_Duplicate(v, 1);
-        s->lua_sched[s->n_lua_sched++] = copy;
+        s->plugin_sched[s->n_plugin_sched++] = copy;
         const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_running");
         s->sched = (SchedConfig){.kind = SCHED_CONTINUOUS,
-                                 .max_running = cJSON_IsNumber(mr) ? (uint32_t)mr->valuedouble : 256, .lua = copy};
+                                 .max_running = cJSON_IsNumber(mr) ? (uint32_t)mr->valuedouble : 256, .plugin = copy};
         return 0;
     }
     if (jsonio_enum(v, "kind", where, 1, sched_kind_names, &kind, e) < 0) return -1;
@@ -434,17 +433,21 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     if (jsonio_bool(v, "prefix_cache", where, 0, &s->prefix_cache, e) < 0) return -1;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(v, "eviction");
     if (cJSON_IsObject(ev)) {
-        /* a Lua rule: lua_evict_new runs the script when each engine is
-         * built; the object and the script path are checked now */
-        char p[300], dir[512];
+        /* a scripted rule (a Lua one): its provider builds it when each
+         * engine is made; the object and the script path are checked now */
+        char p[300], dir[512], kinds[128];
         jsonio_path(p, sizeof p, where, "eviction");
+        const PluginProvider *pp = plugin_for(ev);
+        if (!pp || !pp->validate_evict)
+            return err_set(e, "%s: an eviction object needs \"kind\" naming a scripted rule (%s)", p,
+                           plugin_kinds(kinds, sizeof kinds));
         if (!s->prefix_cache)
             return err_set(e, "%s: a Lua eviction rule needs \"prefix_cache\": true (the rule picks which cached "
                               "prefix block to drop)", p);
         workload_base_dir(where, dir, sizeof dir);
-        if (lua_evict_validate(ev, p, dir, e) < 0) return -1;
-        cJSON_Delete(s->lua_evict);
-        s->lua_evict = cJSON_Duplicate(ev, 1);
+        if (pp->validate_evict(ev, p, dir, e) < 0) return -1;
+        cJSON_Delete(s->plugin_evict);
+        s->plugin_evict = cJSON_Duplicate(ev, 1);
         s->prefix_evict = PREFIX_EVICT_CUSTOM;
     } else if (jsonio_enum(v, "eviction", where, 0, evict, &s->prefix_evict, e) < 0) {
         return -1;
@@ -511,14 +514,17 @@ static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
         if (jsonio_int(c, "replicas", p, 1, 1, 4096, &n, e) < 0) return -1;
         const cJSON *rv = cJSON_GetObjectItemCaseSensitive(c, "router");
         if (cJSON_IsObject(rv)) {
-            char rp[300], dir[512];
+            char rp[300], dir[512], kinds[128];
             jsonio_path(rp, sizeof rp, p, "router");
             workload_base_dir(w, dir, sizeof dir);
-            if (!lua_sched_is_lua(rv)) return err_set(e, "%s: a router object needs \"kind\": \"lua\"", rp);
-            if (lua_router_validate(rv, rp, dir, e) < 0) return -1;
-            cJSON_Delete(s->lua_router);
-            s->lua_router = cJSON_Duplicate(rv, 1);
-            router = ROUTER_LUA;
+            const PluginProvider *rprov = plugin_for(rv);
+            if (!rprov || !rprov->validate_router)
+                return err_set(e, "%s: a router object needs \"kind\" naming a scripted router (%s)", rp,
+                               plugin_kinds(kinds, sizeof kinds));
+            if (rprov->validate_router(rv, rp, dir, e) < 0) return -1;
+            cJSON_Delete(s->plugin_router);
+            s->plugin_router = cJSON_Duplicate(rv, 1);
+            router = ROUTER_PLUGIN;
         } else if (jsonio_enum(c, "router", p, 0, scenario_router_names, &router, e) < 0) {
             return -1;
         }
@@ -550,7 +556,7 @@ static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
         s->n_pools = 2;
     }
     s->router = (RouterKind)router;
-    if (s->router == ROUTER_LUA && !s->lua_router)
+    if (s->router == ROUTER_PLUGIN && !s->plugin_router)
         return err_set(e, "%s: router \"lua\" is given as an object: {\"kind\": \"lua\", \"script\": PATH} "
                           "(in \"cluster\")", w);
     if (s->router == ROUTER_PREFIX_AFFINITY && !s->prefix_cache)
@@ -710,11 +716,11 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     if (sink) cfg.sink = *sink;
     cfg.token_times = tt;
     int src;
-    if (pool->sched.lua) {
+    if (pool->sched.plugin) {
         char where[700], dir[512];
         snprintf(where, sizeof where, "%s: scheduler", s->source);
         workload_base_dir(s->source, dir, sizeof dir);
-        src = lua_sched_new(pool->sched.lua, where, dir, &cfg.sched, e);
+        src = plugin_for(pool->sched.plugin)->new_sched(pool->sched.plugin, where, dir, &cfg.sched, e);
     } else {
         src = sched_new(&pool->sched, &cfg.sched, e);
     }
@@ -724,18 +730,18 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         PrefixConfig pc = {.kv = pool->kv, .evict = (PrefixEvict)s->prefix_evict,
                            .namespace_seed = prefix_namespace(s->model.name, "", "rope"), .n_requests = s->wl.n};
         kv_rc = 0;
-        if (s->lua_evict) {
+        if (s->plugin_evict) {
             char where[700], dir[512];
             snprintf(where, sizeof where, "%s: kv.eviction", s->source);
             workload_base_dir(s->source, dir, sizeof dir);
-            kv_rc = lua_evict_new(s->lua_evict, where, dir, &pc.custom, e);
-            if (kv_rc == 0) lua_evict_set_block_tokens(&pc.custom, pool->kv.block_tokens);
+            kv_rc = plugin_for(s->plugin_evict)->new_evict(s->plugin_evict, where, dir, pool->kv.block_tokens,
+                                                             &pc.custom, e);
             pc.evict = PREFIX_EVICT_CUSTOM;
         }
         if (kv_rc == 0) {
             kv_rc = prefix_new(&pc, &cfg.kv, e);
             /* the cache owns the rule only once it exists */
-            if (kv_rc < 0 && s->lua_evict) pc.custom.destroy(pc.custom.ctx);
+            if (kv_rc < 0 && s->plugin_evict) pc.custom.destroy(pc.custom.ctx);
         }
     } else {
         kv_rc = kv_pool_new(&pool->kv, &cfg.kv, e);
@@ -866,8 +872,8 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
         cJSON_AddNumberToObject(sc, "replicas", s->pools[0].replicas);
     }
     if (s->n_pools > 1 || s->pools[0].replicas > 1) cJSON_AddStringToObject(sc, "router", scenario_router_names[s->router]);
-    cJSON_AddStringToObject(sc, "scheduler", s->sched.lua ? "lua" : sched_kind_name(s->sched.kind));
-    const cJSON *script = s->sched.lua ? cJSON_GetObjectItemCaseSensitive(s->sched.lua, "script") : NULL;
+    cJSON_AddStringToObject(sc, "scheduler", s->sched.plugin ? plugin_for(s->sched.plugin)->kind : sched_kind_name(s->sched.kind));
+    const cJSON *script = s->sched.plugin ? cJSON_GetObjectItemCaseSensitive(s->sched.plugin, "script") : NULL;
     if (cJSON_IsString(script)) cJSON_AddStringToObject(sc, "scheduler_script", script->valuestring);
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
@@ -879,8 +885,9 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     cJSON_AddBoolToObject(sc, "kv_unbounded", s->kv.unbounded);
     cJSON_AddBoolToObject(sc, "prefix_cache", s->prefix_cache);
     if (s->prefix_cache) {
-        const cJSON *evs = s->lua_evict ? cJSON_GetObjectItemCaseSensitive(s->lua_evict, "script") : NULL;
-        cJSON_AddStringToObject(sc, "kv_eviction", s->lua_evict ? "lua" : s->prefix_evict ? "value" : "lru");
+        const cJSON *evs = s->plugin_evict ? cJSON_GetObjectItemCaseSensitive(s->plugin_evict, "script") : NULL;
+        cJSON_AddStringToObject(sc, "kv_eviction", s->plugin_evict ? plugin_for(s->plugin_evict)->kind
+                                                   : s->prefix_evict ? "value" : "lru");
         if (cJSON_IsString(evs)) cJSON_AddStringToObject(sc, "kv_eviction_script", evs->valuestring);
     }
     cJSON_AddStringToObject(sc, "workload", s->wl.kind);

@@ -34,7 +34,7 @@ typedef struct Pool {
     KvConfig kv;             /* capacity for this pool's hardware and tp */
 } Pool;
 
-typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY, ROUTER_LUA } RouterKind;
+typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY, ROUTER_PLUGIN } RouterKind;
 extern const char *const scenario_router_names[];
 
 typedef struct Scenario {
@@ -57,9 +57,9 @@ typedef struct Scenario {
     uint32_t n_pools;
     int disagg;
     RouterKind router;
-    cJSON *lua_router;       /* ROUTER_LUA: the cluster's router object (owned) */
-    cJSON *lua_sched[4];     /* Lua scheduler objects (owned); SchedConfig.lua points at them */
-    uint32_t n_lua_sched;
+    cJSON *plugin_router;    /* ROUTER_PLUGIN: the cluster's router object (owned; plugin.h) */
+    cJSON *plugin_sched[4];  /* scripted scheduler objects (owned); SchedConfig.plugin points at them */
+    uint32_t n_plugin_sched;
     double link_bw_bytes_per_s;  /* disagg KV transfer */
     double link_latency_s;
     int first_token_on_decode;   /* disagg: the first token is emitted after the transfer */
@@ -77,7 +77,7 @@ typedef struct Scenario {
     int kv_capacity_derived; /* 1 when capacity came from the hardware memory */
     int prefix_cache;        /* hash-chained block reuse (prefix.h) */
     int prefix_evict;        /* PrefixEvict */
-    cJSON *lua_evict;        /* PREFIX_EVICT_CUSTOM: the Lua eviction object (owned) */
+    cJSON *plugin_evict;     /* PREFIX_EVICT_CUSTOM: the scripted eviction object (owned) */
     Slo slo;               /* default SLO targets */
     SloClasses slo_classes;
     Price price;           /* gpus = tp */

@@ -51,8 +51,8 @@ typedef struct SchedConfig {
     uint32_t max_queue;    /* reject an arrival that finds this many waiting (0 = no limit) */
     double max_ttft_s;     /* reject when the predicted TTFT exceeds it (0 = no limit) */
     int deadline_aware;    /* reject as soon as the predicted completion misses the deadline */
-    const struct cJSON *lua; /* "kind": "lua": the scheduler object (owned by the scenario), built by
-                              * lua_sched_new instead of sched_new; NULL for the C kinds */
+    const struct cJSON *plugin; /* a scripted kind ("lua"): the scheduler object (owned by the scenario),
+                                 * built by its provider (plugin.h) instead of sched_new; NULL for C kinds */
 } SchedConfig;
 
 int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua_register.h"
 #include "testhelp.h"
 
 int th_failures;
@@ -40,6 +41,7 @@ SUITES(DECL)
 int main(int argc, char **argv)
 {
     if (argc > 1) only = argv[1];
+    lua_plugins_register();
     int missing = 0;
 #define CALL(s) suite = #s; if (suite_##s) suite_##s(); else if (!only || strstr(#s, only)) { printf("(suite %s not linked)\n", #s); missing++; }
 
