@@ -2,7 +2,8 @@
  * workload.h -- the requests a scenario feeds the engine, and the builder
  * that every workload source fills.
  *
- * A scenario's "workload" is one of (workloads/README.md has the keys):
+ * A scenario's "workload" is one of (workloads/README.md has the keys; the
+ * files are in workloads/, each registered in workload.c's source table):
  *   {"requests": [...]}                 an explicit list        (trace_load.c)
  *   {"trace": PATH, "format": F, ...}   a trace file + transforms (trace_load.c)
  *   {"kind": "poisson"|"gamma"|"constant"|"piecewise"|"diurnal"|"onoff", ...}
@@ -76,7 +77,7 @@ typedef struct WlCounts {
     char first_skip[256];       /* the first skipped line's message */
 } WlCounts;
 
-typedef struct WlPriv WlPriv;   /* builder state, private to workload.c */
+typedef struct WlPriv WlPriv;   /* builder state, private to wl_build.c */
 
 typedef struct Workload {
     Request *reqs;
@@ -96,6 +97,8 @@ typedef struct Workload {
     WlPriv *priv;
 } Workload;
 
+/* ---- reading and writing (workloads/workload.c) ---- */
+
 /* Parses a scenario's workload.  `where` is "FILE: workload": relative
  * trace paths resolve against FILE's directory first, then the current
  * directory. */
@@ -110,7 +113,8 @@ void workload_free(Workload *w);
  * same requests.  Same workload -> byte-identical file. */
 int workload_write_json(const Workload *w, const char *path, Err *e);
 
-/* ---- builder: used by the sources (trace_load.c, gen_*.c) ---- */
+/* ---- builder (workloads/wl_build.c): used by the sources (trace_load.c,
+ * gen_*.c) and the dispatcher; it calls none of them ---- */
 
 void workload_init(Workload *w, const char *kind);
 /* Appends a request_init()ed record whose id is its index; the pointer is

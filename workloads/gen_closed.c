@@ -1,5 +1,16 @@
 /*
- * gen_closed.c -- the closed-loop generator (see gen_closed.h).
+ * gen_closed.c -- a closed loop: N clients, each sending its next request
+ * when its previous one finishes (plus a think time); how concurrency
+ * benchmarks (--max-concurrency, aiperf --concurrency) run.  The source
+ * wl_source_closed.
+ *
+ *   {"kind": "closed_loop", "clients": 8, "count": 400, "think_ms": 0 | {dist},
+ *    "start_ms": 0, "prompt_tokens": ..., "output_tokens": ..., tenant/class/mix}
+ *
+ * count is the total; request i belongs to client i mod clients (round
+ * robin).  Each client's first request arrives at start_ms, each later one
+ * is triggered by the client's previous request (Request.triggered,
+ * next_req, think_ns).
  *
  * Requests are created in round-robin order: request i is client
  * (i mod clients)'s (i div clients)-th, so client c's k-th request is
@@ -7,7 +18,7 @@
  * RNG_STREAM_PROMPT / RNG_STREAM_OUTPUT, think times from WL_STREAM_THINK,
  * mixes from WL_STREAM_MIX, one draw each per request in creation order.
  */
-#include "gen_closed.h"
+#include "workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,11 +28,13 @@
 #include "gen_dist.h"
 #include "jsonio.h"
 #include "rng.h"
+#include "wl_source.h"
 
 #define GEN_CLOSED_MAX_CLIENTS 1000000
 #define GEN_CLOSED_MAX_COUNT 100000000
 
-int gen_closed_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+static int gen_closed_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
+                            Err *e)
 {
     static const char *const own[] = {"kind", "clients", "count", "think_ms", "start_ms", "prompt_tokens",
                                       "output_tokens", NULL};
@@ -66,3 +79,7 @@ out:
     gen_attr_free(&attrs);
     return rc;
 }
+
+static const char *const closed_kinds[] = {"closed_loop", NULL};
+
+const WlSource wl_source_closed = {.kinds = closed_kinds, .build = gen_closed_build};

@@ -1,5 +1,20 @@
 /*
- * gen_session.c -- the multi-turn session generator (see gen_session.h).
+ * gen_session.c -- multi-turn conversations and agent loops (the source
+ * wl_source_sessions).
+ *
+ *   {"kind": "sessions", "sessions": 100, "turns": 5 | {dist},
+ *    "rate_per_s": 0.5, "start_ms": 0,
+ *    "first_prompt_tokens": ..., "new_tokens_per_turn": ..., "output_tokens": ...,
+ *    "think_ms": 2000 | {dist}, "system_prompt_tokens": 0, "max_prompt_tokens": N,
+ *    tenant/class/priority/deadline_ms/mix (one pick per session)}
+ *
+ * Sessions start as a Poisson process.  Turn 1's prompt is the system
+ * prompt plus first_prompt_tokens; turn k's prompt is turn k-1's prompt +
+ * its answer + new_tokens_per_turn, and turn k arrives think_ms after turn
+ * k-1 finishes (triggered).  A session ends after its turns, or before a
+ * turn whose prompt would pass max_prompt_tokens.  Token ids come from the
+ * session (workload.h): turn k's ids start with turn k-1's prompt ids and
+ * answer ids, and the system prompt's ids are shared by every session.
  *
  * Streams: session starts RNG_STREAM_ARRIVALS, turns per session
  * WL_STREAM_TURNS, first prompts RNG_STREAM_PROMPT, new tokens per turn
@@ -8,7 +23,7 @@
  * here: every turn names its session and workload_finish derives one id
  * array per session that all its turns point into.
  */
-#include "gen_session.h"
+#include "workload.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -19,11 +34,13 @@
 #include "gen_dist.h"
 #include "jsonio.h"
 #include "rng.h"
+#include "wl_source.h"
 
 #define GEN_SESSION_MAX 10000000
 #define GEN_SESSION_MAX_REQUESTS 100000000u
 
-int gen_session_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+static int gen_session_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
+                             Err *e)
 {
     static const char *const own[] = {"kind", "sessions", "turns", "rate_per_s", "start_ms", "first_prompt_tokens",
                                       "new_tokens_per_turn", "output_tokens", "think_ms", "system_prompt_tokens",
@@ -105,3 +122,7 @@ out:
     gen_attr_free(&attrs);
     return rc;
 }
+
+static const char *const session_kinds[] = {"sessions", NULL};
+
+const WlSource wl_source_sessions = {.kinds = session_kinds, .build = gen_session_build};

@@ -8,28 +8,37 @@
  * The timestamp is absolute wall-clock time with up to 9 fractional digits
  * (7 in the 2023 files); a trailing time-zone suffix ("+00:00", "Z") is
  * accepted and ignored.  It becomes integer nanoseconds since 1970 here; the
- * reader turns it into the offset from the first record.  Token counts are
- * integers >= 0 (zeros are the workload's business, see trace_load.c).
+ * reader turns it into the offset from the first record (the entry's
+ * rebase).  Token counts are integers >= 0 (zeros are the workload's
+ * business, see trace_load.c).  The format keeps no state: the header only
+ * has to be right.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "trace_impl.h"
+#include "trace_fmt.h"
+#include "trace_text.h"
 
 #define AZURE_COLS 3
+#define AZURE_HEADER "TIMESTAMP,ContextTokens,GeneratedTokens"
 
-int trace_azure_header(TraceReader *tr, char *line, Err *e)
+static int azure_sniff(const char *first_line)
 {
+    return !strncmp(trace_text_skip_blanks(first_line), AZURE_HEADER, strlen(AZURE_HEADER));
+}
+
+static int azure_header(void *st, char *line, Err *e)
+{
+    (void)st;
     char copy[512], *f[AZURE_COLS + 1];
     snprintf(copy, sizeof copy, "%s", line);
-    int n = trace_csv_split(copy, f, AZURE_COLS);
+    int n = trace_text_csv_split(copy, f, AZURE_COLS);
     if (n != AZURE_COLS || strcmp(f[0], "TIMESTAMP") || strcmp(f[1], "ContextTokens") ||
         strcmp(f[2], "GeneratedTokens")) {
         char ex[96];
         return err_set(e, "header: got \"%s\", expected TIMESTAMP,ContextTokens,GeneratedTokens (the Azure 2023 "
-                          "trace; for other columns use the csv format)", trace_reader_excerpt(line, ex, sizeof ex));
+                          "trace; for other columns use the csv format)", trace_text_excerpt(line, ex, sizeof ex));
     }
-    tr->n_cols = AZURE_COLS;
     return 0;
 }
 
@@ -89,23 +98,36 @@ static int parse_timestamp(const char *s, int64_t *ns)
     return 0;
 }
 
-int trace_azure_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
+static int azure_parse(void *st, char *line, TraceRecord *rec, Err *e)
 {
-    (void)tr;
+    (void)st;
     char ex[96];
-    trace_reader_excerpt(line, ex, sizeof ex);
+    trace_text_excerpt(line, ex, sizeof ex);
     char *f[AZURE_COLS + 1];
-    int n = trace_csv_split(line, f, AZURE_COLS);
+    int n = trace_text_csv_split(line, f, AZURE_COLS);
     if (n != AZURE_COLS)
         return err_set(e, "got %s%d column%s in \"%s\", expected 3 (TIMESTAMP,ContextTokens,GeneratedTokens)",
                        n > AZURE_COLS ? "more than " : "", n > AZURE_COLS ? AZURE_COLS : n, n == 1 ? "" : "s", ex);
     if (parse_timestamp(f[0], &rec->t_ns) < 0)
         return err_set(e, "TIMESTAMP: got \"%s\", expected a time like 2023-11-16 18:15:46.6805900", f[0]);
-    if (trace_reader_parse_i64(f[1], &rec->prompt_tokens) < 0 || rec->prompt_tokens < 0 ||
+    if (trace_text_parse_i64(f[1], &rec->prompt_tokens) < 0 || rec->prompt_tokens < 0 ||
         rec->prompt_tokens > TRACE_LEN_MAX)
         return err_set(e, "ContextTokens: got \"%s\", expected an integer in [0, %d]", f[1], TRACE_LEN_MAX);
-    if (trace_reader_parse_i64(f[2], &rec->output_tokens) < 0 || rec->output_tokens < 0 ||
+    if (trace_text_parse_i64(f[2], &rec->output_tokens) < 0 || rec->output_tokens < 0 ||
         rec->output_tokens > TRACE_LEN_MAX)
         return err_set(e, "GeneratedTokens: got \"%s\", expected an integer in [0, %d]", f[2], TRACE_LEN_MAX);
     return 1;
 }
+
+static const char *const azure_exts[] = {"csv", NULL};
+
+const TraceFormatOps trace_fmt_azure = {
+    .name = "azure",
+    .exts = azure_exts,
+    .sniff = azure_sniff,
+    .sorted = 1,
+    .rebase = 1,
+    .header = azure_header,
+    .header_hint = " " AZURE_HEADER,
+    .parse = azure_parse,
+};

@@ -11,7 +11,11 @@
  * Read from a scenario's inline list or from a file a line at a time (the
  * layout `servesim workload --out` writes: a "{"requests": [" line, one
  * object per line with a trailing comma, a "]}" line; JSON lines work too).
- * Every value is checked with its key path; unknown keys are errors.
+ * Every value is checked with its key path; unknown keys are errors.  A
+ * pretty-printed document (a lone "{" or "[" then "{" line) cannot be read
+ * a line at a time: it is parsed whole and its requests handed out one by
+ * one (next_doc).  The state is the current line's tree, the id buffers and
+ * the whole document when there is one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,14 +23,20 @@
 #include <string.h>
 
 #include "jsonio.h"
-#include "trace_impl.h"
+#include "trace_fmt.h"
+#include "trace_json.h"
+#include "trace_text.h"
 
-void trace_json_idbuf_free(TraceIdBuf *b)
-{
-    free(b->tok);
-    free(b->hash);
-    memset(b, 0, sizeof *b);
-}
+typedef struct JsonState {
+    char path[1024];
+    cJSON *cur;                 /* the current line's tree (freed on the next line) */
+    TraceIdBuf ids;
+    /* a whole document (pretty-printed files) */
+    cJSON *doc;
+    const cJSON *doc_item;      /* the next request object */
+    int doc_index;
+    char where[1200];           /* scratch for key paths */
+} JsonState;
 
 /* Copies an array of integers in [0, max] into a reusable buffer. */
 static int get_ids(const cJSON *arr, const char *where, const char *key, double max, int wide, TraceIdBuf *b,
@@ -141,8 +151,11 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
     return 1;
 }
 
-int trace_json_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
+/* Line layout: 1 = a record was parsed, 0 = the line is list punctuation
+ * ("{"requests": [", "]}", ...), -1 = malformed. */
+static int json_parse(void *st, char *line, TraceRecord *rec, Err *e)
 {
+    JsonState *js = st;
     while (*line == ' ' || *line == '\t') line++;
     size_t len = strlen(line);
     if (len && line[len - 1] == ',') line[--len] = '\0';
@@ -151,19 +164,19 @@ int trace_json_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
     if (!len || !strcmp(line, "[") || !strcmp(line, "]") || !strcmp(line, "]}") ||
         (line[0] == '{' && line[len - 1] == '['))
         return 0;
-    cJSON_Delete(tr->cur);
+    cJSON_Delete(js->cur);
     const char *end = NULL;
-    tr->cur = cJSON_ParseWithOpts(line, &end, 1);
-    if (!tr->cur) {
+    js->cur = cJSON_ParseWithOpts(line, &end, 1);
+    if (!js->cur) {
         char ex[96];
         long col = end ? (long)(end - line) + 1 : 1;
         return err_set(e, "malformed JSON at column %ld of %zu (a truncated line?): %s", col, len,
-                       trace_reader_excerpt(line, ex, sizeof ex));
+                       trace_text_excerpt(line, ex, sizeof ex));
     }
     char where[1100];
-    snprintf(where, sizeof where, "%s:%llu", tr->path, (unsigned long long)tr->lineno);
+    snprintf(where, sizeof where, "%s:%llu", js->path, (unsigned long long)rec->line);
     Err le;
-    if (trace_json_record(tr->cur, where, &tr->ids, rec, &le) < 0) {
+    if (trace_json_record(js->cur, where, &js->ids, rec, &le) < 0) {
         /* the reader prefixes "FILE:LINE: " itself */
         const char *msg = le.msg;
         size_t wl = strlen(where);
@@ -173,3 +186,76 @@ int trace_json_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
     }
     return 1;
 }
+
+/* Decides between a whole document and lines by the first lines. */
+static int json_open(void *st, FILE *f, Err *e)
+{
+    JsonState *js = st;
+    char *line = NULL;
+    size_t cap = 0;
+    int whole = 0;
+    if (trace_text_peek_line(f, &line, &cap, 0)) {
+        const char *t = trace_text_skip_blanks(line);
+        whole = !strcmp(t, "{");
+        if (!strcmp(t, "[") && trace_text_peek_line(f, &line, &cap, 1))
+            whole = !strcmp(trace_text_skip_blanks(line), "{");
+    }
+    free(line);
+    if (!whole) return 0;
+    char *text = read_file(js->path, NULL, e);
+    if (!text) return -1;
+    js->doc = jsonio_parse(text, js->path, e);
+    free(text);
+    if (!js->doc) return -1;
+    const cJSON *arr = js->doc;
+    if (cJSON_IsObject(js->doc)) {
+        static const char *const keys[] = {"requests", NULL};
+        if (jsonio_check_keys(js->doc, js->path, keys, e) < 0) return -1;
+        arr = cJSON_GetObjectItemCaseSensitive(js->doc, "requests");
+        if (!arr) return err_set(e, "%s: missing key \"requests\"", js->path);
+    }
+    if (jsonio_expect_array(arr, cJSON_IsObject(js->doc) ? "requests" : js->path, e) < 0)
+        return err_prefix(e, "%s", js->path);
+    js->doc_item = arr->child;
+    return 1;
+}
+
+static int json_next_doc(void *st, TraceRecord *rec, Err *e)
+{
+    JsonState *js = st;
+    if (!js->doc_item) return 0;
+    const cJSON *it = js->doc_item;
+    js->doc_item = it->next;
+    char base[1100];
+    snprintf(base, sizeof base, "%s: requests", js->path);
+    jsonio_index(js->where, sizeof js->where, base, js->doc_index++);
+    return trace_json_record(it, js->where, &js->ids, rec, e) < 0 ? -1 : 1;
+}
+
+static void *json_state_new(const char *path)
+{
+    JsonState *js = xcalloc(1, sizeof *js);
+    snprintf(js->path, sizeof js->path, "%s", path);
+    return js;
+}
+
+static void json_state_free(void *st)
+{
+    JsonState *js = st;
+    cJSON_Delete(js->cur);
+    cJSON_Delete(js->doc);
+    trace_record_idbuf_free(&js->ids);
+    free(js);
+}
+
+static const char *const json_exts[] = {"json", "jsonl", NULL};
+
+const TraceFormatOps trace_fmt_json = {
+    .name = "json",
+    .exts = json_exts,
+    .state_new = json_state_new,
+    .state_free = json_state_free,
+    .open = json_open,
+    .parse = json_parse,
+    .next_doc = json_next_doc,
+};

@@ -1,6 +1,26 @@
 /*
- * trace_load.c -- inline request lists and trace files turned into a
- * workload, with the transforms of trace_load.h.
+ * trace_load.c -- request lists and trace files as workloads, with the
+ * trace transforms (the sources wl_source_list and wl_source_trace):
+ *
+ *   {"requests": [...], ...transforms}                    inline list (strict)
+ *   {"trace": PATH, "format": "azure"|"mooncake"|"csv"|"json",
+ *    "on_error": "stop"|"skip", ...transforms}
+ *
+ * Transforms, applied in this order while streaming:
+ *   "window_s": [t0, t1]   keep arrivals in [t0, t1) s of the trace and
+ *                          shift them so t0 becomes 0
+ *   "sample": f            keep each record with probability f (one uniform
+ *                          per record in the window, stream WL_STREAM_SAMPLE)
+ *   "limit": N             keep the first N records that pass the above
+ * then per request:
+ *   zero lengths           a prompt or output of 0 tokens becomes 1 (counted)
+ *   "max_context": C       prompt + output > C: the output is cut to C - 1 if
+ *                          longer, then the prompt to C - output (counted)
+ *   "tenant", "class", "priority", "deadline_ms", "mix"   for records that
+ *                          do not carry their own (gen_attr.h)
+ * and after reading:
+ *   "time_scale": x        every arrival times x (0.5 = twice the rate), or
+ *   "rate_per_s": r        the factor that makes (n - 1) / (last - first) = r
  *
  * Streaming: records are filtered as they are read and only the kept ones
  * are stored; a sorted trace (azure, mooncake, csv) stops being read at the
@@ -8,7 +28,7 @@
  * copied into the workload's arena, nothing is allocated per record
  * otherwise.
  */
-#include "trace_load.h"
+#include "workload.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -19,7 +39,9 @@
 #include "gen_attr.h"
 #include "jsonio.h"
 #include "rng.h"
-#include "trace_impl.h"
+#include "trace_json.h"
+#include "trace_reader.h"
+#include "wl_source.h"
 
 typedef enum { XF_KEEP = 0, XF_DROP, XF_STOP } XfAction;
 
@@ -221,7 +243,8 @@ static int links_vs_drops(const Xform *x, const TraceRecord *rec, const char *wh
     return 0;
 }
 
-int trace_load_list(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+static int trace_load_list(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
+                           Err *e)
 {
     static const char *const own[] = {"requests", NULL};
     if (check_keys(wj, where, own, e) < 0) return -1;
@@ -241,7 +264,7 @@ int trace_load_list(const cJSON *wj, const char *where, const char *base_dir, ui
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) {
         jsonio_index(rp, sizeof rp, path, i);
-        trace_reader_record_defaults(&rec, 0);
+        trace_record_defaults(&rec, 0);
         rec.ordinal = (uint64_t)i++;
         if (trace_json_record(it, rp, &buf, &rec, e) < 0 || links_vs_drops(&x, &rec, rp, e) < 0) {
             rc = -1;
@@ -254,12 +277,13 @@ int trace_load_list(const cJSON *wj, const char *where, const char *base_dir, ui
     }
     if (rc == 0) rc = xform_speed(w, &x, where, e);
     describe(w, &x, "request list");
-    trace_json_idbuf_free(&buf);
+    trace_record_idbuf_free(&buf);
     xform_free(&x);
     return rc;
 }
 
-int trace_load_file(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e)
+static int trace_load_file(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
+                           Err *e)
 {
     static const char *const own[] = {"trace", "format", "on_error", NULL};
     static const char *const on_error[] = {"stop", "skip", NULL};
@@ -307,8 +331,11 @@ int trace_load_file(const cJSON *wj, const char *where, const char *base_dir, ui
     trace_reader_close(tr);
     if (rc == 0) rc = xform_speed(w, &x, where, e);
     char head[1200];
-    snprintf(head, sizeof head, "trace %s %s", trace_reader_format_names[fmt], file);
+    snprintf(head, sizeof head, "trace %s %s", trace_reader_format_name((TraceFormat)fmt), file);
     describe(w, &x, head);
     xform_free(&x);
     return rc;
 }
+
+const WlSource wl_source_list = {.key = "requests", .key_hint = "[...]", .build = trace_load_list};
+const WlSource wl_source_trace = {.key = "trace", .key_hint = "PATH", .build = trace_load_file};

@@ -8,14 +8,22 @@
  * block of the prompt, equal ids meaning an equal prefix up to that block
  * (the prefix cache's food).  Keys beyond these four are ignored: the format
  * is someone else's and may grow.  A line that does not parse (a truncated
- * line) names the column where parsing stopped.
+ * line) names the column where parsing stopped.  The state is the current
+ * line's JSON tree (freed on the next line) and the hash id buffer.
  */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_impl.h"
+#include "trace_fmt.h"
+#include "trace_text.h"
+
+typedef struct MooncakeState {
+    cJSON *cur;                 /* the current line's tree */
+    TraceIdBuf ids;
+} MooncakeState;
 
 static int get_int(const cJSON *o, const char *key, int64_t max, int64_t *out, Err *e)
 {
@@ -32,19 +40,20 @@ static int get_int(const cJSON *o, const char *key, int64_t max, int64_t *out, E
     return 0;
 }
 
-int trace_mooncake_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
+static int mooncake_parse(void *st, char *line, TraceRecord *rec, Err *e)
 {
-    cJSON_Delete(tr->cur);
+    MooncakeState *ms = st;
+    cJSON_Delete(ms->cur);
     const char *end = NULL;
-    tr->cur = cJSON_ParseWithOpts(line, &end, 1);
-    if (!tr->cur) {
+    ms->cur = cJSON_ParseWithOpts(line, &end, 1);
+    if (!ms->cur) {
         char ex[96];
         long col = end ? (long)(end - line) + 1 : 1;
         return err_set(e, "malformed JSON at column %ld of %zu (a truncated line?): %s", col, strlen(line),
-                       trace_reader_excerpt(line, ex, sizeof ex));
+                       trace_text_excerpt(line, ex, sizeof ex));
     }
-    if (!cJSON_IsObject(tr->cur)) return err_set(e, "expected a JSON object per line");
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(tr->cur, "timestamp");
+    if (!cJSON_IsObject(ms->cur)) return err_set(e, "expected a JSON object per line");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ms->cur, "timestamp");
     if (!ts) return err_set(e, "missing key \"timestamp\"");
     if (!cJSON_IsNumber(ts) || !(ts->valuedouble >= 0) || ts->valuedouble > 1e12) {
         char *s = cJSON_PrintUnformatted(ts);
@@ -53,13 +62,13 @@ int trace_mooncake_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
         return -1;
     }
     rec->t_ns = llround(ts->valuedouble * 1e6);
-    if (get_int(tr->cur, "input_length", TRACE_LEN_MAX, &rec->prompt_tokens, e) < 0) return -1;
-    if (get_int(tr->cur, "output_length", TRACE_LEN_MAX, &rec->output_tokens, e) < 0) return -1;
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(tr->cur, "hash_ids");
+    if (get_int(ms->cur, "input_length", TRACE_LEN_MAX, &rec->prompt_tokens, e) < 0) return -1;
+    if (get_int(ms->cur, "output_length", TRACE_LEN_MAX, &rec->output_tokens, e) < 0) return -1;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(ms->cur, "hash_ids");
     if (!h) return 1;
     if (!cJSON_IsArray(h)) return err_set(e, "hash_ids: expected an array of integers");
     uint32_t n = (uint32_t)cJSON_GetArraySize(h);
-    TraceIdBuf *b = &tr->ids;
+    TraceIdBuf *b = &ms->ids;
     if (n > b->hash_cap) {
         b->hash_cap = n > 2 * b->hash_cap ? n : 2 * b->hash_cap;
         b->hash = xrealloc(b->hash, b->hash_cap * sizeof *b->hash);
@@ -77,3 +86,32 @@ int trace_mooncake_parse(TraceReader *tr, char *line, TraceRecord *rec, Err *e)
     rec->hash_block_tokens = 512;
     return 1;
 }
+
+/* The first line of a Mooncake trace names its keys. */
+static int mooncake_sniff(const char *first_line) { return strstr(first_line, "\"input_length\"") != NULL; }
+
+static void *mooncake_state_new(const char *path)
+{
+    (void)path;
+    return xcalloc(1, sizeof(MooncakeState));
+}
+
+static void mooncake_state_free(void *st)
+{
+    MooncakeState *ms = st;
+    cJSON_Delete(ms->cur);
+    trace_record_idbuf_free(&ms->ids);
+    free(ms);
+}
+
+static const char *const mooncake_exts[] = {"jsonl", NULL};
+
+const TraceFormatOps trace_fmt_mooncake = {
+    .name = "mooncake",
+    .exts = mooncake_exts,
+    .sniff = mooncake_sniff,
+    .sorted = 1,
+    .state_new = mooncake_state_new,
+    .state_free = mooncake_state_free,
+    .parse = mooncake_parse,
+};

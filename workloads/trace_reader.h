@@ -21,6 +21,9 @@
  * timestamp going backwards is a malformed line.  A malformed line is
  * reported as "FILE:LINE: what: got VALUE, expected WHAT"; with skip_bad it
  * is counted and skipped instead (the first message is kept).
+ *
+ * Each format is one entry of the reader's table (trace_fmt.h); records
+ * are TraceRecords (trace_record.h).
  */
 #ifndef SERVESIM_TRACE_READER_H
 #define SERVESIM_TRACE_READER_H
@@ -28,34 +31,9 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "trace_record.h"
 
 typedef enum { TRACE_AZURE = 0, TRACE_MOONCAKE, TRACE_CSV, TRACE_JSON, TRACE_FORMAT_COUNT } TraceFormat;
-
-extern const char *const trace_reader_format_names[]; /* NULL-terminated, indexed by TraceFormat */
-
-/* One request as read.  Strings and arrays point into the reader and are
- * valid until the next trace_reader_next call. */
-typedef struct TraceRecord {
-    uint64_t line;              /* line in the file (1-based); 0 when read from a whole document */
-    uint64_t ordinal;           /* 0-based index among the file's valid records */
-    int has_arrival;            /* 0: a triggered request ("after") */
-    int64_t t_ns;               /* arrival (see the formats above) */
-    int64_t prompt_tokens;      /* >= 0 as read (0 is possible in third-party traces) */
-    int64_t output_tokens;      /* >= 0 as read */
-    int64_t max_output_tokens;  /* 0 = not given */
-    const char *id, *tenant, *cls, *session, *after; /* NULL = not given */
-    uint32_t shared_prefix_tokens;
-    int32_t priority;
-    int64_t deadline_ns;        /* relative to the arrival, -1 = none */
-    int8_t correct;             /* -1 unknown, 0, 1 */
-    int64_t think_ns;           /* with "after": the delay after the predecessor leaves */
-    const uint32_t *token_ids;
-    uint32_t n_token_ids;
-    const uint64_t *hash_ids;
-    uint32_t n_hash_ids;
-    uint32_t hash_block_tokens;
-    uint32_t n_samples;         /* parallel sampling branches (1 = none) */
-} TraceRecord;
 
 typedef struct TraceReader TraceReader;
 
@@ -72,12 +50,10 @@ const char *trace_reader_first_skip(const TraceReader *tr);
 /* 1 when the format guarantees arrival order (a window may stop early). */
 int trace_reader_sorted(const TraceReader *tr);
 
-/* A record's defaults: arrival given, no deadline, correctness unknown,
- * 512-token hash blocks. */
-void trace_reader_record_defaults(TraceRecord *rec, uint64_t line);
-
 /* "azure" -> TRACE_AZURE; -1 when unknown. */
 int trace_reader_format_parse(const char *name);
+/* TRACE_AZURE -> "azure". */
+const char *trace_reader_format_name(TraceFormat fmt);
 /* By extension, and for .csv/.jsonl by the first line: -1 + message when
  * it cannot tell. */
 int trace_reader_format_guess(const char *path, Err *e);

@@ -274,7 +274,7 @@ int wlcmd_load(const char *path, int format, int on_error_skip, int has_seed, ui
     if (is_trace) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "trace", path);
-        if (format >= 0) cJSON_AddStringToObject(o, "format", trace_reader_format_names[format]);
+        if (format >= 0) cJSON_AddStringToObject(o, "format", trace_reader_format_name((TraceFormat)format));
         if (on_error_skip) cJSON_AddStringToObject(o, "on_error", "skip");
         int rc = workload_from_json_dir(o, path, "", has_seed ? seed : 1, w, e);
         cJSON_Delete(o);

@@ -1,0 +1,44 @@
+/*
+ * wl_source.h -- the table entry a workload source registers with the
+ * dispatcher (workload.c): what selects it and how it builds.
+ *
+ * A source is selected by a key of the workload object ("requests",
+ * "trace") or by a value of its "kind"; the dispatcher initialises the
+ * workload with that key or kind as Workload.kind, calls build, then
+ * finishes the workload.  build appends requests through the builder of
+ * workload.h (wl_build.c) and returns 0, or -1 with a message naming the
+ * key path, the bad value and what was expected.  It never calls back into
+ * the dispatcher.
+ *
+ * Sources: wl_source_list and wl_source_trace (trace_load.c),
+ * wl_source_open (gen_open.c), wl_source_closed (gen_closed.c),
+ * wl_source_sessions (gen_session.c).
+ */
+#ifndef SERVESIM_WL_SOURCE_H
+#define SERVESIM_WL_SOURCE_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* Defined in workload.h.  Named, not included: this header is what the
+ * dispatcher includes, and the sources include workload.h themselves. */
+typedef struct Workload Workload;
+
+typedef struct WlSource {
+    const char *key;            /* selects the source when the object has this key; NULL: "kind" does */
+    const char *key_hint;       /* what the key holds, for the message listing the forms ("PATH") */
+    const char *const *kinds;   /* NULL-terminated "kind" values that select it; NULL with a key */
+    /* Appends the source's requests to a workload_init()ed workload;
+     * relative paths resolve against base_dir (see workload_resolve). */
+    int (*build)(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e);
+} WlSource;
+
+extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
+extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
+extern const WlSource wl_source_open;     /* poisson, gamma, constant, piecewise, diurnal, onoff */
+extern const WlSource wl_source_closed;   /* closed_loop */
+extern const WlSource wl_source_sessions; /* sessions */
+
+#endif
