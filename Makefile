@@ -77,7 +77,13 @@ run: deps
 
 test: deps
 	@$(MAKE) --no-print-directory servesim $(BUILD)/test_servesim
+	@bash tests/check-layout.sh
 	SERVESIM_BIN=$(CURDIR)/servesim ./$(BUILD)/test_servesim
+
+# sim/ includes only sim/; no include cycle between modules (issue 11)
+.PHONY: check-layout
+check-layout:
+	@bash tests/check-layout.sh
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
