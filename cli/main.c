@@ -26,6 +26,7 @@
 #include "scenario.h"
 #include "speccmd.h"
 #include "timeline.h"
+#include "validate.h"
 #include "wlcmd.h"
 
 static const char usage_main[] =
@@ -45,6 +46,7 @@ static const char usage_main[] =
     "  cost                  the cost model's prediction for one GEMM or one iteration\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
+    "  validate FILE         simulate measured serving runs and report the prediction error\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
     "  help [COMMAND]        this text, or a command's options\n"
     "\n"
@@ -510,6 +512,7 @@ int main(int argc, char **argv)
         if (topic && !strcmp(topic, "workload")) return wlcmd_main(1, hv);
         if (topic && !strcmp(topic, "calib")) return calibcmd_main(1, hv);
         if (topic && !strcmp(topic, "cost")) return costcmd_main(1, hv);
+        if (topic && !strcmp(topic, "validate")) return validate_main(1, hv);
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
@@ -526,6 +529,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "spec-verify")) return speccmd_verify(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate")) return validate_main(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

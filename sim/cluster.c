@@ -52,6 +52,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             return NULL;
         }
     }
+    s->barrier.left = s->barrier_members; /* a scenario may run more than once */
     evq_init(&c->q);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;

@@ -29,11 +29,11 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
     uint32_t m = n;
     int decode_only = n > 0;
     uint32_t rows = 0;
-    for (uint32_t i = 0; i < n && decode_only; i++) {
-        decode_only = items[i].kind != ITEM_PREFILL;
-        rows += items[i].c;
+    for (uint32_t i = 0; i < n; i++) {
+        if (items[i].kind == ITEM_PREFILL) decode_only = 0;
+        else rows += items[i].c;
     }
-    if (decode_only && w->cfg.n_sizes) {
+    if ((decode_only || (w->cfg.mixed_graphs && rows > 0)) && w->cfg.n_sizes) {
         /* graphs are captured by rows: a verify round of m + 1 positions
          * takes m + 1 of them */
         m = n + costwrap_padded(&w->cfg, rows) - rows;
@@ -55,6 +55,12 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
         double t = read * w->cfg.conversion_s_per_token;
         out->attn_s += t;
         out->t_s += t;
+    }
+    if (w->cfg.has_host) {
+        double host = w->cfg.host_base_s + w->cfg.host_per_seq_s * n;
+        double t = w->cfg.overlap ? (out->t_s > host ? out->t_s : host) : out->t_s + host;
+        out->overhead_s += t - out->t_s;
+        out->t_s = t;
     }
     return 0;
 }

@@ -9,6 +9,10 @@
  *  - KV format conversion: a quantised KV cache (q8_0, q4_0, fp8) may cost
  *    a dequantisation per token read; conversion_s_per_token x the tokens
  *    read in the iteration is added.
+ *  - Host time of a serving engine (engprof.h): host_base_s + host_per_seq_s
+ *    x the batch's sequences, added to the GPU time, or with overlap the
+ *    iteration takes max(GPU, host) (the host prepared it during the
+ *    previous one).  With mixed_graphs, mixed batches are padded too.
  */
 #ifndef SERVESIM_COSTWRAP_H
 #define SERVESIM_COSTWRAP_H
@@ -21,6 +25,11 @@ typedef struct CostWrapCfg {
     uint32_t graph_sizes[COSTWRAP_SIZES_MAX]; /* ascending */
     uint32_t n_sizes;
     double conversion_s_per_token;
+    int mixed_graphs;       /* pad mixed prefill + decode batches as well (by their decode rows) */
+    int has_host;           /* host_* below apply */
+    double host_base_s;     /* per iteration (with the TP group's share already in) */
+    double host_per_seq_s;  /* per sequence in the batch */
+    int overlap;            /* iteration = max(GPU, host) instead of GPU + host */
 } CostWrapCfg;
 
 /* Wraps inner (taking ownership of it). */

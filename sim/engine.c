@@ -304,14 +304,23 @@ static void push_next_arrival(Engine *eng)
 
 /* r left the system: the request it triggers (next turn of a session, the
  * next request of a closed-loop client) arrives after its think time. */
+static void trigger(Engine *eng, uint32_t idx)
+{
+    Request *nx = &eng->reqs[idx];
+    if (!nx->triggered || nx->state != REQ_PENDING) return;
+    nx->t_arrive_ns = eng->now_ns + nx->think_ns + eng->cfg.trigger_delay_ns;
+    if (nx->deadline_after_ns >= 0) nx->deadline_ns = nx->t_arrive_ns + nx->deadline_after_ns;
+    evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, idx);
+}
+
 static void trigger_next(Engine *eng, const Request *r)
 {
+    EngineBarrier *b = eng->cfg.barrier;
+    if (r->barrier_member && b && b->left > 0 && --b->left == 0)
+        for (uint32_t i = 0; i < b->n_waiters; i++)
+            if (b->waiters[i] < eng->n_reqs) trigger(eng, b->waiters[i]);
     if (r->next_req == REQ_NONE || r->next_req >= eng->n_reqs) return;
-    Request *nx = &eng->reqs[r->next_req];
-    if (!nx->triggered || nx->state != REQ_PENDING) return;
-    nx->t_arrive_ns = eng->now_ns + nx->think_ns;
-    if (nx->deadline_after_ns >= 0) nx->deadline_ns = nx->t_arrive_ns + nx->deadline_after_ns;
-    evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, r->next_req);
+    trigger(eng, r->next_req);
 }
 
 void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)

@@ -26,6 +26,17 @@ typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
  * (iteration end). */
 enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2 };
 
+/* A benchmark client's warm-up barrier (aiperf, vLLM's benchmark): the
+ * measured phase starts when every warm-up response has arrived.  Requests
+ * with barrier_member set count `left` down as they finish or are
+ * rejected; when it reaches 0, every request in waiters[] arrives (its
+ * think_ns later).  One barrier is shared by all replicas of a cluster. */
+typedef struct EngineBarrier {
+    uint32_t left;
+    const uint32_t *waiters;
+    uint32_t n_waiters;
+} EngineBarrier;
+
 typedef struct EngineConfig {
     Scheduler sched;      /* the engine takes ownership of all three */
     KvPolicy kv;
@@ -53,6 +64,8 @@ typedef struct EngineConfig {
     int keep_token_times; /* record every token's emission time */
     int keep_iterations;  /* record one IterRecord per iteration */
     int64_t *token_times; /* optional shared token-time array (a cluster's); else the engine's own */
+    EngineBarrier *barrier; /* optional, not owned (shared by a cluster's replicas) */
+    int64_t trigger_delay_ns; /* added to every triggered request's think time (client overheads) */
 } EngineConfig;
 
 typedef struct IterRecord {

@@ -29,8 +29,8 @@ unsigned metrics_misses(const MetricsCfg *cfg, const Request *r)
     if (r->state != REQ_FINISHED) return MISS_NOT_FINISHED;
     const Slo *slo = metrics_slo_for(cfg, r);
     unsigned m = 0;
-    double ttft = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
-    double e2e = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
+    double ttft = (double)metrics_ttft_ns(cfg, r) / 1e9;
+    double e2e = (double)metrics_e2e_ns(cfg, r) / 1e9;
     double tpot = metrics_tpot_s(r);
     if (slo->ttft_s > 0 && ttft > slo->ttft_s) m |= MISS_TTFT;
     if (slo->tpot_s > 0 && !isnan(tpot) && tpot > slo->tpot_s) m |= MISS_TPOT;
@@ -222,8 +222,8 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         ok[4] += !(miss & MISS_DEADLINE);
         ok[5] += !(miss & MISS_INCORRECT);
         good_all += miss == 0;
-        buf[0][nt++] = (double)(r->t_first_token_ns - r->t_arrive_ns) / 1e9;
-        buf[2][ne++] = (double)(r->t_finish_ns - r->t_arrive_ns) / 1e9;
+        buf[0][nt++] = (double)metrics_ttft_ns(cfg, r) / 1e9;
+        buf[2][ne++] = (double)metrics_e2e_ns(cfg, r) / 1e9;
         double tpot = metrics_tpot_s(r);
         if (!isnan(tpot)) buf[1][np++] = tpot;
         if (r->t_first_sched_ns >= 0) buf[3][nq++] = (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9;

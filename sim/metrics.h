@@ -66,7 +66,21 @@ typedef struct MetricsCfg {
     double mem_bw_per_gpu;    /* for MBU (0 = unknown) */
     uint32_t kv_block_tokens; /* for the report */
     int kv_unbounded;
+    /* Time outside the engine loop that a client sees on every request
+     * (the engine profile's request_overhead: HTTP, tokenisation,
+     * detokenisation, streaming): added to TTFT and E2E. */
+    int64_t client_ns;
 } MetricsCfg;
+
+/* A finished request's TTFT and E2E as its client sees them. */
+static inline int64_t metrics_ttft_ns(const MetricsCfg *cfg, const Request *r)
+{
+    return r->t_first_token_ns - r->t_arrive_ns + cfg->client_ns;
+}
+static inline int64_t metrics_e2e_ns(const MetricsCfg *cfg, const Request *r)
+{
+    return r->t_finish_ns - r->t_arrive_ns + cfg->client_ns;
+}
 
 /* What a run (or a replayed schedule) produced. */
 typedef struct RunData {

@@ -68,10 +68,10 @@ static cJSON *request_json(const MetricsCfg *cfg, const Request *r, const int64_
             cJSON_AddItemToArray(a, cJSON_CreateNumber(ns_s(tt[r->token_off + k])));
     }
     int done = r->state == REQ_FINISHED;
-    num_or_null(o, "ttft_s", done ? ns_s(r->t_first_token_ns - r->t_arrive_ns) : NAN);
+    num_or_null(o, "ttft_s", done ? ns_s(metrics_ttft_ns(cfg, r)) : NAN);
     num_or_null(o, "tpot_s", metrics_tpot_s(r));
     num_or_null(o, "itl_max_s", done && r->output_tokens > 1 ? ns_s(r->itl_max_ns) : NAN);
-    num_or_null(o, "e2e_s", done ? ns_s(r->t_finish_ns - r->t_arrive_ns) : NAN);
+    num_or_null(o, "e2e_s", done ? ns_s(metrics_e2e_ns(cfg, r)) : NAN);
     num_or_null(o, "queue_s", r->t_first_sched_ns >= 0 ? ns_s(r->t_first_sched_ns - r->t_arrive_ns) : NAN);
     cJSON_AddStringToObject(o, "status", report_status_name(r));
     const char *why = reject_name(r->reject_reason);
@@ -364,13 +364,13 @@ int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *
         fprintf(f, ",%u,%u,", r->prompt_tokens, r->output_tokens);
         if (cfg->cls_names && r->cls < cfg->n_cls) csv_str(f, cfg->cls_names[r->cls]);
         fprintf(f, ",%s,", report_status_name(r));
-        csv_num(f, done ? ns_s(r->t_first_token_ns - r->t_arrive_ns) : NAN);
+        csv_num(f, done ? ns_s(metrics_ttft_ns(cfg, r)) : NAN);
         fputc(',', f);
         csv_num(f, metrics_tpot_s(r));
         fputc(',', f);
         csv_num(f, done && r->output_tokens > 1 ? ns_s(r->itl_max_ns) : NAN);
         fputc(',', f);
-        csv_num(f, done ? ns_s(r->t_finish_ns - r->t_arrive_ns) : NAN);
+        csv_num(f, done ? ns_s(metrics_e2e_ns(cfg, r)) : NAN);
         fputc(',', f);
         csv_num(f, r->t_first_sched_ns >= 0 ? ns_s(r->t_first_sched_ns - r->t_arrive_ns) : NAN);
         fprintf(f, ",%u,%d\n", r->preemptions, metrics_misses(cfg, r) == 0);
@@ -441,7 +441,7 @@ cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary 
         if (r->state != REQ_FINISHED) continue;
         cJSON_AddItemToArray(in, cJSON_CreateNumber(r->prompt_tokens));
         cJSON_AddItemToArray(out, cJSON_CreateNumber(r->output_tokens));
-        cJSON_AddItemToArray(tt, cJSON_CreateNumber(ns_s(r->t_first_token_ns - r->t_arrive_ns)));
+        cJSON_AddItemToArray(tt, cJSON_CreateNumber(ns_s(metrics_ttft_ns(cfg, r))));
         cJSON *a = cJSON_CreateArray();
         if (rd->token_times)
             for (uint32_t k = 1; k < r->generated; k++)

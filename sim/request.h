@@ -67,6 +67,12 @@ typedef struct Request {
     uint32_t next_branch;      /* the next branch of the same parent, or REQ_NONE */
     uint32_t next_req;         /* index of the request this one triggers, or REQ_NONE */
     int64_t think_ns;          /* for a triggered request: delay after the predecessor */
+    /* A benchmark's warm-up barrier (engine.h EngineBarrier): a member
+     * counts the barrier down when it leaves; a waiter is a triggered
+     * request with no predecessor that arrives think_ns after the last
+     * member left. */
+    uint8_t barrier_member;
+    uint8_t barrier_waiter;
 
     /* ---- engine state ---- */
     uint32_t idx;              /* this record's index in the engine's array */

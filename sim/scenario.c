@@ -45,6 +45,9 @@ void scenario_free(Scenario *s)
     s->plugin_evict = NULL;
     free(s->spec_by_cls);
     s->spec_by_cls = NULL;
+    engprof_free(&s->engine);
+    free(s->barrier_waiters);
+    s->barrier_waiters = NULL;
 }
 
 /* Overrides dst's keys with src's; objects merge key by key, anything else
@@ -117,6 +120,37 @@ static int model_from_json_v(const cJSON *o, const char *w, void *out, Err *e) {
 static int model_load_v(const char *n, void *out, Err *e) { return model_load(n, out, e); }
 static int hw_from_json_v(const cJSON *o, const char *w, void *out, Err *e) { return hw_from_json(o, w, out, e); }
 static int hw_load_v(const char *n, void *out, Err *e) { return hw_load(n, out, e); }
+static int eng_from_json_v(const cJSON *o, const char *w, void *out, Err *e) { return engprof_from_json(o, w, out, e); }
+static int eng_load_v(const char *n, void *out, Err *e) { return engprof_load(n, out, e); }
+
+/* The engine profile: graph sizes, host time, and the calibrated profile of
+ * its own kernel tables (<hardware>-<kernel_tables>) when one is bundled. */
+static int apply_engine(Scenario *s, const char *hw_key, const char *where, Err *e)
+{
+    EngineProfile *ep = &s->engine;
+    memcpy(s->wrap.graph_sizes, ep->graph_sizes, ep->n_sizes * sizeof ep->graph_sizes[0]);
+    s->wrap.n_sizes = ep->n_sizes;
+    s->wrap.mixed_graphs = ep->mixed_batch_graphs;
+    if (ep->kernel_tables[0] && hw_key) {
+        char name[96], file[1024];
+        snprintf(name, sizeof name, "%s-%s", hw_key, ep->kernel_tables);
+        paths_data_file(file, sizeof file, "profiles/", name);
+        FILE *f = fopen(file, "r");
+        if (f) {
+            fclose(f);
+            if (hw_attach_profile(&s->hw, name, e) < 0) return err_prefix(e, "%s.kernel_tables", where);
+            snprintf(s->kernel_profile, sizeof s->kernel_profile, "%s", name);
+        }
+    }
+    if (ep->has_iter_overhead) {
+        /* the engine's host time replaces the hardware's flat overhead */
+        s->hw.iter_overhead_s = 0;
+        s->wrap.has_host = 1;
+        s->wrap.host_per_seq_s = ep->iter_per_seq_s;
+        s->wrap.overlap = ep->overlap;
+    }
+    return 0;
+}
 
 static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
@@ -319,11 +353,15 @@ static int sched_key_ok(int kind, const char *k, char *buf, size_t n)
 {
     static const char *const shared[] = {"kind", "order", "admission", NULL};
     static const char *const plain[] = {"max_running", "token_budget", NULL};
+    static const char *const cont[] = {"max_running", "token_budget", "max_num_tokens", NULL};
     static const char *const chunked[] = {"max_running", "token_budget", "long_prefill_threshold",
                                           "max_partial_prefills", NULL};
     static const char *const vllm[] = {"max_num_seqs", "max_num_batched_tokens", "preemption", "watermark",
                                        "swap_gb_per_s", NULL};
-    const char *const *lists[] = {shared, kind == SCHED_CHUNKED ? chunked : kind == SCHED_VLLM ? vllm : plain};
+    const char *const *lists[] = {shared, kind == SCHED_CHUNKED  ? chunked
+                                          : kind == SCHED_VLLM ? vllm
+                                          : kind == SCHED_CONTINUOUS ? cont
+                                                                     : plain};
     size_t used = 0;
     for (int l = 0; l < 2; l++)
         for (int i = 0; lists[l][i]; i++) {
@@ -367,7 +405,7 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
      * max_num_batched_tokens = max(max_model_len, 2048), so that any prompt
      * the model accepts can be prefilled */
     int64_t vllm_tb = s->model.max_context > 2048 ? s->model.max_context : 2048;
-    int64_t mr = 256, tb = kind == SCHED_VLLM ? vllm_tb : 2048, lp = 0, mp = 0;
+    int64_t mr = 256, tb = kind == SCHED_VLLM ? vllm_tb : 2048, lp = 0, mp = 0, mnt = 0;
     if (kind == SCHED_VLLM) {
         if (jsonio_int(v, "max_num_seqs", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
         if (jsonio_int(v, "max_num_batched_tokens", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
@@ -375,10 +413,12 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
         if (jsonio_int(v, "max_running", where, 0, 1, 1 << 20, &mr, e) < 0) return -1;
         if (jsonio_int(v, "token_budget", where, 0, 1, 1 << 24, &tb, e) < 0) return -1;
     }
+    if (jsonio_int(v, "max_num_tokens", where, 0, 1, 1 << 24, &mnt, e) < 0) return -1;
     if (jsonio_int(v, "long_prefill_threshold", where, 0, 1, 1 << 24, &lp, e) < 0) return -1;
     if (jsonio_int(v, "max_partial_prefills", where, 0, 1, 1 << 20, &mp, e) < 0) return -1;
     *c = (SchedConfig){.kind = (SchedKind)kind, .max_running = (uint32_t)mr, .token_budget = (uint32_t)tb,
                        .long_prefill_threshold = (uint32_t)lp, .max_partial_prefills = (uint32_t)mp,
+                       .max_num_tokens = (uint32_t)mnt,
                        .watermark = 0.01 /* vLLM's default */};
     if (jsonio_num(v, "watermark", where, 0, 0, 0.99, &c->watermark, e) < 0) return -1;
     static const char *const modes[] = {"recompute", "swap", NULL};
@@ -582,26 +622,53 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     if (parse_desc(v, p, "", "model", "qwen3-8b", model_from_json_v, model_load_v, &s->model, e) < 0) return -1;
     if (!(v = SUB("hardware"))) return err_set(e, "%s: missing key \"hardware\"", w);
     if (parse_desc(v, p, "hardware/", "hardware", "h100-sxm", hw_from_json_v, hw_load_v, &s->hw, e) < 0) return -1;
+    const char *hw_key = cJSON_IsString(v) ? v->valuestring : NULL;
     {
         /* hardware built on a bundled one keeps its calibrated profile */
         const cJSON *hb = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "base") : NULL;
         if (cJSON_IsString(hb) && hw_default_profile(&s->hw, hb->valuestring, e) < 0) return err_prefix(e, "%s", p);
+        if (cJSON_IsString(hb)) hw_key = hb->valuestring;
+    }
+    if (hw_key && strchr(hw_key, '/')) hw_key = NULL; /* a path: no bundled engine profiles */
+    engprof_init(&s->engine);
+    if ((v = SUB("engine"))) {
+        if (parse_desc(v, p, "engines/", "engine", "vllm", eng_from_json_v, eng_load_v, &s->engine, e) < 0) return -1;
+        if (apply_engine(s, hw_key, p, e) < 0) return -1;
     }
     int64_t tp = 1;
     if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
     s->tp = (int)tp;
-    s->compute_dtype = s->model.weight_dtype == DTYPE_FP8 ? DTYPE_FP8 : DTYPE_BF16;
+    /* quantised weights run their own GEMMs (fp8, fp8_block, nvfp4); 16- and
+     * 32-bit ones the BF16 tensor-core path */
+    s->compute_dtype = s->model.weight_dtype == DTYPE_FP8 || s->model.weight_dtype == DTYPE_FP8_BLOCK ||
+                               s->model.weight_dtype == DTYPE_NVFP4
+                           ? s->model.weight_dtype
+                           : DTYPE_BF16;
     s->cost_kind = COST_ROOFLINE;
     if ((v = SUB("cost_model")) && parse_cost(v, p, s, e) < 0) return -1;
     s->sched = (SchedConfig){.kind = SCHED_CHUNKED, .max_running = 256, .token_budget = 2048};
-    if (!(v = SUB("scheduler"))) return err_set(e, "%s: missing key \"scheduler\"", w);
-    if (parse_sched(v, p, s, e) < 0) return -1;
+    if ((v = SUB("scheduler"))) {
+        if (parse_sched(v, p, s, e) < 0) return -1;
+    } else if (s->engine.scheduler) {
+        char ep[400];
+        snprintf(ep, sizeof ep, "%s (engine %s)", p, s->engine.name);
+        if (parse_sched(s->engine.scheduler, ep, s, e) < 0) return -1;
+    } else {
+        return err_set(e, "%s: missing key \"scheduler\" (or an \"engine\" that brings one)", w);
+    }
 
     s->kv.block_tokens = 16;
     s->kv.reserve = KV_RESERVE_ON_DEMAND;
     s->kv_dtype = DTYPE_BF16;
     double cap_gib = -1;
     if ((v = SUB("kv")) && parse_kv(v, p, s, &cap_gib, e) < 0) return -1;
+    /* the engine's rule for quantised checkpoints (FP8 weights run with an
+     * FP8 KV cache unless the scenario names a KV dtype) */
+    int low_precision = s->model.weight_dtype != DTYPE_BF16 && s->model.weight_dtype != DTYPE_FP16 &&
+                        s->model.weight_dtype != DTYPE_FP32;
+    if (s->engine.fp8_checkpoint_kv >= 0 && low_precision && !(v && cJSON_GetObjectItemCaseSensitive(v, "dtype")))
+        s->kv_dtype = (Dtype)s->engine.fp8_checkpoint_kv;
+    if (s->engine.kv_rule == ENGKV_TOTAL_FRACTION) s->hw.mem_util = s->engine.kv_fraction;
     s->kv.bytes_per_token = model_kv_bytes_per_token(&s->model, s->kv_dtype);
     if (cap_gib > 0) {
         s->kv.capacity_bytes = cap_gib * GIB;
@@ -614,6 +681,14 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                            s->model.weights_read_bytes / GIB, s->hw.runtime_reserve_bytes / GIB);
     } else {
         s->kv.capacity_bytes = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+        if (s->engine.kv_rule == ENGKV_FREE_FRACTION) {
+            /* TensorRT-LLM: a fraction of what is free after weights and
+             * the runtime's own memory */
+            double mu = s->hw.mem_util;
+            s->hw.mem_util = 1;
+            s->kv.capacity_bytes = s->engine.kv_fraction * hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+            s->hw.mem_util = mu;
+        }
         s->kv_capacity_derived = 1;
         if (!(s->kv.capacity_bytes > 0) && !s->kv.unbounded)
             return err_set(e, "%s: %s weights (%.2f GiB over tp %d) plus the runtime reserve (%.2f GiB) do not "
@@ -633,26 +708,6 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         }
     }
     if (parse_deploy(root, w, s, e) < 0) return -1;
-    if ((v = SUB("engine"))) {
-        static const char *const ek[] = {"cuda_graph_sizes", NULL};
-        if (jsonio_expect_object(v, p, e) < 0 || jsonio_check_keys(v, p, ek, e) < 0) return -1;
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "cuda_graph_sizes");
-        if (g) {
-            char gp[300];
-            jsonio_path(gp, sizeof gp, p, "cuda_graph_sizes");
-            if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) > COSTWRAP_SIZES_MAX)
-                return err_set(e, "%s: expected an array of at most %d ascending batch sizes", gp, COSTWRAP_SIZES_MAX);
-            const cJSON *x;
-            cJSON_ArrayForEach(x, g) {
-                if (!cJSON_IsNumber(x) || x->valuedouble < 1 || x->valuedouble > 1e6 ||
-                    x->valuedouble != (double)(uint32_t)x->valuedouble ||
-                    (s->wrap.n_sizes && x->valuedouble <= s->wrap.graph_sizes[s->wrap.n_sizes - 1]))
-                    return err_set(e, "%s[%u]: expected an integer batch size larger than the previous one", gp,
-                                   s->wrap.n_sizes);
-                s->wrap.graph_sizes[s->wrap.n_sizes++] = (uint32_t)x->valuedouble;
-            }
-        }
-    }
     if ((v = SUB("slo")) && mcfg_parse_slo(v, p, &s->slo, &s->slo_classes, e) < 0) return -1;
     s->price = (Price){.usd_per_gpu_hour = s->hw.usd_per_gpu_hour, .gpus = s->tp, .billing = BILL_EXACT};
     if ((v = SUB("price")) && mcfg_parse_price(v, p, 0, &s->price, e) < 0) return -1;
@@ -670,6 +725,18 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     }
     if (!(v = SUB("workload"))) return err_set(e, "%s: missing key \"workload\"", w);
     if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
+    for (uint32_t i = 0; i < s->wl.n; i++) {
+        s->barrier_members += s->wl.reqs[i].barrier_member;
+        s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;
+    }
+    if (s->barrier.n_waiters) {
+        s->barrier_waiters = xmalloc(s->barrier.n_waiters * sizeof *s->barrier_waiters);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < s->wl.n; i++)
+            if (s->wl.reqs[i].barrier_waiter) s->barrier_waiters[k++] = i;
+        s->barrier.waiters = s->barrier_waiters;
+    }
+    s->barrier.left = s->barrier_members;
 #undef SUB
     return 0;
 }
@@ -760,9 +827,11 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
     cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */
-    if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0)) {
+    if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0 || s->wrap.has_host)) {
         CostModel inner = cfg.cost;
-        rc = costwrap_new(&s->wrap, inner, &cfg.cost, e);
+        CostWrapCfg wc = s->wrap;
+        wc.host_base_s = engprof_iter_overhead_s(&s->engine, 0, pool->tp);
+        rc = costwrap_new(&wc, inner, &cfg.cost, e);
         if (rc < 0) inner.destroy(inner.ctx);
     }
     if (rc < 0) {
@@ -814,6 +883,10 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     cfg.queue_order = s->queue_order;
     cfg.keep_token_times = s->keep_token_times;
     cfg.keep_iterations = s->keep_iterations;
+    cfg.barrier = s->barrier_members ? &s->barrier : NULL;
+    /* a closed-loop client sees the last token after_us late and its next
+     * request reaches the scheduler before_us after it is sent */
+    cfg.trigger_delay_ns = llround((s->engine.req_before_s + s->engine.req_after_s) * 1e9);
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);
 }
 
@@ -829,6 +902,7 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
     m->peak_flops_per_gpu = s->hw.peak_flops[s->compute_dtype];
     m->kv_block_tokens = s->kv.block_tokens;
     m->kv_unbounded = s->kv.unbounded;
+    m->client_ns = llround((s->engine.req_before_s + s->engine.req_after_s) * 1e9);
     /* The workload's classes (class 0 = "default"), each with its SLOs. */
     static const char *const dflt_names[] = {"default"};
     const char *const *names = s->wl.n_classes ? (const char *const *)s->wl.class_names : dflt_names;
@@ -877,6 +951,7 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     if (cJSON_IsString(script)) cJSON_AddStringToObject(sc, "scheduler_script", script->valuestring);
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
+    if (s->sched.max_num_tokens) cJSON_AddNumberToObject(sc, "max_num_tokens", s->sched.max_num_tokens);
     cJSON_AddStringToObject(sc, "cost_model", s->cost_kind == COST_LINEAR ? "linear" : "roofline");
     cJSON_AddStringToObject(sc, "kv_reserve", kv_reserve_name(s->kv.reserve));
     cJSON_AddStringToObject(sc, "kv_dtype", dtype_name(s->kv_dtype));

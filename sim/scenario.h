@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "costwrap.h"
 #include "engine.h"
+#include "engprof.h"
 #include "hw.h"
 #include "kv.h"
 #include "mcfg.h"
@@ -86,6 +87,13 @@ typedef struct Scenario {
     Workload wl;
     int keep_token_times;
     int keep_iterations;   /* per-iteration records (iteration CSV, trace events, MFU distribution) */
+    EngineProfile engine;  /* "engine": the serving engine's profile (engine.present = 0: none) */
+    char kernel_profile[96]; /* the calibrated profile the engine's kernel tables selected ("" = none) */
+    /* The workload's warm-up barrier (a benchmark client): members and
+     * waiters; cluster_new resets barrier.left before each run. */
+    EngineBarrier barrier;
+    uint32_t barrier_members;
+    uint32_t *barrier_waiters;
 } Scenario;
 
 /* The embedded default: Qwen3-8B on one H100, Poisson arrivals. */

@@ -66,6 +66,9 @@ static int continuous_schedule(void *ctx, Engine *eng, Err *e)
     while (eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
         uint32_t idx = eng_waiting_at(eng, 0);
         Request *r = eng_req(eng, idx);
+        /* max_num_tokens (sched.h): the first prompt always joins */
+        const BatchPlan *pl = eng_plan(eng);
+        if (c->max_num_tokens && pl->n_prefill > 0 && pl->new_tokens + prefill_left(r) > c->max_num_tokens) break;
         if (!eng_admit(eng, 0, prefill_left(r))) break;
         eng_plan_add(eng, idx, prefill_left(r));
     }

@@ -9,7 +9,10 @@
  *   continuous  iteration-level (Orca): one decode token for every running
  *               request, then admit FCFS while fewer than max_running run
  *               and KV allows; each newcomer's whole prefill joins this
- *               iteration.
+ *               iteration.  With max_num_tokens (TensorRT-LLM's, chunking
+ *               off), newcomers join while the iteration's new tokens stay
+ *               within it; the first prompt joins even when it alone is
+ *               larger, so a long prompt is never starved.
  *   chunked     Sarathi-Serve with a token budget B per iteration: decode
  *               tokens first (they count against B), then prefill chunks of
  *               admitted requests in admission order, each min(remaining
@@ -42,6 +45,8 @@ typedef struct SchedConfig {
     SchedKind kind;
     uint32_t max_running;  /* requests admitted at once (vllm: max_num_seqs) */
     uint32_t token_budget; /* chunked: new tokens per iteration (vllm: max_num_batched_tokens) */
+    uint32_t max_num_tokens; /* continuous: whole prompts join while the iteration's new tokens stay
+                              * within it (TensorRT-LLM without chunking); 0 = no limit */
     /* chunked, vLLM-v1 style */
     uint32_t long_prefill_threshold; /* a chunk takes at most this many tokens (0 = no cap) */
     uint32_t max_partial_prefills;   /* requests prefilling in one iteration (0 = no cap) */

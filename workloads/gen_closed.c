@@ -37,13 +37,19 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
                             Err *e)
 {
     static const char *const own[] = {"kind", "clients", "count", "think_ms", "start_ms", "prompt_tokens",
-                                      "output_tokens", NULL};
+                                      "output_tokens", "warmup_requests", NULL};
     if (gen_attr_check_keys(wj, where, own, e) < 0) return -1;
     int64_t clients, count;
     double start_ms = 0;
     if (jsonio_int(wj, "clients", where, 1, 1, GEN_CLOSED_MAX_CLIENTS, &clients, e) < 0) return -1;
     if (jsonio_int(wj, "count", where, 1, 1, GEN_CLOSED_MAX_COUNT, &count, e) < 0) return -1;
     if (jsonio_num(wj, "start_ms", where, 0, 0, 1e12, &start_ms, e) < 0) return -1;
+    /* a benchmark client's warm-up (aiperf --warmup-request-count, vLLM's
+     * benchmark): the first `warm` requests run as their own closed loop,
+     * and the measured ones start together once every warm-up response
+     * has arrived (a barrier) */
+    int64_t warm = 0;
+    if (jsonio_int(wj, "warmup_requests", where, 0, 0, count - 1, &warm, e) < 0) return -1;
     TimeDist think;
     if (gen_dist_time_key(wj, "think_ms", where, &think, e) < 0) return -1;
     LengthDist pd = {0}, od = {0};
@@ -56,22 +62,37 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
     gsl_rng *ro = rng_stream(seed, RNG_STREAM_OUTPUT);
     gsl_rng *rt = rng_stream(seed, WL_STREAM_THINK);
     int64_t t0_ns = llround(start_ms * 1e6);
-    uint32_t c_n = (uint32_t)clients;
+    uint32_t c_n = (uint32_t)clients, wn = (uint32_t)warm;
     for (uint32_t i = 0; i < (uint32_t)count; i++) {
         const GenMix *m = gen_attr_pick(&attrs);
         Request *r = workload_push(w);
         r->prompt_tokens = gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &pd, rp);
         r->output_tokens = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);
         r->t_arrive_ns = t0_ns;
-        int64_t think_ns = i >= c_n ? gen_dist_time_draw_ns(&think, rt) : 0;
-        workload_set_id(w, i, "c%u.%u", i % c_n, i / c_n);
+        /* position in its phase: warm-up requests 0..wn-1, measured ones after */
+        uint32_t j = i < wn ? i : i - wn;
+        int64_t think_ns = j >= c_n ? gen_dist_time_draw_ns(&think, rt) : 0;
+        if (i < wn) workload_set_id(w, i, "w%u.%u", j % c_n, j / c_n);
+        else workload_set_id(w, i, "c%u.%u", j % c_n, j / c_n);
         gen_attr_apply(&attrs, m, w, i);
-        if (i >= c_n) workload_link(w, i - c_n, i, think_ns);
+        if (j >= c_n) {
+            workload_link(w, i - c_n, i, think_ns);
+        } else if (i >= wn && wn > 0) {
+            r = &w->reqs[i];
+            r->triggered = 1;
+            r->barrier_waiter = 1;
+            r->t_arrive_ns = -1;
+        }
+        if (i < wn) w->reqs[i].barrier_member = 1;
     }
     gsl_rng_free(rp);
     gsl_rng_free(ro);
     gsl_rng_free(rt);
-    snprintf(w->source, sizeof w->source, "closed loop, %u clients, %u requests", c_n, w->n);
+    if (wn)
+        snprintf(w->source, sizeof w->source, "closed loop, %u clients, %u requests after %u warm-up ones (barrier)",
+                 c_n, w->n - wn, wn);
+    else
+        snprintf(w->source, sizeof w->source, "closed loop, %u clients, %u requests", c_n, w->n);
     rc = 0;
 out:
     gen_dist_len_free(&pd);

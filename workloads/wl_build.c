@@ -338,7 +338,8 @@ static int finish_chains(Workload *w, const char *where, Err *e)
 {
     uint8_t *seen = xcalloc(w->n, 1);
     for (uint32_t i = 0; i < w->n; i++) {
-        if (w->reqs[i].triggered) continue;
+        /* chains start at untriggered requests and at a barrier's waiters */
+        if (w->reqs[i].triggered && !w->reqs[i].barrier_waiter) continue;
         for (uint32_t k = i; k != REQ_NONE && !seen[k]; k = w->reqs[k].next_req) seen[k] = 1;
     }
     int rc = 0;

@@ -1,0 +1,77 @@
+/*
+ * engprof.h -- serving-engine profiles (models/engines/NAME.json): what an
+ * engine adds to the kernels it runs.
+ *
+ * A scenario's "engine" is a bundled name ("trtllm", "vllm", "sglang"), a
+ * path, an object, or {"base": NAME, ...overrides}.  Keys (all optional;
+ * every value in a bundled file names its source in "sources"):
+ *   "name", "version", "source", "sources"   labels and provenance
+ *   "kernel_tables": "vllm"      price iterations with the calibrated
+ *                                profile <hardware>-<kernel_tables> when
+ *                                one exists (models/profiles/)
+ *   "scheduler": {...}           the scheduler a scenario without one gets
+ *   "cuda_graph_sizes": [...]    captured decode batch sizes (padding)
+ *   "mixed_batch_graphs": bool   mixed prefill+decode batches also run as
+ *                                captured (padded) shapes
+ *   "iter_overhead": {"base_us", "per_seq_us", "per_gpu_us"}
+ *                                host time per iteration: base + per_seq x
+ *                                sequences in the batch + per_gpu x (tp - 1)
+ *   "overlap_scheduler": bool    the host prepares iteration n + 1 while
+ *                                the GPU runs n: an iteration takes
+ *                                max(GPU, host) instead of GPU + host, and
+ *                                each token reaches the client one
+ *                                iteration later (its output is processed
+ *                                during the next iteration)
+ *   "request_overhead": {"before_us", "after_us"}
+ *                                per request, outside the engine loop:
+ *                                HTTP + tokenisation before the scheduler
+ *                                sees it, detokenisation + streaming after
+ *                                a token is emitted; both add to the
+ *                                client's TTFT and E2E and to a closed-loop
+ *                                client's gap between requests
+ *   "kv": {"fp8_checkpoint": "fp8"|"bf16",  KV dtype for FP8/FP4 weights
+ *          "memory": "total_fraction"|"free_fraction", "fraction": 0.9}
+ *          total_fraction (vLLM gpu_memory_utilization, SGLang
+ *          mem_fraction_static): KV = fraction x memory - weights - reserve;
+ *          free_fraction (TensorRT-LLM free_gpu_memory_fraction):
+ *          KV = fraction x (memory - weights - reserve).
+ */
+#ifndef SERVESIM_ENGPROF_H
+#define SERVESIM_ENGPROF_H
+
+#include <cjson/cJSON.h>
+
+#include "common.h"
+#include "model.h"
+
+#define ENGPROF_SIZES_MAX 64
+
+typedef enum { ENGKV_HW = 0, ENGKV_TOTAL_FRACTION, ENGKV_FREE_FRACTION } EngKvRule;
+
+typedef struct EngineProfile {
+    int present;                 /* 0: no engine named (plain simulator defaults) */
+    char name[64];
+    char version[64];
+    char kernel_tables[32];      /* "" = the hardware's default profile */
+    cJSON *scheduler;            /* owned; NULL = none */
+    uint32_t graph_sizes[ENGPROF_SIZES_MAX];
+    uint32_t n_sizes;
+    int mixed_batch_graphs;
+    int has_iter_overhead;       /* 0: the hardware / profile overhead applies */
+    double iter_base_s, iter_per_seq_s, iter_per_gpu_s;
+    int overlap;
+    double req_before_s, req_after_s;
+    int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */
+    EngKvRule kv_rule;
+    double kv_fraction;
+} EngineProfile;
+
+void engprof_init(EngineProfile *p);
+void engprof_free(EngineProfile *p);
+int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err *e);
+/* A bundled name (models/engines/NAME.json) or a path to a .json file. */
+int engprof_load(const char *name_or_path, EngineProfile *p, Err *e);
+/* The host time of one iteration of n_seqs sequences on a TP group. */
+double engprof_iter_overhead_s(const EngineProfile *p, uint32_t n_seqs, int tp);
+
+#endif

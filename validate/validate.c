@@ -1,0 +1,676 @@
+/*
+ * validate.c -- `servesim validate` (see validate.h and validate/README.md).
+ *
+ * Rows are simulated in worker processes (fork, one pipe each): every row
+ * is an independent simulation, so the result does not depend on the
+ * number of workers, and no simulator state is shared between threads.
+ *
+ * The fit (--fit, --loso) of the engine constants VTheta:
+ *   1. every row is simulated with no host time and no request overhead
+ *      (run A): TPOT0, TTFT0 and the mean running batch B;
+ *   2. host time: measured TPOT - TPOT0 = base + per_seq x B, weighted
+ *      least squares on relative errors (GSL gsl_multifit_wlinear),
+ *      terms that come out negative dropped;
+ *   3. the training rows are simulated with that host time (run B), and
+ *      the request overhead is the weighted mean of measured TTFT - TTFT_B
+ *      (relative weights), clamped at 0.
+ * Constants are fitted per engine from that engine's rows when it has at
+ * least VFIT_MIN_ROWS of them, and otherwise from all engines' rows
+ * together (an engine with no visible rows borrows what the others show).
+ * Leave-one-slice-out: for each slice, the fit runs without the slice's
+ * rows and the slice is predicted with the result.
+ */
+#include "validate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "jsonio.h"
+#include "vrows.h"
+
+#define VFIT_MIN_ROWS 10
+#define VALIDATE_MAX_FILTERS 16
+#define VALIDATE_MAX_JOBS 256
+
+const char validate_usage[] =
+    "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
+    "                         [--json OUT] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
+    "\n"
+    "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
+    "and TPOT (splitwise: prompt_time and token_time) with the measurement:\n"
+    "per row, per slice (model, GPU, engine, precision) and overall -- MAPE,\n"
+    "median absolute error, signed bias, share of rows within +-10%.  Rows that\n"
+    "cannot be modelled are listed with the reason.\n"
+    "\n"
+    "  --format F        silicon (aiconfigurator) or splitwise; default: from the header\n"
+    "  --filter K=V      keep rows whose column K equals V (repeatable; all must match)\n"
+    "  --json OUT        {\"rows\": [...], \"slices\": [...], \"overall\": {...}}\n"
+    "  --jobs N          worker processes (default: the online CPUs)\n"
+    "  --fit             fit the engine constants (host time per iteration and per\n"
+    "                    sequence, per-request overhead) to these rows and print them\n"
+    "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
+    "  --rows/--no-rows  print (default) or omit the per-row table\n";
+
+/* ------------------------------------------------------------ running */
+
+typedef struct VResult {
+    uint32_t i;
+    double ttft, tpot, running;
+    char err[200];
+} VResult;
+
+/* Simulates rows idx[0..m) with theta th[row] (th NULL: the engine files'
+ * constants) on `jobs` worker processes. */
+static int vrun(VRow *rows, const uint32_t *idx, uint32_t m, const VTheta *th, int jobs, Err *e)
+{
+    if (m == 0) return 0;
+    if (jobs > (int)m) jobs = (int)m;
+    if (jobs <= 1) {
+        for (uint32_t k = 0; k < m; k++) vrows_simulate(&rows[idx[k]], th ? &th[idx[k]] : NULL);
+        return 0;
+    }
+    fflush(NULL);
+    int fds[VALIDATE_MAX_JOBS];
+    pid_t pids[VALIDATE_MAX_JOBS];
+    int started = 0, rc = 0;
+    for (int w = 0; w < jobs; w++) {
+        int p[2];
+        if (pipe(p) < 0) {
+            rc = err_set(e, "validate: pipe: %s", strerror(errno));
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(p[0]);
+            close(p[1]);
+            rc = err_set(e, "validate: fork: %s", strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            close(p[0]);
+            for (int o = 0; o < started; o++) close(fds[o]);
+            for (uint32_t k = (uint32_t)w; k < m; k += (uint32_t)jobs) {
+                VRow *r = &rows[idx[k]];
+                vrows_simulate(r, th ? &th[idx[k]] : NULL);
+                VResult res = {.i = idx[k], .ttft = r->pred_ttft_ms, .tpot = r->pred_tpot_ms, .running = r->mean_running};
+                memcpy(res.err, r->err, sizeof res.err);
+                const char *b = (const char *)&res;
+                size_t left = sizeof res;
+                while (left) {
+                    ssize_t wr = write(p[1], b, left);
+                    if (wr < 0 && errno == EINTR) continue;
+                    if (wr <= 0) _exit(3);
+                    b += wr;
+                    left -= (size_t)wr;
+                }
+            }
+            _exit(0);
+        }
+        close(p[1]);
+        fds[started] = p[0];
+        pids[started++] = pid;
+    }
+    uint32_t got = 0;
+    for (int w = 0; w < started; w++) {
+        VResult res;
+        for (;;) {
+            char *b = (char *)&res;
+            size_t have = 0;
+            while (have < sizeof res) {
+                ssize_t rd = read(fds[w], b + have, sizeof res - have);
+                if (rd < 0 && errno == EINTR) continue;
+                if (rd <= 0) break;
+                have += (size_t)rd;
+            }
+            if (have < sizeof res) break;
+            if (res.i >= UINT32_MAX) continue; /* NEVER */
+            VRow *r = &rows[res.i];
+            r->pred_ttft_ms = res.ttft;
+            r->pred_tpot_ms = res.tpot;
+            r->mean_running = res.running;
+            memcpy(r->err, res.err, sizeof r->err);
+            r->err[sizeof r->err - 1] = 0;
+            got++;
+        }
+        close(fds[w]);
+    }
+    for (int w = 0; w < started; w++) {
+        int st;
+        while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR) {}
+        if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            rc = err_set(e, "validate: a worker process failed (%s %d)", WIFEXITED(st) ? "exit status" : "signal",
+                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    }
+    if (rc == 0 && got != m) rc = err_set(e, "validate: %u of %u rows came back from the workers", got, m);
+    return rc;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+typedef struct VStats {
+    uint32_t n;
+    double mape, median_abs, bias, within10;
+} VStats;
+
+typedef struct VAcc {
+    double *rel;
+    uint32_t n;
+} VAcc;
+
+static void vacc_add(VAcc *a, double pred, double meas)
+{
+    if (!(pred == pred) || !(meas > 0)) return;
+    a->rel[a->n++] = (pred - meas) / meas;
+}
+
+static VStats vacc_stats(VAcc *a)
+{
+    VStats s = {.n = a->n};
+    if (!a->n) return s;
+    double *ab = xmalloc(a->n * sizeof *ab);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        ab[i] = fabs(a->rel[i]);
+        w += ab[i] <= 0.10;
+    }
+    s.mape = gsl_stats_mean(ab, 1, a->n);
+    s.bias = gsl_stats_mean(a->rel, 1, a->n);
+    gsl_sort(ab, 1, a->n);
+    s.median_abs = gsl_stats_median_from_sorted_data(ab, 1, a->n);
+    s.within10 = (double)w / a->n;
+    free(ab);
+    return s;
+}
+
+/* Slices in order of first appearance. */
+typedef struct VSlices {
+    char (*name)[160];
+    uint32_t n;
+    uint32_t *of_row;   /* slice index per row, UINT32_MAX for skipped rows */
+} VSlices;
+
+static void vslices_build(const VRow *rows, uint32_t n, VSlices *s)
+{
+    s->name = xcalloc(n ? n : 1, sizeof *s->name);
+    s->of_row = xmalloc((n ? n : 1) * sizeof *s->of_row);
+    s->n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        s->of_row[i] = UINT32_MAX;
+        if (rows[i].skip[0]) continue;
+        uint32_t k = 0;
+        while (k < s->n && strcmp(s->name[k], rows[i].slice)) k++;
+        if (k == s->n) memcpy(s->name[s->n++], rows[i].slice, sizeof s->name[0]);
+        s->of_row[i] = k;
+    }
+}
+
+/* Stats of pred arrays over rows whose slice is `sl` (UINT32_MAX = all). */
+static void vstats_of(const VRow *rows, uint32_t n, const VSlices *vs, uint32_t sl, const double *pt, const double *pp,
+                      VStats *ttft, VStats *tpot)
+{
+    VAcc a = {xmalloc((n ? n : 1) * sizeof(double)), 0}, b = {xmalloc((n ? n : 1) * sizeof(double)), 0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (vs->of_row[i] == UINT32_MAX || (sl != UINT32_MAX && vs->of_row[i] != sl)) continue;
+        vacc_add(&a, pt[i], rows[i].meas_ttft_ms);
+        vacc_add(&b, pp[i], rows[i].meas_tpot_ms);
+    }
+    *ttft = vacc_stats(&a);
+    *tpot = vacc_stats(&b);
+    free(a.rel);
+    free(b.rel);
+}
+
+/* ------------------------------------------------------------ fitting */
+
+typedef struct VFitCtx {
+    VRow *rows;
+    uint32_t n;
+    double *tpot0, *ttft0, *run0;   /* run A */
+    int jobs;
+} VFitCtx;
+
+/* Host time from run A over the rows in `use`: weighted least squares of
+ * (meas - TPOT0) = base + per_seq x B on relative errors. */
+static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th)
+{
+    th->base_us = th->per_seq_us = 0;
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < m; j++) k += c->tpot0[use[j]] == c->tpot0[use[j]] && c->run0[use[j]] == c->run0[use[j]];
+    if (k < 2) return;
+    for (int terms = 2; terms >= 1; terms--) {
+        gsl_matrix *X = gsl_matrix_alloc(k, (size_t)terms), *cov = gsl_matrix_alloc((size_t)terms, (size_t)terms);
+        gsl_vector *y = gsl_vector_alloc(k), *w = gsl_vector_alloc(k), *b = gsl_vector_alloc((size_t)terms);
+        size_t r = 0;
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t i = use[j];
+            if (!(c->tpot0[i] == c->tpot0[i] && c->run0[i] == c->run0[i])) continue;
+            double meas = c->rows[i].meas_tpot_ms;
+            gsl_matrix_set(X, r, 0, 1.0);
+            if (terms == 2) gsl_matrix_set(X, r, 1, c->run0[i]);
+            gsl_vector_set(y, r, (meas - c->tpot0[i]) * 1e3); /* us */
+            gsl_vector_set(w, r, 1.0 / (meas * meas));
+            r++;
+        }
+        double chisq;
+        gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(k, (size_t)terms);
+        int st = gsl_multifit_wlinear(X, w, y, b, cov, &chisq, ws);
+        double base = gsl_vector_get(b, 0), per = terms == 2 ? gsl_vector_get(b, 1) : 0;
+        gsl_multifit_linear_free(ws);
+        gsl_matrix_free(X);
+        gsl_matrix_free(cov);
+        gsl_vector_free(y);
+        gsl_vector_free(w);
+        gsl_vector_free(b);
+        if (st == 0 && per >= 0) {
+            th->base_us = base > 0 ? base : 0;
+            th->per_seq_us = per;
+            return;
+        }
+    }
+}
+
+/* The request overhead: run B over `use` with host time th, then the
+ * relative-weighted mean of the TTFT shortfall. */
+static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+{
+    VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
+    th->before_us = 0;
+    for (uint32_t j = 0; j < m; j++) ths[use[j]] = *th;
+    int rc = vrun(c->rows, use, m, ths, c->jobs, e);
+    free(ths);
+    if (rc < 0) return -1;
+    double num = 0, den = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        const VRow *r = &c->rows[use[j]];
+        if (!(r->pred_ttft_ms == r->pred_ttft_ms)) continue;
+        double w = 1.0 / (r->meas_ttft_ms * r->meas_ttft_ms);
+        num += w * (r->meas_ttft_ms - r->pred_ttft_ms);
+        den += w;
+    }
+    th->before_us = den > 0 && num > 0 ? num / den * 1e3 : 0;
+    return 0;
+}
+
+/* Fits one theta per engine over the training rows (train[i] != 0): an
+ * engine's own rows when it has VFIT_MIN_ROWS, else all rows. */
+typedef struct VEngFit {
+    char engine[32];
+    VTheta th;
+    uint32_t rows;
+    int own;         /* fitted on its own rows (else the shared fit) */
+} VEngFit;
+
+static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uint32_t n_fits, Err *e)
+{
+    uint32_t *use = xmalloc((c->n ? c->n : 1) * sizeof *use), m;
+    int shared_done = 0, rc = 0;
+    VTheta shared = {0};
+    for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
+        m = 0;
+        for (uint32_t i = 0; i < c->n; i++)
+            if (train[i] && !strcmp(c->rows[i].engine, fits[f].engine)) use[m++] = i;
+        fits[f].rows = m;
+        fits[f].own = m >= VFIT_MIN_ROWS;
+        if (fits[f].own) {
+            vfit_host(c, use, m, &fits[f].th);
+            rc = vfit_request(c, use, m, &fits[f].th, e);
+            continue;
+        }
+        if (!shared_done) {
+            m = 0;
+            for (uint32_t i = 0; i < c->n; i++)
+                if (train[i]) use[m++] = i;
+            vfit_host(c, use, m, &shared);
+            rc = vfit_request(c, use, m, &shared, e);
+            shared_done = 1;
+        }
+        fits[f].th = shared;
+    }
+    free(use);
+    return rc;
+}
+
+static const VTheta *vfit_for(const VEngFit *fits, uint32_t n_fits, const char *engine)
+{
+    for (uint32_t f = 0; f < n_fits; f++)
+        if (!strcmp(fits[f].engine, engine)) return &fits[f].th;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void print_stats_line(const char *label, const VStats *t, const VStats *p)
+{
+    printf("  %-58.58s %4u  %6.1f%% %6.1f%% %+6.1f%% %4.0f%%   %6.1f%% %6.1f%% %+6.1f%% %4.0f%%\n", label, t->n,
+           100 * t->mape, 100 * t->median_abs, 100 * t->bias, 100 * t->within10, 100 * p->mape, 100 * p->median_abs,
+           100 * p->bias, 100 * p->within10);
+}
+
+static cJSON *stats_json(const VStats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "rows", s->n);
+    jsonio_add_num(o, "mape", s->mape);
+    jsonio_add_num(o, "median_abs_error", s->median_abs);
+    jsonio_add_num(o, "bias", s->bias);
+    jsonio_add_num(o, "within_10pct", s->within10);
+    return o;
+}
+
+static void num_or_null(cJSON *o, const char *k, double v)
+{
+    if (v == v) jsonio_add_num(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+/* ------------------------------------------------------------ command */
+
+static int bad(const char *msg, const char *arg)
+{
+    fprintf(stderr, "servesim validate: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", validate_usage);
+    return 2;
+}
+
+static int fail(const Err *e)
+{
+    fprintf(stderr, "servesim: %s\n", e->msg);
+    return 1;
+}
+
+int validate_main(int argc, char **argv)
+{
+    const char *file = NULL, *json = NULL;
+    VFormat fmt = VFMT_AUTO;
+    VFilter flt[VALIDATE_MAX_FILTERS];
+    int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1) jobs = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(validate_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--format")) {
+            if (++i >= argc) return bad("--format needs silicon or splitwise", NULL);
+            if (!strcmp(argv[i], "silicon")) fmt = VFMT_SILICON;
+            else if (!strcmp(argv[i], "splitwise")) fmt = VFMT_SPLITWISE;
+            else return bad("--format: expected silicon or splitwise, got", argv[i]);
+        } else if (!strcmp(a, "--filter")) {
+            if (++i >= argc) return bad("--filter needs KEY=VALUE", NULL);
+            const char *eq = strchr(argv[i], '=');
+            if (!eq || eq == argv[i] || (size_t)(eq - argv[i]) >= sizeof flt[0].key ||
+                strlen(eq + 1) >= sizeof flt[0].value)
+                return bad("--filter: expected KEY=VALUE (key < 64, value < 128 characters), got", argv[i]);
+            if (n_flt == VALIDATE_MAX_FILTERS) return bad("at most 16 --filter options", NULL);
+            memcpy(flt[n_flt].key, argv[i], (size_t)(eq - argv[i]));
+            flt[n_flt].key[eq - argv[i]] = 0;
+            snprintf(flt[n_flt].value, sizeof flt[0].value, "%s", eq + 1);
+            n_flt++;
+        } else if (!strcmp(a, "--json")) {
+            if (++i >= argc) return bad("--json needs a file", NULL);
+            json = argv[i];
+        } else if (!strcmp(a, "--jobs")) {
+            char *end;
+            if (++i >= argc) return bad("--jobs needs a number", NULL);
+            jobs = strtol(argv[i], &end, 10);
+            if (*end || jobs < 1 || jobs > VALIDATE_MAX_JOBS) return bad("--jobs: expected 1 to 256, got", argv[i]);
+        } else if (!strcmp(a, "--fit")) {
+            do_fit = 1;
+        } else if (!strcmp(a, "--loso")) {
+            do_loso = 1;
+        } else if (!strcmp(a, "--rows")) {
+            show_rows = 1;
+        } else if (!strcmp(a, "--no-rows")) {
+            show_rows = 0;
+        } else if (a[0] == '-' && a[1]) {
+            return bad("unknown option", a);
+        } else if (!file) {
+            file = a;
+        } else {
+            return bad("more than one file given", a);
+        }
+    }
+    if (!file) return bad("no file given", NULL);
+    Err e = {{0}};
+    VRow *rows;
+    uint32_t n;
+    if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
+    if ((do_fit || do_loso) && fmt != VFMT_SILICON) {
+        free(rows);
+        return bad("--fit and --loso fit serving-engine constants: they need a silicon-format file", NULL);
+    }
+    uint32_t *all = xmalloc((n ? n : 1) * sizeof *all), m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!rows[i].skip[0]) all[m++] = i;
+    VSlices vs;
+    vslices_build(rows, n, &vs);
+    double *pt = xmalloc((n ? n : 1) * sizeof *pt), *pp = xmalloc((n ? n : 1) * sizeof *pp);
+    double *lt = NULL, *lp = NULL;
+    VEngFit fits[16];
+    uint32_t n_fits = 0;
+    int rc = 0;
+
+    /* engines present, for fits */
+    for (uint32_t j = 0; j < m; j++) {
+        const char *en = rows[all[j]].engine;
+        uint32_t f = 0;
+        while (f < n_fits && strcmp(fits[f].engine, en)) f++;
+        if (f == n_fits && n_fits < 16) {
+            memset(&fits[n_fits], 0, sizeof fits[0]);
+            snprintf(fits[n_fits++].engine, sizeof fits[0].engine, "%s", en);
+        }
+    }
+    VFitCtx fc = {.rows = rows, .n = n, .jobs = (int)jobs};
+    if (do_fit || do_loso) {
+        /* run A: no host time, no request overhead */
+        VTheta *zero = xcalloc(n ? n : 1, sizeof *zero);
+        rc = vrun(rows, all, m, zero, (int)jobs, &e);
+        free(zero);
+        fc.tpot0 = xmalloc((n ? n : 1) * sizeof(double));
+        fc.ttft0 = xmalloc((n ? n : 1) * sizeof(double));
+        fc.run0 = xmalloc((n ? n : 1) * sizeof(double));
+        for (uint32_t i = 0; i < n; i++) {
+            fc.tpot0[i] = rows[i].pred_tpot_ms;
+            fc.ttft0[i] = rows[i].pred_ttft_ms;
+            fc.run0[i] = rows[i].mean_running;
+        }
+    }
+    if (rc == 0 && do_loso) {
+        lt = xmalloc((n ? n : 1) * sizeof *lt);
+        lp = xmalloc((n ? n : 1) * sizeof *lp);
+        unsigned char *train = xmalloc(n ? n : 1);
+        uint32_t *use = xmalloc((n ? n : 1) * sizeof *use);
+        VTheta *ths = xcalloc(n ? n : 1, sizeof *ths);
+        for (uint32_t i = 0; i < n; i++) lt[i] = lp[i] = NAN;
+        for (uint32_t sl = 0; sl < vs.n && rc == 0; sl++) {
+            for (uint32_t i = 0; i < n; i++) train[i] = vs.of_row[i] != UINT32_MAX && vs.of_row[i] != sl;
+            VEngFit ff[16];
+            memcpy(ff, fits, n_fits * sizeof *ff);
+            if ((rc = vfit(&fc, train, ff, n_fits, &e)) < 0) break;
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (vs.of_row[i] == sl) {
+                    use[k++] = i;
+                    ths[i] = *vfit_for(ff, n_fits, rows[i].engine);
+                }
+            if ((rc = vrun(rows, use, k, ths, (int)jobs, &e)) < 0) break;
+            for (uint32_t j = 0; j < k; j++) {
+                lt[use[j]] = rows[use[j]].pred_ttft_ms;
+                lp[use[j]] = rows[use[j]].pred_tpot_ms;
+            }
+        }
+        free(train);
+        free(use);
+        free(ths);
+    }
+    if (rc == 0 && do_fit) {
+        unsigned char *train = xmalloc(n ? n : 1);
+        for (uint32_t i = 0; i < n; i++) train[i] = !rows[i].skip[0];
+        rc = vfit(&fc, train, fits, n_fits, &e);
+        free(train);
+        if (rc == 0) {
+            printf("fitted engine constants (%u rows of %s):\n", m, file);
+            for (uint32_t f = 0; f < n_fits; f++)
+                printf("  %-8s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f}, "
+                       "\"request_overhead\": {\"before_us\": %.0f}   (%s, %u rows)\n",
+                       fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.before_us,
+                       fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
+            printf("\n");
+        }
+    }
+    /* the predictions: with --fit the fitted constants, else the engine files' */
+    if (rc == 0) {
+        VTheta *ths = NULL;
+        if (do_fit) {
+            ths = xcalloc(n ? n : 1, sizeof *ths);
+            for (uint32_t j = 0; j < m; j++) ths[all[j]] = *vfit_for(fits, n_fits, rows[all[j]].engine);
+        }
+        rc = vrun(rows, all, m, ths, (int)jobs, &e);
+        free(ths);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "servesim: %s\n", e.msg);
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pt[i] = rows[i].pred_ttft_ms;
+        pp[i] = rows[i].pred_tpot_ms;
+    }
+    const char *tn = fmt == VFMT_SILICON ? "TTFT" : "prompt", *pn = fmt == VFMT_SILICON ? "TPOT" : "token";
+    uint32_t n_skip = 0, n_fail = 0;
+    if (show_rows) {
+        printf("%-64s %5s  %9s %9s %7s  %8s %8s %7s\n", "row", fmt == VFMT_SILICON ? "c" : "batch", tn, "sim", "err",
+               pn, "sim", "err");
+        for (uint32_t i = 0; i < n; i++) {
+            const VRow *r = &rows[i];
+            if (r->skip[0]) continue;
+            if (r->err[0]) {
+                printf("%-64.64s  simulation failed: %s\n", r->id, r->err);
+                continue;
+            }
+            printf("%-64.64s %5d  %9.2f %9.2f %+6.1f%%  %8.3f %8.3f %+6.1f%%\n", r->id, r->conc, r->meas_ttft_ms, pt[i],
+                   100 * (pt[i] - r->meas_ttft_ms) / r->meas_ttft_ms, r->meas_tpot_ms, pp[i],
+                   100 * (pp[i] - r->meas_tpot_ms) / r->meas_tpot_ms);
+        }
+        printf("\n");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        n_skip += rows[i].skip[0] != 0;
+        n_fail += !rows[i].skip[0] && rows[i].err[0];
+    }
+    printf("%-60s %4s  %-29s   %-29s\n", "slice", "rows", fmt == VFMT_SILICON ? "mean TTFT" : "prompt_time",
+           fmt == VFMT_SILICON ? "mean TPOT" : "token_time");
+    printf("%-60s %4s  %7s %7s %7s %5s   %7s %7s %7s %5s\n", "", "", "MAPE", "median", "bias", "<10%", "MAPE", "median",
+           "bias", "<10%");
+    VStats t, p;
+    for (uint32_t sl = 0; sl < vs.n; sl++) {
+        vstats_of(rows, n, &vs, sl, pt, pp, &t, &p);
+        print_stats_line(vs.name[sl], &t, &p);
+        if (lt) {
+            vstats_of(rows, n, &vs, sl, lt, lp, &t, &p);
+            print_stats_line("    leave-one-slice-out", &t, &p);
+        }
+    }
+    vstats_of(rows, n, &vs, UINT32_MAX, pt, pp, &t, &p);
+    print_stats_line("overall", &t, &p);
+    VStats lot = {0}, lop = {0};
+    if (lt) {
+        vstats_of(rows, n, &vs, UINT32_MAX, lt, lp, &lot, &lop);
+        print_stats_line("overall, leave-one-slice-out", &lot, &lop);
+    }
+    printf("\n%u rows: %u simulated, %u not modelled, %u failed\n", n, m - n_fail, n_skip, n_fail);
+    for (uint32_t i = 0; i < n; i++)
+        if (rows[i].skip[0]) printf("  not modelled: line %u %s: %s\n", rows[i].line, rows[i].id, rows[i].skip);
+    if (json) {
+        cJSON *root = cJSON_CreateObject(), *ra = cJSON_AddArrayToObject(root, "rows");
+        cJSON_AddStringToObject(root, "file", file);
+        cJSON_AddStringToObject(root, "format", fmt == VFMT_SILICON ? "silicon" : "splitwise");
+        for (uint32_t i = 0; i < n; i++) {
+            const VRow *r = &rows[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "id", r->id);
+            cJSON_AddNumberToObject(o, "line", r->line);
+            cJSON_AddStringToObject(o, "slice", r->slice);
+            jsonio_add_num(o, "measured_ttft_ms", r->meas_ttft_ms);
+            jsonio_add_num(o, "measured_tpot_ms", r->meas_tpot_ms);
+            if (r->skip[0]) {
+                cJSON_AddStringToObject(o, "not_modelled", r->skip);
+            } else {
+                num_or_null(o, "predicted_ttft_ms", pt[i]);
+                num_or_null(o, "predicted_tpot_ms", pp[i]);
+                num_or_null(o, "ttft_error", (pt[i] - r->meas_ttft_ms) / r->meas_ttft_ms);
+                num_or_null(o, "tpot_error", (pp[i] - r->meas_tpot_ms) / r->meas_tpot_ms);
+                if (lt) {
+                    num_or_null(o, "loso_predicted_ttft_ms", lt[i]);
+                    num_or_null(o, "loso_predicted_tpot_ms", lp[i]);
+                }
+                if (r->err[0]) cJSON_AddStringToObject(o, "error", r->err);
+            }
+            cJSON_AddItemToArray(ra, o);
+        }
+        cJSON *sa = cJSON_AddArrayToObject(root, "slices");
+        for (uint32_t sl = 0; sl < vs.n; sl++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "slice", vs.name[sl]);
+            vstats_of(rows, n, &vs, sl, pt, pp, &t, &p);
+            cJSON_AddItemToObject(o, "ttft", stats_json(&t));
+            cJSON_AddItemToObject(o, "tpot", stats_json(&p));
+            if (lt) {
+                vstats_of(rows, n, &vs, sl, lt, lp, &t, &p);
+                cJSON_AddItemToObject(o, "loso_ttft", stats_json(&t));
+                cJSON_AddItemToObject(o, "loso_tpot", stats_json(&p));
+            }
+            cJSON_AddItemToArray(sa, o);
+        }
+        cJSON *ov = cJSON_AddObjectToObject(root, "overall");
+        vstats_of(rows, n, &vs, UINT32_MAX, pt, pp, &t, &p);
+        cJSON_AddItemToObject(ov, "ttft", stats_json(&t));
+        cJSON_AddItemToObject(ov, "tpot", stats_json(&p));
+        if (lt) {
+            cJSON_AddItemToObject(ov, "loso_ttft", stats_json(&lot));
+            cJSON_AddItemToObject(ov, "loso_tpot", stats_json(&lop));
+        }
+        cJSON_AddNumberToObject(ov, "rows", n);
+        cJSON_AddNumberToObject(ov, "simulated", m - n_fail);
+        cJSON_AddNumberToObject(ov, "not_modelled", n_skip);
+        cJSON_AddNumberToObject(ov, "failed", n_fail);
+        if (do_fit) {
+            cJSON *fa = cJSON_AddArrayToObject(root, "fit");
+            for (uint32_t f = 0; f < n_fits; f++) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "engine", fits[f].engine);
+                jsonio_add_num(o, "base_us", fits[f].th.base_us);
+                jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
+                jsonio_add_num(o, "before_us", fits[f].th.before_us);
+                cJSON_AddBoolToObject(o, "own_rows", fits[f].own);
+                cJSON_AddItemToArray(fa, o);
+            }
+        }
+        rc = jsonio_write_file(root, json, 1, &e);
+        cJSON_Delete(root);
+        if (rc < 0) fprintf(stderr, "servesim: %s\n", e.msg);
+    }
+done:
+    free(fc.tpot0);
+    free(fc.ttft0);
+    free(fc.run0);
+    free(vs.name);
+    free(vs.of_row);
+    free(all);
+    free(pt);
+    free(pp);
+    free(lt);
+    free(lp);
+    free(rows);
+    return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,482 @@
+/*
+ * vrows.c -- measured rows -> scenarios -> simulated TTFT and TPOT (see
+ * vrows.h).
+ */
+#include "vrows.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cluster.h"
+#include "jsonio.h"
+#include "metrics.h"
+#include "paths.h"
+#include "scenario.h"
+
+#define VROWS_LINE_MAX 65536
+#define VROWS_COLS_MAX 64
+#define VROWS_ROWS_MAX 1000000
+
+/* Names the data files use for GPUs and models that are not Hugging Face
+ * ids, and the bundled descriptions they are (models/hardware/,
+ * models/).  aiconfigurator's `system` column and splitwise-sim's
+ * `hardware` and `model` columns. */
+static const char *const vrows_gpu_names[][2] = {
+    {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200-sxm"}, {"b200_sxm", "b200"},
+    {"a100_sxm", "a100-sxm-80gb"}, {"l40s", "l40s"}, {"rtx_pro_6000_server", "rtx-pro-6000"},
+    {"a100-80gb", "a100-sxm-80gb"}, {"h100-80gb", "h100-sxm"}, {NULL, NULL},
+};
+static const char *const vrows_splitwise_models[][2] = {
+    {"llama2-70b", "llama-2-70b"}, {"bloom-176b", "bloom-176b"}, {NULL, NULL},
+};
+
+static const char *vrows_lookup(const char *const (*tab)[2], const char *key)
+{
+    for (int i = 0; tab[i][0]; i++)
+        if (!strcasecmp(tab[i][0], key)) return tab[i][1];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ CSV */
+
+/* Splits a line in place at commas; a field may be double-quoted (with ""
+ * for a quote).  Returns the field count, or -1 when there are too many. */
+static int vrows_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return -1;
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            while (*p) {
+                if (*p == '"' && p[1] == '"') {
+                    *w++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *w++ = *p++;
+                }
+            }
+            *w = 0;
+            while (*p && *p != ',') p++;
+        } else {
+            f[n++] = p;
+            while (*p && *p != ',') p++;
+        }
+        if (*p != ',') break;
+        *p++ = 0;
+    }
+    return n;
+}
+
+static int vrows_col(char **hdr, int nh, const char *name)
+{
+    for (int i = 0; i < nh; i++)
+        if (!strcmp(hdr[i], name)) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------ model by hf_id */
+
+typedef struct HfEntry {
+    char id[128];
+    char model[64];
+} HfEntry;
+
+typedef struct HfTable {
+    HfEntry *e;
+    uint32_t n, cap;
+} HfTable;
+
+static int vrows_cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every hf_id of every bundled model (files in name order, so the first
+ * file that lists an id wins deterministically). */
+static void vrows_hf_table(HfTable *t)
+{
+    const char *dir = paths_models_dir();
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char **names = NULL;
+    uint32_t nn = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
+        if (nn == cap) names = xrealloc(names, (cap = cap ? 2 * cap : 32) * sizeof *names);
+        names[nn] = xmalloc(len - 4);
+        memcpy(names[nn], de->d_name, len - 5);
+        names[nn++][len - 5] = 0;
+    }
+    closedir(d);
+    qsort(names, nn, sizeof *names, vrows_cmp_name);
+    for (uint32_t i = 0; i < nn; i++) {
+        char path[4096];
+        Err e = {{0}};
+        snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
+        cJSON *root = jsonio_parse_file(path, &e);
+        const cJSON *ids = root ? cJSON_GetObjectItemCaseSensitive(root, "hf_id") : NULL, *x;
+        cJSON_ArrayForEach(x, ids) {
+            if (!cJSON_IsString(x) || strlen(x->valuestring) >= sizeof t->e[0].id || strlen(names[i]) >= 64) continue;
+            if (t->n == t->cap) t->e = xrealloc(t->e, (t->cap = t->cap ? 2 * t->cap : 64) * sizeof *t->e);
+            snprintf(t->e[t->n].id, sizeof t->e[0].id, "%s", x->valuestring);
+            snprintf(t->e[t->n].model, sizeof t->e[0].model, "%s", names[i]);
+            t->n++;
+        }
+        cJSON_Delete(root);
+        free(names[i]);
+    }
+    free(names);
+}
+
+static const char *vrows_hf_model(const HfTable *t, const char *id)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!strcasecmp(t->e[i].id, id)) return t->e[i].model;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ rows */
+
+static int vrows_exists(const char *sub, const char *name)
+{
+    char path[4096];
+    paths_data_file(path, sizeof path, sub, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+
+/* Whole non-negative integer from a field; -1 when it is not one. */
+static long vrows_int(const char *s)
+{
+    char *end;
+    if (!*s) return -1;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0) || v > 1e9 || v != floor(v)) return -1;
+    return (long)v;
+}
+
+static double vrows_num(const char *s)
+{
+    char *end;
+    if (!*s) return NAN;
+    double v = strtod(s, &end);
+    return *end ? NAN : v;
+}
+
+#define COL(name) (col[name] >= 0 ? f[col[name]] : "")
+
+enum { S_ID, S_BACKEND, S_MODEL, S_SYSTEM, S_MODE, S_ISL, S_OSL, S_QUANT, S_BATCH, S_TP, S_PP, S_ATTN_DP,
+       S_MOE_TP, S_MOE_EP, S_TTFT, S_TPOT, S_NCOLS };
+static const char *const silicon_cols[] = {"id", "backend", "model_path", "system", "mode", "isl", "osl",
+                                           "gemm_quant_mode", "batch_size", "tp_size", "pp_size",
+                                           "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms",
+                                           "silicon_tpot_ms"};
+enum { W_MODEL, W_HW, W_PROMPT, W_BATCH, W_TOKENS, W_PTIME, W_TTIME, W_TP, W_NCOLS };
+static const char *const splitwise_cols[] = {"model", "hardware", "prompt_size", "batch_size", "token_size",
+                                             "prompt_time", "token_time", "tensor_parallel"};
+
+static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
+{
+    snprintf(r->id, sizeof r->id, "%s", COL(S_ID)[0] ? COL(S_ID) : "(no id)");
+    const char *model = vrows_hf_model(hf, COL(S_MODEL));
+    const char *gpu = vrows_lookup(vrows_gpu_names, COL(S_SYSTEM));
+    const char *eng = COL(S_BACKEND);
+    const char *q = COL(S_QUANT);
+    const char *dt = !*q || !strcmp(q, "bfloat16") || !strcmp(q, "bf16") || !strcmp(q, "float16") ? "bf16"
+                     : !strcmp(q, "fp8") ? "fp8" : !strcmp(q, "fp8_block") ? "fp8_block"
+                     : !strcmp(q, "nvfp4") ? "nvfp4" : NULL;
+    snprintf(r->slice, sizeof r->slice, "%s | %s | %s | %s", COL(S_MODEL), COL(S_SYSTEM), eng, *q ? q : "bf16");
+    long isl = vrows_int(COL(S_ISL)), osl = vrows_int(COL(S_OSL)), c = vrows_int(COL(S_BATCH));
+    long tp = vrows_int(COL(S_TP)), pp = COL(S_PP)[0] ? vrows_int(COL(S_PP)) : 1;
+    long adp = COL(S_ATTN_DP)[0] ? vrows_int(COL(S_ATTN_DP)) : 1, mep = COL(S_MOE_EP)[0] ? vrows_int(COL(S_MOE_EP)) : 1;
+    r->meas_ttft_ms = vrows_num(COL(S_TTFT));
+    r->meas_tpot_ms = vrows_num(COL(S_TPOT));
+    if (strcmp(COL(S_MODE), "agg"))
+        snprintf(r->skip, sizeof r->skip, "mode \"%s\": only aggregated (\"agg\") runs are modelled", COL(S_MODE));
+    else if (!model)
+        snprintf(r->skip, sizeof r->skip, "unknown model \"%s\" (no models/*.json lists it in \"hf_id\")",
+                 COL(S_MODEL));
+    else if (!gpu || !vrows_exists("hardware/", gpu))
+        snprintf(r->skip, sizeof r->skip, "unknown GPU \"%s\"", COL(S_SYSTEM));
+    else if (!*eng || strchr(eng, '/') || !vrows_exists("engines/", eng))
+        snprintf(r->skip, sizeof r->skip, "unknown engine \"%s\" (no models/engines/%s.json)", eng, eng);
+    else if (!dt)
+        snprintf(r->skip, sizeof r->skip, "unknown precision gemm_quant_mode \"%s\" (expected bf16, fp8, fp8_block "
+                                          "or nvfp4)", q);
+    else if (isl < 1 || osl < 1 || c < 1 || tp < 1 || tp > 64 || pp < 1 || adp < 1 || mep < 1 || c > 100000 ||
+             isl > 10000000 || osl > 10000000)
+        snprintf(r->skip, sizeof r->skip, "isl %s, osl %s, batch_size %s, tp_size %s: expected positive integers",
+                 COL(S_ISL), COL(S_OSL), COL(S_BATCH), COL(S_TP));
+    else if (pp > 1)
+        snprintf(r->skip, sizeof r->skip, "pipeline parallelism (pp_size %ld) is not modelled", pp);
+    else if (adp > 1 || mep > 1)
+        snprintf(r->skip, sizeof r->skip, "attention DP %ld / expert parallelism %ld are not modelled", adp, mep);
+    else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0))
+        snprintf(r->skip, sizeof r->skip, "measured TTFT \"%s\" / TPOT \"%s\": expected positive numbers",
+                 COL(S_TTFT), COL(S_TPOT));
+    if (r->skip[0]) return;
+    snprintf(r->model, sizeof r->model, "%s", model);
+    snprintf(r->hw, sizeof r->hw, "%s", gpu);
+    snprintf(r->engine, sizeof r->engine, "%s", eng);
+    snprintf(r->dtype, sizeof r->dtype, "%s", dt);
+    r->isl = (int)isl;
+    r->osl = (int)osl;
+    r->conc = (int)c;
+    r->tp = (int)tp;
+}
+
+static void vrows_splitwise(VRow *r, char **f, const int *col)
+{
+    const char *model = vrows_lookup(vrows_splitwise_models, COL(W_MODEL));
+    const char *gpu = vrows_lookup(vrows_gpu_names, COL(W_HW));
+    long p = vrows_int(COL(W_PROMPT)), b = vrows_int(COL(W_BATCH)), t = vrows_int(COL(W_TOKENS));
+    long tp = vrows_int(COL(W_TP));
+    snprintf(r->id, sizeof r->id, "%s/%s/tp%s/p%s/b%s/o%s:%u", COL(W_MODEL), COL(W_HW), COL(W_TP), COL(W_PROMPT),
+             COL(W_BATCH), COL(W_TOKENS), r->line);
+    snprintf(r->slice, sizeof r->slice, "%s | %s | tp%s", COL(W_MODEL), COL(W_HW), COL(W_TP));
+    r->meas_ttft_ms = vrows_num(COL(W_PTIME));
+    r->meas_tpot_ms = vrows_num(COL(W_TTIME));
+    if (!model || !vrows_exists("", model))
+        snprintf(r->skip, sizeof r->skip, "unknown model \"%s\"", COL(W_MODEL));
+    else if (!gpu || !vrows_exists("hardware/", gpu))
+        snprintf(r->skip, sizeof r->skip, "unknown GPU \"%s\"", COL(W_HW));
+    else if (p < 1 || b < 1 || t < 1 || tp < 1 || tp > 64 || b > 100000 || p > 10000000 || t > 10000000)
+        snprintf(r->skip, sizeof r->skip, "prompt_size %s, batch_size %s, token_size %s, tensor_parallel %s: "
+                                          "expected positive integers", COL(W_PROMPT), COL(W_BATCH),
+                 COL(W_TOKENS), COL(W_TP));
+    else if (t >= 512)
+        snprintf(r->skip, sizeof r->skip, "token_size %ld >= 512: the run stopped early at EOS (data README)", t);
+    else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0))
+        snprintf(r->skip, sizeof r->skip, "prompt_time \"%s\" / token_time \"%s\": expected positive numbers",
+                 COL(W_PTIME), COL(W_TTIME));
+    if (r->skip[0]) return;
+    snprintf(r->model, sizeof r->model, "%s", model);
+    snprintf(r->hw, sizeof r->hw, "%s", gpu);
+    snprintf(r->dtype, sizeof r->dtype, "bf16");
+    r->isl = (int)p;
+    r->osl = (int)t;
+    r->conc = (int)b;
+    r->tp = (int)tp;
+}
+
+static int vrows_filter_ok(char **hdr, int nh, char **f, int nf, const VFilter *flt, int n_flt)
+{
+    for (int k = 0; k < n_flt; k++) {
+        int c = vrows_col(hdr, nh, flt[k].key);
+        if (c < 0 || c >= nf || strcmp(f[c], flt[k].value)) return 0;
+    }
+    return 1;
+}
+
+int vrows_read(const char *path, VFormat fmt, const VFilter *filters, int n_filters, VRow **rows, uint32_t *n,
+               VFormat *fmt_out, Err *e)
+{
+    *rows = NULL;
+    *n = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    char *line = NULL, *hline = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    char *hdr[VROWS_COLS_MAX], *f[VROWS_COLS_MAX];
+    int nh = 0, col[S_NCOLS];
+    uint32_t lineno = 0, rcap = 0;
+    HfTable hf = {0};
+    int rc = -1;
+    while ((len = getline(&line, &cap, fp)) >= 0) {
+        lineno++;
+        if (len > VROWS_LINE_MAX) {
+            err_set(e, "%s:%u: line of %zd bytes, expected at most %d", path, lineno, len, VROWS_LINE_MAX);
+            goto out;
+        }
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (len == 0) continue;
+        if (!hline) {
+            hline = xmalloc((size_t)len + 1);
+            memcpy(hline, line, (size_t)len + 1);
+            nh = vrows_split(hline, hdr, VROWS_COLS_MAX);
+            if (nh < 0) {
+                err_set(e, "%s:%u: header of more than %d columns", path, lineno, VROWS_COLS_MAX);
+                goto out;
+            }
+            VFormat guess = vrows_col(hdr, nh, "silicon_ttft_ms") >= 0 ? VFMT_SILICON
+                            : vrows_col(hdr, nh, "prompt_time") >= 0 ? VFMT_SPLITWISE : VFMT_AUTO;
+            if (fmt == VFMT_AUTO) fmt = guess;
+            if (fmt == VFMT_AUTO) {
+                err_set(e, "%s:%u: cannot tell the format from the header (expected a silicon_ttft_ms column, "
+                           "silicon format, or prompt_time, splitwise format; or give --format)", path, lineno);
+                goto out;
+            }
+            const char *const *need = fmt == VFMT_SILICON ? silicon_cols : splitwise_cols;
+            int nneed = fmt == VFMT_SILICON ? S_NCOLS : W_NCOLS;
+            for (int i = 0; i < nneed; i++) {
+                col[i] = vrows_col(hdr, nh, need[i]);
+                /* id, pp, attention DP and MoE columns are optional */
+                int optional = fmt == VFMT_SILICON && (i == S_ID || i == S_PP || i == S_ATTN_DP || i == S_MOE_TP ||
+                                                       i == S_MOE_EP);
+                if (col[i] < 0 && !optional) {
+                    err_set(e, "%s:%u: the %s format needs a column \"%s\"", path, lineno,
+                            fmt == VFMT_SILICON ? "silicon" : "splitwise", need[i]);
+                    goto out;
+                }
+            }
+            for (int k = 0; k < n_filters; k++)
+                if (vrows_col(hdr, nh, filters[k].key) < 0) {
+                    err_set(e, "--filter %s=%s: %s has no column \"%s\"", filters[k].key, filters[k].value, path,
+                            filters[k].key);
+                    goto out;
+                }
+            if (fmt == VFMT_SILICON) vrows_hf_table(&hf);
+            continue;
+        }
+        int nf = vrows_split(line, f, VROWS_COLS_MAX);
+        if (nf != nh) {
+            err_set(e, "%s:%u: %d fields, the header has %d", path, lineno, nf < 0 ? VROWS_COLS_MAX + 1 : nf, nh);
+            goto out;
+        }
+        if (!vrows_filter_ok(hdr, nh, f, nf, filters, n_filters)) continue;
+        if (*n == VROWS_ROWS_MAX) {
+            err_set(e, "%s:%u: more than %d rows", path, lineno, VROWS_ROWS_MAX);
+            goto out;
+        }
+        if (*n == rcap) *rows = xrealloc(*rows, (rcap = rcap ? 2 * rcap : 256) * sizeof **rows);
+        VRow *r = &(*rows)[(*n)++];
+        memset(r, 0, sizeof *r);
+        r->line = lineno;
+        r->fmt = fmt;
+        r->pred_ttft_ms = r->pred_tpot_ms = NAN;
+        if (fmt == VFMT_SILICON) vrows_silicon(r, f, col, &hf);
+        else vrows_splitwise(r, f, col);
+    }
+    if (ferror(fp)) {
+        err_set(e, "%s: read error: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!hline) {
+        err_set(e, "%s: empty file (expected a CSV header)", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc < 0) {
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    if (fmt_out) *fmt_out = fmt;
+    free(hf.e);
+    free(line);
+    free(hline);
+    fclose(fp);
+    return rc;
+}
+
+/* ------------------------------------------------------------ simulate */
+
+/* Measured requests per client and warm-up requests per client: the
+ * benchmark template's --num-requests 20 c and --warmup-request-count 2 c
+ * (../shared/data/README.md). */
+#define VROWS_REQS_PER_CLIENT 20
+#define VROWS_WARMUP_PER_CLIENT 2
+
+char *vrows_scenario(const VRow *r, const VTheta *th)
+{
+    size_t n = 4096 + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
+    char *buf = xmalloc(n), eng[512];
+    int k;
+    if (r->fmt == VFMT_SPLITWISE) {
+        /* a static batch of identical requests, all there at 0 */
+        k = snprintf(buf, n,
+                     "{\"name\": \"%s\", \"model\": \"%s\", \"hardware\": \"%s\", \"tp\": %d,\n"
+                     " \"scheduler\": {\"kind\": \"static\", \"max_running\": %d},\n"
+                     " \"report\": {\"token_times\": false, \"iterations\": false},\n"
+                     " \"workload\": {\"requests\": [",
+                     r->id, r->model, r->hw, r->tp, r->conc);
+        for (int i = 0; i < r->conc && k > 0 && (size_t)k < n; i++)
+            k += snprintf(buf + k, n - (size_t)k, "%s\n  {\"arrival_ms\": 0, \"prompt_tokens\": %d, \"output_tokens\": %d}",
+                          i ? "," : "", r->isl, r->osl);
+        if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "]}}\n");
+    } else {
+        if (th)
+            snprintf(eng, sizeof eng,
+                     "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
+                     "\"per_gpu_us\": 0}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0}}",
+                     r->engine, th->base_us, th->per_seq_us, th->before_us);
+        else
+            snprintf(eng, sizeof eng, "\"%s\"", r->engine);
+        int c = r->conc;
+        k = snprintf(buf, n,
+                     "{\"name\": \"%s\", \"model\": {\"base\": \"%s\", \"dtype\": \"%s\"}, \"hardware\": \"%s\", "
+                     "\"tp\": %d,\n"
+                     " \"engine\": %s,\n"
+                     " \"cost_model\": {\"kind\": \"roofline\", \"compute_dtype\": \"%s\"},\n"
+                     " \"workload\": {\"kind\": \"closed_loop\", \"clients\": %d, \"count\": %d, "
+                     "\"warmup_requests\": %d, \"prompt_tokens\": %d, \"output_tokens\": %d},\n"
+                     " \"metrics\": {\"warmup_requests\": %d},\n"
+                     " \"report\": {\"token_times\": false, \"iterations\": false}}\n",
+                     r->id, r->model, r->dtype, r->hw, r->tp, eng, r->dtype, c,
+                     (VROWS_REQS_PER_CLIENT + VROWS_WARMUP_PER_CLIENT) * c, VROWS_WARMUP_PER_CLIENT * c, r->isl,
+                     r->osl, VROWS_WARMUP_PER_CLIENT * c);
+    }
+    if (k < 0 || (size_t)k >= n) { /* NEVER: n covers every field's largest value */
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+void vrows_simulate(VRow *r, const VTheta *th)
+{
+    r->err[0] = 0;
+    r->pred_ttft_ms = r->pred_tpot_ms = r->mean_running = NAN;
+    char *text = vrows_scenario(r, th);
+    if (!text) {
+        snprintf(r->err, sizeof r->err, "scenario text too long");
+        return;
+    }
+    Err e = {{0}};
+    Scenario s;
+    int rc = scenario_load_text(text, r->id, 0, 0, &s, &e);
+    free(text);
+    if (rc < 0) {
+        snprintf(r->err, sizeof r->err, "%.199s", e.msg);
+        return;
+    }
+    Cluster *cl = cluster_new(&s, NULL, &e);
+    if (!cl || cluster_run(cl, &e) < 0) {
+        snprintf(r->err, sizeof r->err, "%.199s", e.msg);
+    } else {
+        Slo slo_table[METRICS_CLS_MAX];
+        MetricsCfg mc;
+        RunData rd;
+        Summary sum;
+        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+        cluster_rundata(cl, &rd);
+        metrics_summarize(&mc, &rd, &sum);
+        if (sum.ttft_s.n == 0) {
+            snprintf(r->err, sizeof r->err, "no request finished (%u rejected)", sum.rejected);
+        } else {
+            r->pred_ttft_ms = sum.ttft_s.mean * 1e3;
+            r->pred_tpot_ms = sum.tpot_s.n ? sum.tpot_s.mean * 1e3 : NAN;
+            r->mean_running = sum.mean_running;
+        }
+    }
+    cluster_free(cl);
+    scenario_free(&s);
+}

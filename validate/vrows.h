@@ -1,0 +1,68 @@
+/*
+ * vrows.h -- the rows of a measured-runs file as scenarios to simulate
+ * (`servesim validate`, validate/README.md).
+ *
+ * Formats (the header tells which, or --format):
+ *   silicon    aiconfigurator's silicon sample (../shared/data/e2e/
+ *              silicon_visible*.csv): id, backend, model_path (a Hugging
+ *              Face id), system, mode, isl, osl, gemm_quant_mode,
+ *              batch_size (concurrent clients), tp_size, pp_size,
+ *              silicon_ttft_ms, silicon_tpot_ms.  Simulated as the
+ *              benchmark client ran it: c clients, 20 c measured requests
+ *              after 2 c warm-up ones behind a barrier, fixed lengths.
+ *   splitwise  splitwise-sim's perf_model.csv: model, hardware,
+ *              prompt_size, batch_size, token_size, prompt_time,
+ *              token_time, tensor_parallel.  A static batch of batch_size
+ *              requests: prompt_time against the simulated TTFT (the
+ *              batch's prefill), token_time against the simulated TPOT.
+ */
+#ifndef SERVESIM_VROWS_H
+#define SERVESIM_VROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef enum { VFMT_AUTO = -1, VFMT_SILICON = 0, VFMT_SPLITWISE } VFormat;
+
+/* Engine constants that kernel tables do not hold (engprof.h): host time
+ * per iteration and per sequence, and the per-request overhead. */
+typedef struct VTheta {
+    double base_us, per_seq_us, before_us;
+} VTheta;
+
+typedef struct VRow {
+    uint32_t line;              /* in the file (1-based) */
+    char id[160];
+    char slice[160];            /* "model | gpu | engine | precision" */
+    char skip[256];             /* non-empty: why this row cannot be modelled */
+    VFormat fmt;
+    char model[64], hw[64], engine[32], dtype[16];
+    int tp;
+    int isl, osl, conc;         /* conc: clients (silicon) or the static batch (splitwise) */
+    double meas_ttft_ms, meas_tpot_ms;
+    /* results */
+    double pred_ttft_ms, pred_tpot_ms, mean_running;
+    char err[200];              /* a failed simulation's message */
+} VRow;
+
+typedef struct VFilter {
+    char key[64];
+    char value[128];
+} VFilter;
+
+/* Reads every row of path (filters: KEY=VALUE on the file's columns, all
+ * must match).  Rows it cannot model get `skip` set, never dropped.
+ * *rows is malloc'd. */
+int vrows_read(const char *path, VFormat fmt, const VFilter *filters, int n_filters, VRow **rows, uint32_t *n,
+               VFormat *fmt_out, Err *e);
+
+/* The scenario JSON of a row (theta NULL: the engine file's own
+ * constants), malloc'd. */
+char *vrows_scenario(const VRow *r, const VTheta *theta);
+
+/* Simulates one row: fills pred_* and mean_running, or err. */
+void vrows_simulate(VRow *r, const VTheta *theta);
+
+#endif
