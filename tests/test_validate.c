@@ -1,0 +1,315 @@
+/*
+ * test_validate.c -- engine profiles, the benchmark client and `servesim
+ * validate` (issue 12):
+ *  - an engine profile changes the schedule as documented: TensorRT-LLM
+ *    (whole prompts within max_num_tokens 8192) vs vLLM (chunked at its
+ *    8192-token budget);
+ *  - an FP8 checkpoint runs with an FP8 KV cache under every engine, which
+ *    doubles the KV capacity in tokens;
+ *  - the KV memory rules (vLLM total fraction, TensorRT-LLM free fraction);
+ *  - the warm-up barrier holds the measured requests until the last
+ *    warm-up response;
+ *  - the request overhead adds to TTFT and E2E and delays a closed-loop
+ *    client's next request;
+ *  - validate lists rows it cannot model with the reason, never drops
+ *    them, and gives the same numbers with 1 and 2 worker processes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "scenario.h"
+#include "testhelp.h"
+#include "validate.h"
+#include "vrows.h"
+
+static int load(const char *text, Scenario *s)
+{
+    Err e = {{0}};
+    int rc = scenario_load_text(text, "t.json", 0, 0, s, &e);
+    if (rc < 0) fprintf(stderr, "  %s\n", e.msg);
+    return rc;
+}
+
+/* Runs a single-replica scenario; returns the engine (caller frees) and
+ * fills the summary. */
+static Engine *run1(Scenario *s, Summary *sum)
+{
+    Err e = {{0}};
+    Engine *eng = scenario_engine(s, NULL, &e);
+    if (!eng) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return NULL;
+    }
+    if (engine_run(eng, &e) < 0) fprintf(stderr, "  %s\n", e.msg);
+    Slo tab[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    scenario_metrics_cfg(s, &mc, tab, METRICS_CLS_MAX);
+    scenario_rundata(s, eng, &rd);
+    metrics_summarize(&mc, &rd, sum);
+    return eng;
+}
+
+#define FOUR_LONG                                                                                         \
+    "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 6000, \"output_tokens\": 4},"  \
+    "{\"arrival_ms\": 0, \"prompt_tokens\": 6000, \"output_tokens\": 4},"                                 \
+    "{\"arrival_ms\": 0, \"prompt_tokens\": 6000, \"output_tokens\": 4}]}"
+
+static void test_engine_profile_schedule(void)
+{
+    /* TensorRT-LLM: no chunking; a second 6000-token prompt does not fit
+     * the first iteration's 8192 tokens, so it waits whole */
+    Scenario s;
+    Summary sum;
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"trtllm\", " FOUR_LONG "}",
+               &s) == 0);
+    CHECK_INT(s.sched.kind, SCHED_CONTINUOUS);
+    CHECK_INT(s.sched.max_num_tokens, 8192);
+    CHECK_INT(s.sched.max_running, 2048);
+    Engine *eng = run1(&s, &sum);
+    CHECK(eng != NULL);
+    uint64_t n = 0;
+    const IterRecord *it = eng ? engine_iterations(eng, &n) : NULL;
+    CHECK(n >= 3);
+    if (it && n >= 3) {
+        CHECK_INT(it[0].n_prefill, 1);
+        CHECK_INT(it[0].prefill_tokens, 6000);
+        CHECK_INT(it[1].n_prefill, 1); /* the second prompt, whole, beside the first's decode */
+        CHECK_INT(it[1].prefill_tokens, 6000);
+        CHECK_INT(it[1].n_decode, 1);
+    }
+    engine_free(eng);
+    scenario_free(&s);
+
+    /* vLLM: chunked prefill at an 8192-token budget: the first iteration
+     * takes the first prompt and a 2192-token chunk of the second */
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", " FOUR_LONG "}",
+               &s) == 0);
+    CHECK_INT(s.sched.kind, SCHED_CHUNKED);
+    CHECK_INT(s.sched.token_budget, 8192);
+    CHECK_INT(s.sched.max_running, 1024);
+    CHECK_INT(s.wrap.n_sizes, 51);
+    eng = run1(&s, &sum);
+    it = eng ? engine_iterations(eng, &n) : NULL;
+    CHECK(n >= 2);
+    if (it && n >= 2) {
+        CHECK_INT(it[0].n_prefill, 2);
+        CHECK_INT(it[0].prefill_tokens, 8192);
+        /* the first decodes (1 token of the budget); the rest of #2 and a chunk of #3 */
+        CHECK_INT(it[1].n_decode, 1);
+        CHECK_INT(it[1].prefill_tokens, 8191);
+    }
+    engine_free(eng);
+    scenario_free(&s);
+
+    /* a scenario's own scheduler wins over the engine's */
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+               "\"scheduler\": {\"kind\": \"chunked\", \"token_budget\": 512}, " FOUR_LONG "}",
+               &s) == 0);
+    CHECK_INT(s.sched.token_budget, 512);
+    scenario_free(&s);
+}
+
+static void test_fp8_checkpoint_kv(void)
+{
+    /* the same FP8 checkpoint: BF16 KV when the scenario says so, FP8 KV by
+     * the engine's rule -- twice the tokens in the same bytes */
+    const char *eng[] = {"trtllm", "vllm", "sglang"};
+    for (int k = 0; k < 3; k++) {
+        char text[1024];
+        Scenario a, b;
+        snprintf(text, sizeof text,
+                 "{\"model\": {\"base\": \"llama-3.1-70b\", \"dtype\": \"fp8\"}, \"hardware\": \"h200-sxm\", "
+                 "\"engine\": \"%s\", \"kv\": {\"dtype\": \"bf16\"}, " FOUR_LONG "}", eng[k]);
+        CHECK(load(text, &a) == 0);
+        snprintf(text, sizeof text,
+                 "{\"model\": {\"base\": \"llama-3.1-70b\", \"dtype\": \"fp8\"}, \"hardware\": \"h200-sxm\", "
+                 "\"engine\": \"%s\", " FOUR_LONG "}", eng[k]);
+        CHECK(load(text, &b) == 0);
+        CHECK_INT(a.kv_dtype, DTYPE_BF16);
+        CHECK_INT(b.kv_dtype, DTYPE_FP8);
+        CHECK_NEAR(a.kv.bytes_per_token, 327680, 0); /* 2 x 80 layers x 8 heads x 128 x 2 B */
+        CHECK_NEAR(b.kv.bytes_per_token, 163840, 0);
+        CHECK_NEAR(b.kv.capacity_bytes / b.kv.bytes_per_token, 2 * a.kv.capacity_bytes / a.kv.bytes_per_token, 1e-6);
+        scenario_free(&a);
+        scenario_free(&b);
+    }
+    /* a BF16 checkpoint keeps a BF16 cache */
+    Scenario c;
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"trtllm\", " FOUR_LONG "}",
+               &c) == 0);
+    CHECK_INT(c.kv_dtype, DTYPE_BF16);
+    scenario_free(&c);
+}
+
+static void test_kv_memory_rules(void)
+{
+    /* H200: 151,397,597,184 B; reserve 3.5 GiB; Llama-3.1-8B BF16 weights */
+    Scenario v, t;
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h200-sxm\", \"engine\": \"vllm\", " FOUR_LONG "}",
+               &v) == 0);
+    CHECK(load("{\"model\": \"llama-3.1-8b\", \"hardware\": \"h200-sxm\", \"engine\": \"trtllm\", " FOUR_LONG "}",
+               &t) == 0);
+    double mem = 151397597184.0, reserve = 3.5 * GIB, w = dtype_bytes(DTYPE_BF16, (double)v.model.params);
+    CHECK_REL(v.kv.capacity_bytes, 0.9 * mem - w - reserve, 1e-12);
+    CHECK_REL(t.kv.capacity_bytes, 0.9 * (mem - w - reserve), 1e-12);
+    scenario_free(&v);
+    scenario_free(&t);
+}
+
+#define BENCH(warm)                                                                                            \
+    "{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\", "  \
+    "\"max_running\": 64}, \"workload\": {\"kind\": \"closed_loop\", \"clients\": 3, \"count\": 9, "          \
+    "\"warmup_requests\": " #warm ", \"prompt_tokens\": {\"dist\": \"uniform\", \"min\": 100, \"max\": 3000}, " \
+    "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 60}}, \"metrics\": {\"warmup_requests\": " #warm "}}"
+
+static void test_warmup_barrier(void)
+{
+    Scenario s;
+    Summary sum;
+    CHECK(load(BENCH(4), &s) == 0);
+    CHECK_INT(s.barrier_members, 4);
+    CHECK_INT(s.barrier.n_waiters, 3);
+    Engine *eng = run1(&s, &sum);
+    CHECK(eng != NULL);
+    int64_t last_warm = 0, first_measured = INT64_MAX;
+    uint32_t warm = 0, measured = 0;
+    for (uint32_t i = 0; i < s.wl.n; i++) {
+        const Request *r = &s.wl.reqs[i];
+        CHECK_INT(r->state, REQ_FINISHED);
+        if (r->barrier_member) {
+            warm++;
+            if (r->t_finish_ns > last_warm) last_warm = r->t_finish_ns;
+        } else {
+            measured++;
+            if (r->t_arrive_ns < first_measured) first_measured = r->t_arrive_ns;
+        }
+    }
+    CHECK_INT(warm, 4);
+    CHECK_INT(measured, 5);
+    /* profiling starts at the last warm-up response, not before */
+    CHECK_INT(first_measured, last_warm);
+    /* the three clients start the measured phase together */
+    uint32_t at_barrier = 0;
+    for (uint32_t i = 0; i < s.wl.n; i++) at_barrier += s.wl.reqs[i].t_arrive_ns == last_warm;
+    CHECK_INT(at_barrier, 3);
+    CHECK_INT(sum.ttft_s.n, 5); /* only the measured requests count */
+    engine_free(eng);
+    scenario_free(&s);
+}
+
+static void test_request_overhead(void)
+{
+    /* one client, two requests: the overhead adds to TTFT and E2E and the
+     * second request reaches the engine before+after later */
+    const char *fmt = "{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": {\"base\": \"vllm\", "
+                      "\"request_overhead\": {\"before_us\": %d, \"after_us\": %d}}, "
+                      "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 1, \"count\": 2, \"prompt_tokens\": 500, "
+                      "\"output_tokens\": 10}}";
+    char text[1024];
+    Scenario a, b;
+    Summary sa, sb;
+    snprintf(text, sizeof text, fmt, 0, 0);
+    CHECK(load(text, &a) == 0);
+    snprintf(text, sizeof text, fmt, 30000, 5000);
+    CHECK(load(text, &b) == 0);
+    Engine *ea = run1(&a, &sa), *eb = run1(&b, &sb);
+    CHECK(ea && eb);
+    CHECK_NEAR(sb.ttft_s.mean - sa.ttft_s.mean, 0.035, 1e-9);
+    CHECK_NEAR(sb.e2e_s.mean - sa.e2e_s.mean, 0.035, 1e-9);
+    CHECK_NEAR(sb.tpot_s.mean, sa.tpot_s.mean, 1e-12);
+    /* the second request: arrives 35 ms after the first one finished */
+    const Request *b0 = &b.wl.reqs[0], *b1 = &b.wl.reqs[1];
+    CHECK_INT(b1->t_arrive_ns - b0->t_finish_ns, 35000000);
+    engine_free(ea);
+    engine_free(eb);
+    scenario_free(&a);
+    scenario_free(&b);
+}
+
+static void test_validate_rows(void)
+{
+    char dir[] = "/tmp/servesim-validate-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,"
+          "silicon_tpot_ms\n"
+          "a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+          "b,vllm,someone/Unknown-7B,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+          "c,trtllm,Qwen/Qwen3-32B,h100_sxm,disagg,512,32,fp8,2,1,1,40,8\n"
+          "d,mystery,Qwen/Qwen3-32B,h100_sxm,agg,512,32,fp8,2,1,1,40,8\n"
+          "e,trtllm,Qwen/Qwen3-32B,h100_sxm,agg,512,32,w4a16,2,1,1,40,8\n"
+          "f,trtllm,qwen/qwen3-32b-fp8,h200_sxm,agg,512,32,fp8,4,2,1,60,9\n",
+          f);
+    fclose(f);
+    VRow *rows;
+    uint32_t n;
+    VFormat fmt;
+    Err e = {{0}};
+    CHECK(vrows_read(path, VFMT_AUTO, NULL, 0, &rows, &n, &fmt, &e) == 0);
+    CHECK_INT(fmt, VFMT_SILICON);
+    CHECK_INT(n, 6);
+    if (n == 6) {
+        CHECK(rows[0].skip[0] == 0);
+        CHECK_CONTAINS(rows[0].model, "llama-3.1-8b");
+        CHECK_CONTAINS(rows[1].skip, "unknown model \"someone/Unknown-7B\"");
+        CHECK_CONTAINS(rows[2].skip, "mode \"disagg\"");
+        CHECK_CONTAINS(rows[3].skip, "unknown engine \"mystery\"");
+        CHECK_CONTAINS(rows[4].skip, "unknown precision gemm_quant_mode \"w4a16\"");
+        CHECK(rows[5].skip[0] == 0); /* hf ids match without case */
+        CHECK_CONTAINS(rows[5].dtype, "fp8");
+        vrows_simulate(&rows[0], NULL);
+        CHECK(rows[0].err[0] == 0);
+        CHECK(rows[0].pred_ttft_ms > 5 && rows[0].pred_ttft_ms < 500);
+        CHECK(rows[0].pred_tpot_ms > 1 && rows[0].pred_tpot_ms < 50);
+    }
+    free(rows);
+    /* a filter on a column */
+    VFilter fl = {"backend", "trtllm"};
+    CHECK(vrows_read(path, VFMT_AUTO, &fl, 1, &rows, &n, &fmt, &e) == 0);
+    CHECK_INT(n, 3);
+    free(rows);
+    VFilter bad = {"nosuch", "x"};
+    CHECK(vrows_read(path, VFMT_AUTO, &bad, 1, &rows, &n, &fmt, &e) < 0);
+    CHECK_CONTAINS(e.msg, "no column \"nosuch\"");
+    /* the command: the same JSON with one worker and with two; the unknown
+     * model's row is in it with its reason */
+    char cmd[2048], out1[600], out2[600];
+    snprintf(out1, sizeof out1, "%s/j1.json", dir);
+    snprintf(out2, sizeof out2, "%s/j2.json", dir);
+    const char *b = getenv("SERVESIM_BIN");
+    if (b) {
+        snprintf(cmd, sizeof cmd, "%s validate %s --jobs 1 --json %s > %s/o1.txt 2>&1", b, path, out1, dir);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "%s validate %s --jobs 2 --json %s > %s/o2.txt 2>&1", b, path, out2, dir);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "cmp -s %s %s", out1, out2);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "grep -q 'not modelled: line 3 b: unknown model' %s/o1.txt", dir);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "grep -q '\"not_modelled\":.*unknown model' %s", out1);
+        CHECK(system(cmd) == 0);
+        snprintf(cmd, sizeof cmd, "%s validate %s/none.csv > %s/o3.txt 2>&1", b, dir, dir);
+        CHECK(system(cmd) != 0);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+void suite_validate(void);
+void suite_validate(void)
+{
+    RUN(test_engine_profile_schedule);
+    RUN(test_fp8_checkpoint_kv);
+    RUN(test_kv_memory_rules);
+    RUN(test_warmup_barrier);
+    RUN(test_request_overhead);
+    RUN(test_validate_rows);
+}
