@@ -38,6 +38,12 @@ static int from_ours(const cJSON *su, CmpSide *out)
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(su, "throughput");
     out->output_tokens_per_s = th ? num(th, "output_tokens_per_s") : NAN;
     out->requests_per_s = th ? num(th, "requests_per_s") : NAN;
+    /* input tokens come out of the total and output rates over the window */
+    double done = th ? num(th, "completed") : NAN, win = th ? num(th, "window_s") : NAN;
+    out->completed = done;
+    out->mean_output_tokens = th && done > 0 ? num(th, "output_tokens") / done : NAN;
+    out->mean_input_tokens = th && done > 0 ? (num(th, "total_tokens_per_s") - num(th, "output_tokens_per_s")) * win / done
+                                            : NAN;
     strcpy(out->format, "servesim");
     return 0;
 }
@@ -56,6 +62,8 @@ static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, E
     double *v[4];
     for (int m = 0; m < 4; m++) v[m] = xmalloc(((m == CMP_ITL ? n_itl : (size_t)n) + 1) * sizeof(double));
     uint32_t cnt[4] = {0};
+    const cJSON *ilens = cJSON_GetObjectItemCaseSensitive(root, "input_lens");
+    double in_sum = 0, out_sum = 0;
     for (int i = 0; i < n; i++) {
         const cJSON *t = cJSON_GetArrayItem(ttfts, i), *il = cJSON_GetArrayItem(itls, i);
         const cJSON *ol = cJSON_GetArrayItem(olens, i);
@@ -65,6 +73,9 @@ static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, E
                            name, i);
         }
         if (t->valuedouble <= 0) continue; /* vLLM records failed requests with ttft 0 */
+        const cJSON *il_n = cJSON_GetArrayItem(ilens, i);
+        in_sum += cJSON_IsNumber(il_n) ? il_n->valuedouble : NAN;
+        out_sum += ol->valuedouble;
         double sum = 0;
         const cJSON *x;
         cJSON_ArrayForEach(x, il) {
@@ -76,6 +87,9 @@ static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, E
         v[CMP_E2E][cnt[CMP_E2E]++] = t->valuedouble + sum;
         if (ol->valuedouble > 1) v[CMP_TPOT][cnt[CMP_TPOT]++] = sum / (ol->valuedouble - 1);
     }
+    out->completed = cnt[CMP_TTFT];
+    out->mean_input_tokens = cnt[CMP_TTFT] && cJSON_IsArray(ilens) ? in_sum / cnt[CMP_TTFT] : NAN;
+    out->mean_output_tokens = cnt[CMP_TTFT] ? out_sum / cnt[CMP_TTFT] : NAN;
     for (int m = 0; m < 4; m++) {
         Dist d;
         metrics_dist(v[m], cnt[m], &d);
@@ -90,6 +104,9 @@ static int from_vllm(const cJSON *root, const char *name, CmpSide *out, Err *e)
     strcpy(out->format, "vllm");
     out->output_tokens_per_s = num(root, "output_throughput");
     out->requests_per_s = num(root, "request_throughput");
+    out->completed = num(root, "completed");
+    out->mean_input_tokens = out->completed > 0 ? num(root, "total_input_tokens") / out->completed : NAN;
+    out->mean_output_tokens = out->completed > 0 ? num(root, "total_output_tokens") / out->completed : NAN;
     if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) &&
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) > 0)
         return from_vllm_arrays(root, name, out, e);
@@ -148,9 +165,27 @@ static void add(cJSON *rows, const char *metric, const char *stat, double s, dou
     cJSON_AddItemToArray(rows, r);
 }
 
+int compare_workload_diff(const CmpSide *a, const CmpSide *b, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    if (a->completed == a->completed && b->completed == b->completed && a->completed != b->completed)
+        used += (size_t)snprintf(buf + used, n - used, "%s%.0f vs %.0f completed requests", used ? "; " : "",
+                                 a->completed, b->completed);
+    const double la[2] = {a->mean_input_tokens, a->mean_output_tokens}, lb[2] = {b->mean_input_tokens, b->mean_output_tokens};
+    const char *what[2] = {"input", "output"};
+    for (int k = 0; k < 2 && used < n; k++)
+        if (la[k] == la[k] && lb[k] == lb[k] && fabs(la[k] - lb[k]) > 0.01 * fmax(la[k], lb[k]))
+            used += (size_t)snprintf(buf + used, n - used, "%smean %s length %.1f vs %.1f tokens", used ? "; " : "",
+                                     what[k], la[k], lb[k]);
+    return used > 0;
+}
+
 cJSON *compare_json(const CmpSide *sim, const CmpSide *meas)
 {
     cJSON *o = cJSON_CreateObject();
+    char diff[512];
+    if (compare_workload_diff(sim, meas, diff, sizeof diff)) cJSON_AddStringToObject(o, "workload_warning", diff);
     cJSON_AddStringToObject(o, "sim_format", sim->format);
     cJSON_AddStringToObject(o, "measured_format", meas->format);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");

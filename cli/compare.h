@@ -24,6 +24,9 @@ typedef struct CmpSide {
     char format[16];                          /* "servesim" or "vllm" */
     double lat[CMP_METRICS][CMP_STATS];       /* seconds; NaN = not given */
     double output_tokens_per_s, requests_per_s;
+    /* the workload measured: completed requests and their mean lengths
+     * (NaN = the file does not say) */
+    double completed, mean_input_tokens, mean_output_tokens;
 } CmpSide;
 
 int compare_load(const char *path, CmpSide *out, Err *e);
@@ -32,5 +35,9 @@ int compare_from_json(const cJSON *root, const char *name, CmpSide *out, Err *e)
  * and the mean absolute relative error over the rows both sides give. */
 cJSON *compare_json(const CmpSide *sim, const CmpSide *meas);
 void compare_print(const CmpSide *sim, const CmpSide *meas);
+/* Says how the two workloads differ (request counts, mean input or output
+ * length off by more than 1%) into buf; returns 0 when they agree as far
+ * as both files tell. */
+int compare_workload_diff(const CmpSide *a, const CmpSide *b, char *buf, size_t n);
 
 #endif

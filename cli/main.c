@@ -341,6 +341,10 @@ static int cmd_compare(int argc, char **argv)
     Err e = {{0}};
     CmpSide a, b;
     if (compare_load(files[0], &a, &e) < 0 || compare_load(files[1], &b, &e) < 0) return fail(&e);
+    char diff[512];
+    if (compare_workload_diff(&a, &b, diff, sizeof diff))
+        fprintf(stderr, "servesim compare: warning: the two runs served different workloads (%s); the errors "
+                        "below compare unlike things\n", diff);
     if (json) {
         cJSON *o = compare_json(&a, &b);
         char *txt = cJSON_Print(o);

@@ -15,6 +15,7 @@ enum {
     RNG_STREAM_ARRIVALS = 1,
     RNG_STREAM_PROMPT = 2,
     RNG_STREAM_OUTPUT = 3,
+    RNG_STREAM_CLIENT_JITTER = 30, /* per-request client overhead (scenario.c; workloads use 16..29) */
 };
 
 uint64_t rng_mix(uint64_t seed, uint64_t stream);

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "jsonio.h"
 #include "paths.h"
 #include "plugin.h"
+#include "rng.h"
 #include "prefix.h"
 
 /* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
@@ -353,7 +356,7 @@ static int sched_key_ok(int kind, const char *k, char *buf, size_t n)
 {
     static const char *const shared[] = {"kind", "order", "admission", NULL};
     static const char *const plain[] = {"max_running", "token_budget", NULL};
-    static const char *const cont[] = {"max_running", "token_budget", "max_num_tokens", NULL};
+    static const char *const cont[] = {"max_running", "token_budget", "max_num_tokens", "max_partial_prefills", NULL};
     static const char *const chunked[] = {"max_running", "token_budget", "long_prefill_threshold",
                                           "max_partial_prefills", NULL};
     static const char *const vllm[] = {"max_num_seqs", "max_num_batched_tokens", "preemption", "watermark",
@@ -737,6 +740,14 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier.waiters = s->barrier_waiters;
     }
     s->barrier.left = s->barrier_members;
+    if (s->engine.req_jitter_s > 0) {
+        /* one draw per triggered request, in workload order */
+        gsl_rng *rj = rng_stream(s->seed, RNG_STREAM_CLIENT_JITTER);
+        for (uint32_t i = 0; i < s->wl.n; i++)
+            if (s->wl.reqs[i].triggered)
+                s->wl.reqs[i].client_extra_ns = llround(gsl_ran_exponential(rj, s->engine.req_jitter_s) * 1e9);
+        gsl_rng_free(rj);
+    }
 #undef SUB
     return 0;
 }

@@ -69,6 +69,7 @@ static int continuous_schedule(void *ctx, Engine *eng, Err *e)
         /* max_num_tokens (sched.h): the first prompt always joins */
         const BatchPlan *pl = eng_plan(eng);
         if (c->max_num_tokens && pl->n_prefill > 0 && pl->new_tokens + prefill_left(r) > c->max_num_tokens) break;
+        if (c->max_partial_prefills && pl->n_prefill >= c->max_partial_prefills) break;
         if (!eng_admit(eng, 0, prefill_left(r))) break;
         eng_plan_add(eng, idx, prefill_left(r));
     }

@@ -303,6 +303,29 @@ static void test_validate_rows(void)
     CHECK(system(cmd) == 0);
 }
 
+static void test_compare_warns_on_workload(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    if (!b) return;
+    char dir[] = "/tmp/servesim-cmpw-XXXXXX", cmd[2048], path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    /* the default run against itself: no warning; against another seed's
+     * run (other lengths): a warning naming the difference */
+    snprintf(cmd, sizeof cmd, "cd %s && %s run --quiet --json a.json && %s run --quiet --seed 7 --json b.json", dir, b, b);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "cd %s && %s compare a.json a.json > same.txt 2>&1 && %s compare a.json b.json > diff.txt 2>&1",
+             dir, b, b);
+    CHECK(system(cmd) == 0);
+    snprintf(path, sizeof path, "grep -q 'warning' %s/same.txt", dir);
+    CHECK(system(path) != 0);
+    snprintf(path, sizeof path, "grep -q 'served different workloads (mean output length' %s/diff.txt", dir);
+    CHECK(system(path) == 0);
+    snprintf(cmd, sizeof cmd, "cd %s && %s compare a.json b.json --json 2>/dev/null | grep -q workload_warning", dir, b);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 void suite_validate(void);
 void suite_validate(void)
 {
@@ -312,4 +335,5 @@ void suite_validate(void)
     RUN(test_warmup_barrier);
     RUN(test_request_overhead);
     RUN(test_validate_rows);
+    RUN(test_compare_warns_on_workload);
 }

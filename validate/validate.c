@@ -45,6 +45,7 @@
 const char validate_usage[] =
     "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
     "                         [--json OUT] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
+    "                         [--set K=V[,K=V...]]\n"
     "\n"
     "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
     "and TPOT (splitwise: prompt_time and token_time) with the measurement:\n"
@@ -59,7 +60,9 @@ const char validate_usage[] =
     "  --fit             fit the engine constants (host time per iteration and per\n"
     "                    sequence, per-request overhead) to these rows and print them\n"
     "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
-    "  --rows/--no-rows  print (default) or omit the per-row table\n";
+    "  --rows/--no-rows  print (default) or omit the per-row table\n"
+    "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
+    "                    engine files' (base_us, per_seq_us, before_us, jitter_us; unset = 0)\n";
 
 /* ------------------------------------------------------------ running */
 
@@ -392,7 +395,8 @@ int validate_main(int argc, char **argv)
     const char *file = NULL, *json = NULL;
     VFormat fmt = VFMT_AUTO;
     VFilter flt[VALIDATE_MAX_FILTERS];
-    int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1;
+    int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0;
+    VTheta set = {0};
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs < 1) jobs = 1;
     for (int i = 0; i < argc; i++) {
@@ -424,6 +428,23 @@ int validate_main(int argc, char **argv)
             if (++i >= argc) return bad("--jobs needs a number", NULL);
             jobs = strtol(argv[i], &end, 10);
             if (*end || jobs < 1 || jobs > VALIDATE_MAX_JOBS) return bad("--jobs: expected 1 to 256, got", argv[i]);
+        } else if (!strcmp(a, "--set")) {
+            if (++i >= argc) return bad("--set needs K=V[,K=V...]", NULL);
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", argv[i]);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                char *eq = strchr(tok, '='), *end;
+                if (!eq) return bad("--set: expected K=V, got", tok);
+                *eq = 0;
+                double v = strtod(eq + 1, &end);
+                if (*end || !(v >= 0) || v > 1e7) return bad("--set: expected a value in [0, 1e7] us, got", eq + 1);
+                if (!strcmp(tok, "base_us")) set.base_us = v;
+                else if (!strcmp(tok, "per_seq_us")) set.per_seq_us = v;
+                else if (!strcmp(tok, "before_us")) set.before_us = v;
+                else if (!strcmp(tok, "jitter_us")) set.jitter_us = v;
+                else return bad("--set: unknown constant (base_us, per_seq_us, before_us, jitter_us)", tok);
+            }
+            has_set = 1;
         } else if (!strcmp(a, "--fit")) {
             do_fit = 1;
         } else if (!strcmp(a, "--loso")) {
@@ -531,6 +552,10 @@ int validate_main(int argc, char **argv)
     /* the predictions: with --fit the fitted constants, else the engine files' */
     if (rc == 0) {
         VTheta *ths = NULL;
+        if (has_set && !do_fit) {
+            ths = xcalloc(n ? n : 1, sizeof *ths);
+            for (uint32_t j = 0; j < m; j++) ths[all[j]] = set;
+        }
         if (do_fit) {
             ths = xcalloc(n ? n : 1, sizeof *ths);
             for (uint32_t j = 0; j < m; j++) ths[all[j]] = *vfit_for(fits, n_fits, rows[all[j]].engine);

@@ -205,6 +205,9 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
     long isl = vrows_int(COL(S_ISL)), osl = vrows_int(COL(S_OSL)), c = vrows_int(COL(S_BATCH));
     long tp = vrows_int(COL(S_TP)), pp = COL(S_PP)[0] ? vrows_int(COL(S_PP)) : 1;
     long adp = COL(S_ATTN_DP)[0] ? vrows_int(COL(S_ATTN_DP)) : 1, mep = COL(S_MOE_EP)[0] ? vrows_int(COL(S_MOE_EP)) : 1;
+    /* dense rows write 0 or nothing for "no attention DP / expert parallelism" */
+    if (adp == 0) adp = 1;
+    if (mep == 0) mep = 1;
     r->meas_ttft_ms = vrows_num(COL(S_TTFT));
     r->meas_tpot_ms = vrows_num(COL(S_TPOT));
     if (strcmp(COL(S_MODE), "agg"))
@@ -416,8 +419,9 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
         if (th)
             snprintf(eng, sizeof eng,
                      "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
-                     "\"per_gpu_us\": 0}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0}}",
-                     r->engine, th->base_us, th->per_seq_us, th->before_us);
+                     "\"per_gpu_us\": 0}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
+                     "\"jitter_us\": %.17g}}",
+                     r->engine, th->base_us, th->per_seq_us, th->before_us, th->jitter_us);
         else
             snprintf(eng, sizeof eng, "\"%s\"", r->engine);
         int c = r->conc;
