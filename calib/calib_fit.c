@@ -499,7 +499,10 @@ static int calib_fit_solve(FitProblem *fp, const double *start, double *x, Err *
     }
     gsl_vector_free(x0);
     gsl_multilarge_nlinear_free(w);
-    if (!finite) return err_set(e, "least squares diverged (a parameter became non-finite)");
+    /* A finite parameter can still be absurd: ln t0 = 6e7 overflows exp()
+     * (seen on CPU timings disturbed by other processes). */
+    if (!finite || !(calib_fit_cost(fp, x) < HUGE_VAL))
+        return err_set(e, "least squares diverged (a parameter or the cost became non-finite)");
     return 0;
 }
 
@@ -609,14 +612,15 @@ static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_
             double *x2 = xcalloc((size_t)f2.p, sizeof *x2);
             /* Same knots unless the dropped rows set a range end. */
             int same = f2.p == fp.p;
-            rc = calib_fit_solve(&f2, same ? x : NULL, x2, e);
-            if (rc == 0) calib_fit_store(&f2, x2, op);
+            Err e3 = {{0}};
+            /* A refit that diverges keeps the first pass (stored above). */
+            if (calib_fit_solve(&f2, same ? x : NULL, x2, &e3) == 0) calib_fit_store(&f2, x2, op);
+            else *n_out = 0;
             free(x2);
             calib_fit_free(&f2);
             free(keep);
             free(x);
             calib_fit_free(&fp);
-            if (rc < 0) return -1;
             goto done;
         }
         free(keep);

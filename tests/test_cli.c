@@ -299,13 +299,23 @@ static void test_calib_and_cost_commands(void)
     CHECK(sh("run --quiet " SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_static.json", out, sizeof out) == 0);
 }
 
+/* Counted as a failure, not skipped silently. */
+static void cli_no_tmpdir(void)
+{
+    fprintf(stderr, "  cannot create a temporary directory like %s\n", dir);
+    CHECK(0);
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/servesim-test-%d", (int)getpid());
+    /* one directory per run: concurrent suites never share a file */
+    snprintf(dir, sizeof dir, "/tmp/servesim-test-XXXXXX");
+    if (!mkdtemp(dir)) {
+        RUN(cli_no_tmpdir);
+        return;
+    }
     char cmd[300];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    if (system(cmd) != 0) return;
     RUN(test_bad_input_messages);
     RUN(test_cli_usage_errors);
     RUN(test_info);

@@ -454,12 +454,23 @@ static void test_lua_view_read_only(void)
 
 static char lt_tmp[256];
 
+/* The file bad_script.lua's os_execute case would write: in this run's
+ * own directory. */
+static const char *lt_escaped(void)
+{
+    static char path[300];
+    snprintf(path, sizeof path, "%s/escaped", lt_tmp);
+    return path;
+}
+
+/* Runs bad_script.lua CASE (os_execute: CASE FILE). */
 static int lt_script(const char *kase, Err *e)
 {
-    char *argv[] = {(char *)(uintptr_t)kase};
+    char *argv[] = {(char *)(uintptr_t)kase, (char *)(uintptr_t)lt_escaped()};
+    int argc = strcmp(kase, "os_execute") ? 1 : 2;
     LuaCmdLimits lim = {.max_instructions = 2000000, .max_memory_bytes = 64u << 20, .seed = 1};
     memset(e, 0, sizeof *e);
-    return lua_cmd_run(LT_DIR "bad_script.lua", 1, argv, &lim, e);
+    return lua_cmd_run(LT_DIR "bad_script.lua", argc, argv, &lim, e);
 }
 
 static void lt_expect_escape_blocked(const char *kase, const char *tag, const char *const *needles)
@@ -477,9 +488,9 @@ static void test_lua_sandbox_escapes(void)
 {
     Err e;
     CHECK_INT(lt_script("ok", &e), 0);
-    remove("/tmp/servesim-lua-escaped");
+    remove(lt_escaped());
     lt_expect_escape_blocked("os_execute", "os_execute", LT_NEEDLES("global 'os'"));
-    FILE *f = fopen("/tmp/servesim-lua-escaped", "r");
+    FILE *f = fopen(lt_escaped(), "r");
     CHECK(f == NULL);
     if (f) fclose(f);
     lt_expect_escape_blocked("io_open", "io_open", LT_NEEDLES("global 'io'"));
@@ -1247,13 +1258,23 @@ static void test_lua_cli(void)
     lt_expect_cli("lua tests/lua/no_such.lua", 1, LT_NEEDLES("no_such.lua"));
 }
 
+/* Counted as a failure, not skipped silently. */
+static void lt_no_tmpdir(void)
+{
+    fprintf(stderr, "  cannot create a temporary directory like %s\n", lt_tmp);
+    CHECK(0);
+}
+
 void suite_lua(void);
 void suite_lua(void)
 {
-    snprintf(lt_tmp, sizeof lt_tmp, "/tmp/servesim-lua-test-%d", (int)getpid());
+    /* one directory per run: concurrent suites never share a file */
+    snprintf(lt_tmp, sizeof lt_tmp, "/tmp/servesim-lua-test-XXXXXX");
+    if (!mkdtemp(lt_tmp)) {
+        RUN(lt_no_tmpdir);
+        return;
+    }
     char cmd[300];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", lt_tmp);
-    if (system(cmd) != 0) return;
     RUN(test_lua_fcfs_four_requests);
     RUN(test_lua_fcfs_poisson_10k);
     RUN(test_lua_bad_decisions);

@@ -1,11 +1,13 @@
 -- bad_script.lua -- an experiment script that tries to leave the sandbox
 -- in the way its first argument says (servesim lua tests/lua/bad_script.lua
--- CASE).  Each case must end in a clean error, never in an escape.
+-- CASE [FILE]).  Each case must end in a clean error, never in an escape.
+-- os_execute would write FILE (the test's own temporary directory, so
+-- concurrent runs never share it; /dev/null when not given).
 
-local case = ...
+local case, escaped = ...
 
 if case == "os_execute" then
-  os.execute("echo escaped > /tmp/servesim-lua-escaped") -- @os_execute
+  os.execute("echo escaped > " .. (escaped or "/dev/null")) -- @os_execute
 elseif case == "io_open" then
   local f = io.open("/etc/passwd") -- @io_open
   print(f:read("a"))
