@@ -142,8 +142,11 @@ static int hw_peaks(const cJSON *obj, const char *where, HwDesc *h, Err *e)
             return -1;
     if (!(h->peak_flops[DTYPE_BF16] > 0))
         return err_set(e, "%s.bf16: got 0, expected the dense BF16 peak in FLOP/s (> 0)", pw);
-    /* FP16 tensor-core throughput equals BF16 on every GPU here. */
+    /* FP16 tensor-core throughput equals BF16 on every GPU here; block-scaled
+     * FP8 runs on the FP8 tensor cores (the scales are applied in the
+     * epilogue or between K blocks), so its peak is FP8's. */
     if (h->peak_flops[DTYPE_FP16] == 0) h->peak_flops[DTYPE_FP16] = h->peak_flops[DTYPE_BF16];
+    if (h->peak_flops[DTYPE_FP8_BLOCK] == 0) h->peak_flops[DTYPE_FP8_BLOCK] = h->peak_flops[DTYPE_FP8];
     return 0;
 }
 

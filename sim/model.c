@@ -43,7 +43,7 @@
 /* Dtypes */
 
 static const char *const dtype_names[DTYPE_COUNT + 1] = {
-    "bf16", "fp16", "fp8", "fp32", "q8_0", "q4_0", NULL,
+    "bf16", "fp16", "fp8", "fp32", "q8_0", "q4_0", "fp8_block", "nvfp4", NULL,
 };
 
 double dtype_bytes(Dtype t, double n)
@@ -56,9 +56,24 @@ double dtype_bytes(Dtype t, double n)
     /* GGML block formats: 32 values share one fp16 scale. */
     case DTYPE_Q8_0: return 34.0 * ceil(n / 32.0);
     case DTYPE_Q4_0: return 18.0 * ceil(n / 32.0);
+    /* One FP32 scale per 128 x 128 weight block (DeepSeek-V3's format; the
+     * kernels are DeepGEMM / CUTLASS block-scaled). */
+    case DTYPE_FP8_BLOCK: return n * (1.0 + 4.0 / 16384.0);
+    /* E2M1 nibbles with one E4M3 scale per 16 values (the per-tensor FP32
+     * global scale is negligible). */
+    case DTYPE_NVFP4: return 9.0 * ceil(n / 16.0);
     case DTYPE_COUNT: break;
     }
     return 2.0 * n; /* NEVER: an out-of-range enum; count it as 16-bit */
+}
+
+double dtype_act_bytes(Dtype t)
+{
+    switch (t) {
+    case DTYPE_FP8_BLOCK: return 1.0 + 4.0 / 128.0;
+    case DTYPE_NVFP4: return 9.0 / 16.0;
+    default: return dtype_bytes(t, 1024) / 1024;
+    }
 }
 
 const char *dtype_name(Dtype t)
@@ -147,11 +162,15 @@ int model_derive(ModelDesc *m, const char *where, Err *e)
 
 static const char *const model_keys[] = {
     "name", "source", "layers", "hidden", "q_heads", "kv_heads", "head_dim", "ffn", "vocab",
-    "tied_embeddings", "gated_mlp", "qkv_bias", "qk_norm", "max_context", "dtype", "moe", NULL,
+    "tied_embeddings", "gated_mlp", "qkv_bias", "qk_norm", "max_context", "dtype", "moe",
+    "hf_id", /* Hugging Face ids of the checkpoints this description covers (validate matches rows by them) */
+    NULL,
 };
 static const char *const model_moe_keys[] = {"experts", "active_experts", "expert_ffn", NULL};
-/* Weights come in these; the GGML block formats are for KV here. */
-static const char *const model_weight_dtypes[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+/* Weights come in these (fp8_block: DeepSeek-style 128 x 128 block-scaled
+ * FP8 checkpoints; nvfp4: NVIDIA ModelOpt FP4 checkpoints); the GGML block
+ * formats are for KV here. */
+static const char *const model_weight_dtypes[] = {"bf16", "fp16", "fp8", "fp32", "fp8_block", "nvfp4", NULL};
 
 /* Reads an int key into an int field; limits keep every product finite. */
 static int model_get_int(const cJSON *obj, const char *key, const char *where, int required,

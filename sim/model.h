@@ -27,11 +27,22 @@ typedef enum {
     DTYPE_FP32,     /* 4 B */
     DTYPE_Q8_0,     /* 34 B per 32 values (GGML: 32 int8 codes + fp16 scale) */
     DTYPE_Q4_0,     /* 18 B per 32 values (16 B of nibbles + fp16 scale) */
+    DTYPE_FP8_BLOCK,/* FP8 with block scales (DeepSeek style): 1 B per value plus one FP32
+                       scale per 128 x 128 weight block (dtype_bytes) or per 1 x 128
+                       activation group (dtype_act_bytes) */
+    DTYPE_NVFP4,    /* NVIDIA FP4 (E2M1): 0.5 B per value plus one FP8 (E4M3) scale per
+                       16 values = 9 B per 16 values, weights and activations alike */
     DTYPE_COUNT
 } Dtype;
 
-/* Bytes for n values of type t (block formats round up to whole blocks). */
+/* Bytes for n values of type t stored as weights or KV (block formats round
+ * up to whole blocks; fp8_block's 128 x 128 blocks are two-dimensional, so
+ * their scales are counted per value: 4 B / 16384). */
 double dtype_bytes(Dtype t, double n);
+/* Bytes per activation element of a GEMM whose inputs are of type t, scales
+ * included: fp8_block quantizes activations in 1 x 128 groups with an FP32
+ * scale (1 + 4/128 B), nvfp4 in groups of 16 with an FP8 scale (9/16 B). */
+double dtype_act_bytes(Dtype t);
 const char *dtype_name(Dtype t);
 /* Returns -1 if the name is unknown. */
 int dtype_parse(const char *name);
