@@ -299,6 +299,161 @@ static void test_calib_and_cost_commands(void)
     CHECK(sh("run --quiet " SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_static.json", out, sizeof out) == 0);
 }
 
+/* Runs "servesim ARGS" and checks that its output holds every line of
+ * lines[] (NULL-terminated) as README.md quotes it. */
+static void readme_run(const char *args, const char *const *lines)
+{
+    static char out[65536];
+    int rc = sh(args, out, sizeof out);
+    if (rc != 0) fprintf(stderr, "  servesim %s: exit %d\n", args, rc);
+    CHECK_INT(rc, 0);
+    for (int i = 0; lines[i]; i++) {
+        if (!strstr(out, lines[i])) fprintf(stderr, "  README.md quotes a line 'servesim %s' no longer prints\n", args);
+        CHECK_CONTAINS(out, lines[i]);
+    }
+}
+
+/* Output token times (ms) of request `id` in a JSON report; the count. */
+static int report_token_ms(const char *path, const char *id, double *ms, int max)
+{
+    Err e;
+    char *t = read_file(path, NULL, &e);
+    cJSON *j = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    int n = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "requests")) {
+        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(r, "id");
+        if (!cJSON_IsString(rid) || strcmp(rid->valuestring, id)) continue;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(r, "token_times_s")) {
+            if (n < max) ms[n++] = x->valuedouble * 1e3;
+        }
+    }
+    cJSON_Delete(j);
+    return n;
+}
+
+/* The largest gap between consecutive token times (ms). */
+static double worst_gap_ms(const double *ms, int n)
+{
+    double w = 0;
+    for (int k = 1; k < n; k++) w = fmax(w, ms[k] - ms[k - 1]);
+    return w;
+}
+
+/* Every number README.md quotes from a command, run as the README runs it.
+ * When one changes, this names the command and the line; the README must
+ * follow.  (Numbers the README takes from the C API are checked where they
+ * are computed: test_sched.c, test_spec.c, test_prefix.c, test_calib.c.) */
+static void test_readme_numbers(void)
+{
+    static char args[2048];
+    const char *ch = SERVESIM_DATA_DIR "/workloads/chapters";
+    char path[512];
+    double ms[16];
+
+    /* A worked example: the table, r0's token times and the three schedules */
+    static const char *const worked[] = {
+        "servesim: chapter 8 (003), figures 8-5/8-6/8-7: four requests, continuous scheduling",
+        "  Qwen3-8B on 1 GPU(s) of NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB (tp 1), linear cost model, "
+        "continuous scheduler, max_running 2",
+        "  KV: 12.00 GiB = 5461 blocks of 16 tokens, reserve final",
+        "  requests: 4 (4 finished, 0 rejected), 8 iterations, 0 preemptions",
+        "  metric          mean       p50       p90       p99       max",
+        "  TTFT          382.24    354.46    623.37    653.38    656.71 ms  (n=4)",
+        "  TPOT           41.23     26.30     68.12     84.25     86.04 ms  (n=4)",
+        "  ITL            61.15     26.29     87.96    345.04    375.97 ms  (n=12)",
+        "  E2E             0.57      0.65      0.76      0.76      0.77 s  (n=4)",
+        "  queueing      182.88     84.81    444.22    550.13    561.90 ms  (n=4)",
+        "  max ITL       113.72     26.30    271.07    365.48    375.97 ms  (n=4)",
+        NULL};
+    snprintf(path, sizeof path, "%s/readme_cont.json", dir);
+    snprintf(args, sizeof args, "run %s/ch8_four_requests_continuous.json --json %s", ch, path);
+    readme_run(args, worked);
+    CHECK_INT(report_token_ms(path, "r0", ms, 16), 8);
+    static const double r0[4] = {163.33, 189.62, 565.59, 591.90};
+    for (int k = 0; k < 4; k++) CHECK_NEAR(ms[k], r0[k], 0.005);
+    CHECK_NEAR(ms[1] - ms[0], 26.29, 0.005);
+    CHECK_NEAR(ms[2] - ms[1], 375.97, 0.005);
+    static const char *const none[] = {NULL};
+    snprintf(path, sizeof path, "%s/readme_static.json", dir);
+    snprintf(args, sizeof args, "run %s/ch8_four_requests_static.json --quiet --json %s", ch, path);
+    readme_run(args, none);
+    CHECK_INT(report_token_ms(path, "r0", ms, 16), 8);
+    double r0_done = ms[7];
+    CHECK_NEAR(r0_done, 347.16, 0.005);
+    CHECK_INT(report_token_ms(path, "r2", ms, 16), 2);
+    CHECK(ms[0] > r0_done);
+    snprintf(path, sizeof path, "%s/readme_chunked.json", dir);
+    snprintf(args, sizeof args, "run %s/ch8_four_requests_chunked.json --quiet --json %s", ch, path);
+    readme_run(args, none);
+    CHECK_INT(report_token_ms(path, "r0", ms, 16), 8);
+    CHECK_NEAR(worst_gap_ms(ms, 8), 44.53, 0.005);
+
+    /* the embedded default scenario */
+    static const char *const dflt[] = {
+        "  metric          mean       p50       p90       p99       max",
+        "  TTFT           64.30     42.29    130.38    351.81    687.74 ms  (n=2000)",
+        "  TPOT           15.02     14.77     18.35     22.91     32.49 ms  (n=2000)",
+        "  throughput over the drain window 211.439 s (0.024 -> 211.463 s):",
+        "    9.46 req/s, 3094.2 output tok/s, 16174.4 total tok/s",
+        "  goodput over the same window (SLO: TTFT <= 500 ms TPOT <= 50 ms): 9.44 req/s, 3090.8 output tok/s, "
+        "attainment 99.8%",
+        NULL};
+    readme_run("run", dflt);
+
+    /* info, spec-plan, spec-verify */
+    static const char *const info[] = {"  weights_read_bytes   15136811008 B", "  kv_bytes_per_token   147456 B", NULL};
+    readme_run("info --model qwen3-8b", info);
+    static const char *const plan75[] = {"     4     3.0508       26.360       8.6404", NULL};
+    readme_run("spec-plan --accept 0.75 --draft-len 4 --verify-ms 26.26 --draft-ms 0.1", plan75);
+    static const char *const plan25[] = {"     4     1.3320       26.360      19.7893", NULL};
+    readme_run("spec-plan --accept 0.25 --draft-len 4 --verify-ms 26.26 --draft-ms 0.1", plan25);
+    /* the output follows p, Paris is accepted with 0.75; the wrong rule gives Paris 0.72 */
+    static const char *const verify[] = {"       0   0.6000   0.8000     0.600", "     0.750", NULL};
+    readme_run("spec-verify --p 0.6,0.4 --q 0.8,0.2", verify);
+    static const char *const wrong[] = {"       0   0.6000   0.8000     0.720", NULL};
+    readme_run("spec-verify --p 0.6,0.4 --q 0.8,0.2 --rule resample-p", wrong);
+
+    /* replay: chapter 31's table 31.1 */
+    static const char *const serial[] = {
+        "  TTFT          220.00    240.00    304.00    318.40    320.00 ms  (n=3)",
+        "  TPOT           40.00     40.00     40.00     40.00     40.00 ms  (n=2)",
+        "  throughput over the drain window 0.360 s (0.000 -> 0.360 s):",
+        "    8.33 req/s, 16.7 output tok/s, 44.4 total tok/s",
+        "  cost: $2.00/GPU-h x 1 GPU x 0.360 s billed (exact) = $0.000200; $0.033333 per 1k output tokens",
+        NULL};
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json", ch);
+    readme_run(args, serial);
+    static const char *const cont[] = {
+        "  throughput over the fixed window 0.400 s (0.000 -> 0.400 s):",
+        "    7.50 req/s, 15.0 output tok/s, 40.0 total tok/s",
+        NULL};
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_continuous.json --window-ms 0,400", ch);
+    readme_run(args, cont);
+
+    /* the error messages README.md shows */
+    static char out[8192];
+    const char *n = write_tmp("n.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", "
+                                        "\"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"requests\": "
+                                        "[{\"arrival_ms\": 0, \"prompt_tokens\": -5, \"output_tokens\": 2}]}}");
+    snprintf(args, sizeof args, "run %s", n);
+    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "n.json: workload.requests[0].prompt_tokens: got -5, expected an integer in [1, 10000000]");
+    const char *u = write_tmp("u.json", "{\"model\": \"qwen9-8b\", \"hardware\": \"h100-sxm\", "
+                                        "\"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"requests\": "
+                                        "[{\"arrival_ms\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}]}}");
+    snprintf(args, sizeof args, "run %s", u);
+    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "u.json: model: unknown model \"qwen9-8b\" (no ");
+    CHECK_CONTAINS(out, "/models/qwen9-8b.json); available: llama-2-70b, ");
+    const char *m = write_tmp("m.json", "{\n  \"model\": \"qwen3-8b\",\n  \"tp\": ,\n}\n");
+    snprintf(args, sizeof args, "run %s", m);
+    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "m.json: line 3, column 9: malformed JSON near ','");
+}
+
 /* Counted as a failure, not skipped silently. */
 static void cli_no_tmpdir(void)
 {
@@ -323,6 +478,7 @@ void suite_cli(void)
     RUN(test_replay_compare_outputs);
     RUN(test_spec_and_workload_commands);
     RUN(test_calib_and_cost_commands);
+    RUN(test_readme_numbers);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }

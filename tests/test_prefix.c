@@ -135,6 +135,56 @@ static void test_shared_prefix_35(void)
     free(ids);
 }
 
+/* The same requests through the engine (README.md, prefix cache): 40 of
+ * them, Qwen3-8B, 12 GiB, continuous scheduling.  Arriving at once, the 10
+ * admitted in the first iteration each compute the shared prefix -- a block
+ * is reused only after the iteration that computed it has ended -- and
+ * fill the pool until they finish, when 30 remain: the peak is 30.  With
+ * the prefix computed first (one request at 0 ms, the rest after its
+ * prefill) 35 run at once; without the cache 10. */
+static uint32_t shared_prefix_peak(uint32_t later_ms, int cache)
+{
+    static char text[16384];
+    int len = snprintf(text, sizeof text,
+                       "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\","
+                       " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 26.22, \"per_token_us\": 30.4,"
+                       " \"per_pair_ns\": 3}, \"scheduler\": {\"kind\": \"continuous\", \"max_running\": 256},"
+                       " \"kv\": {\"capacity_gib\": 12, \"reserve\": \"final\", \"prefix_cache\": %s},"
+                       " \"report\": {\"token_times\": false, \"iterations\": false},"
+                       " \"workload\": {\"requests\": [",
+                       cache ? "true" : "false");
+    for (int i = 0; i < 40 && len > 0 && (size_t)len < sizeof text; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "%s{\"arrival_ms\": %u, \"prompt_tokens\": 8192, \"output_tokens\": 256, \"session\": \"s%d\","
+                        " \"shared_prefix_tokens\": 6144}", i ? ", " : "", i ? later_ms : 0, i);
+    if (len > 0 && (size_t)len < sizeof text) snprintf(text + len, sizeof text - (size_t)len, "]}}");
+    Scenario s;
+    Err e = {{0}};
+    if (scenario_load_text(text, "shared.json", 0, 0, &s, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return 0;
+    }
+    Cluster *c = cluster_new(&s, NULL, &e);
+    uint32_t peak = 0;
+    if (c && cluster_run(c, &e) == 0) {
+        const EngineStats *st = engine_stats(cluster_engine(c, 0));
+        if (st->finished == 40) peak = st->peak_running;
+    } else {
+        fprintf(stderr, "  %s\n", e.msg);
+    }
+    cluster_free(c);
+    scenario_free(&s);
+    return peak;
+}
+
+static void test_shared_prefix_engine_30_35(void)
+{
+    CHECK_INT(shared_prefix_peak(0, 1), 30);
+    /* r0's 8192-token prefill takes 26.22 + 249.04 + 100.68 = 375.94 ms */
+    CHECK_INT(shared_prefix_peak(1000, 1), 35);
+    CHECK_INT(shared_prefix_peak(0, 0), 10);
+}
+
 static void test_abc_reuse_and_tenants(void)
 {
     /* 1-token blocks: A = [10,11,12,13], B = [10,11,12,14] share three
@@ -282,6 +332,10 @@ static void test_mooncake_hit_rate(void)
     fprintf(stderr, "  mooncake token hit rate: whole trace unbounded %.4f; first 3000: unbounded %.4f, 140 GiB %.4f, "
                     "40 GiB %.4f\n", all, big, mid, small);
     CHECK_NEAR(all, 0.366, 0.02);
+    /* README.md (prefix cache) quotes these to 0.1% */
+    CHECK_NEAR(all, 0.374, 0.0005);
+    CHECK_NEAR(mid, 0.051, 0.0005);
+    CHECK_NEAR(small, 0.039, 0.0005);
     CHECK_INT(ev[0], 0);
     CHECK(mid > 0 && small > 0);
     CHECK(mid < big && small < mid);
@@ -340,6 +394,7 @@ void suite_prefix(void)
     RUN(test_paged_example_sharing);
     RUN(test_branches_416_131);
     RUN(test_shared_prefix_35);
+    RUN(test_shared_prefix_engine_30_35);
     RUN(test_abc_reuse_and_tenants);
     RUN(test_lru_eviction_and_cow);
     RUN(test_mooncake_hit_rate);

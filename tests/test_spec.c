@@ -218,6 +218,7 @@ static void test_design_board(void)
     double tE = board(2.04, 0.02735, &x, 256);
     /* 127 rounds of 2 tokens, then the last token as a plain decode */
     CHECK_NEAR(tE, 2.04 + 127 * 0.02745 + 0.02735, 1e-6);
+    CHECK_NEAR(tE, 5.55, 0.005);
     CHECK(tE < 7.0);
     /* 16-token outputs: B 2.45 s, D 2.37 s -- the draft model's longer
      * prefill eats most of the 10 saved rounds */
