@@ -16,7 +16,7 @@
  * reproduces a power law (e.g. eff proportional to m while a GEMM is
  * memory-bound) exactly between knots.
  *
- * The same functions evaluate a profile in the fitter (sim/calib_fit.c),
+ * The same functions evaluate a profile in the fitter (calib/calib_fit.c),
  * in the roofline (sim/cost.c) and in `servesim cost`, so what was fitted
  * is what is simulated.  Each operator records the bounds of the grid it
  * was measured on; profile_extrapolation() says how far a query lies
