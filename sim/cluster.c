@@ -26,6 +26,16 @@ struct Cluster {
     Router plugin_router;  /* ROUTER_PLUGIN */
     const PluginProvider *router_provider;
     ReplicaLoad *loads;    /* what it sees of the replicas */
+    /* The report's per-replica rows and the cluster's total (metrics.h
+     * RunReplicas, ReplicaRow): requests each replica served, and the peaks
+     * of the sums over replicas, sampled as each engine samples its own --
+     * waiting when a request joins a queue, running and KV blocks of the
+     * busy replicas once every replica has started its iteration -- so the
+     * largest replica peak <= the cluster peak <= the sum of the peaks. */
+    uint32_t *served;
+    const EngineStats **rst;
+    uint32_t sum_peak_running, sum_peak_waiting;
+    uint64_t sum_peak_kv;
 };
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
@@ -42,6 +52,8 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     c->n_prefill = s->disagg ? s->pools[0].replicas : 0;
     c->eng = xcalloc(c->n, sizeof *c->eng);
     c->loads = xcalloc(c->n, sizeof *c->loads);
+    c->served = xcalloc(c->n, sizeof *c->served);
+    c->rst = xcalloc(c->n, sizeof *c->rst);
     if (s->router == ROUTER_PLUGIN) {
         char where[700], dir[512];
         snprintf(where, sizeof where, "%s: cluster.router", s->source);
@@ -69,6 +81,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
                 return NULL;
             }
             engine_attach(c->eng[k], &c->q, k);
+            c->rst[k] = engine_stats(c->eng[k]);
             if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
             if (s->disagg && p == 1) engine_set_incoming(c->eng[k], incoming_admitted, c);
         }
@@ -81,6 +94,8 @@ void cluster_free(Cluster *c)
     for (uint32_t i = 0; i < c->n; i++) engine_free(c->eng[i]);
     free(c->eng);
     free(c->loads);
+    free(c->served);
+    free(c->rst);
     if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
     free(c->tt);
@@ -123,6 +138,31 @@ static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int
     return best;
 }
 
+/* The cluster's waiting count, when a request has just joined a queue. */
+static void sample_waiting(Cluster *c)
+{
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < c->n; i++) w += eng_waiting_count(c->eng[i]);
+    if (w > c->sum_peak_waiting) c->sum_peak_waiting = w;
+}
+
+/* Running requests and KV blocks of the busy replicas, once each has
+ * started its iteration (an engine counts them at its iteration's start,
+ * and only while busy). */
+static void sample_busy(Cluster *c)
+{
+    uint32_t run = 0;
+    uint64_t kv = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (!engine_busy(c->eng[i])) continue;
+        const KvPolicy *k = engine_kv(c->eng[i]);
+        run += eng_running_count(c->eng[i]);
+        kv += k->used_blocks(k->ctx);
+    }
+    if (run > c->sum_peak_running) c->sum_peak_running = run;
+    if (kv > c->sum_peak_kv) c->sum_peak_kv = kv;
+}
+
 static void push_next_arrival(Cluster *c)
 {
     const Workload *w = &c->s->wl;
@@ -138,7 +178,9 @@ static void arrive(Cluster *c, uint32_t idx, int64_t now)
     Request *r = &c->s->wl.reqs[idx];
     uint32_t lo = 0, n = c->s->pools[0].replicas;
     r->replica = route(c, r, lo, n, 0);
+    c->served[r->replica]++;
     engine_enqueue(c->eng[r->replica], idx, now);
+    if (c->n > 1) sample_waiting(c);
 }
 
 /* A prefill replica finished a prefill: the request queues at a decode
@@ -152,7 +194,9 @@ static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
     r->incoming = 1;
     uint32_t n = c->s->pools[1].replicas;
     r->replica = route(c, r, c->n_prefill, n, 1);
+    c->served[r->replica]++;
     engine_enqueue(c->eng[r->replica], idx, now_ns);
+    sample_waiting(c);
     if (r->state == REQ_REJECTED) {
         /* the decode side can never hold it: the prefill side lets go */
         engine_release_handoff(c->eng[r->src_replica], idx);
@@ -205,8 +249,9 @@ int cluster_run(Cluster *c, Err *e)
             return -1;
         for (uint32_t i = 0; i < c->n; i++)
             if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
+        if (c->n > 1) sample_busy(c);
     }
-    /* aggregate: sums, and peaks as the largest replica's */
+    /* aggregate: sums; peaks of the sum (one replica: its own) */
     EngineStats *a = &c->st;
     memset(a, 0, sizeof *a);
     a->t_first_arrival_ns = first;
@@ -219,7 +264,7 @@ int cluster_run(Cluster *c, Err *e)
         a->peak_running = MAX(a->peak_running, x->peak_running);
         a->peak_waiting = MAX(a->peak_waiting, x->peak_waiting);
         a->kv_total_blocks += x->kv_total_blocks;
-        a->kv_peak_used_blocks += x->kv_peak_used_blocks;
+        a->kv_peak_used_blocks = MAX(a->kv_peak_used_blocks, x->kv_peak_used_blocks);
         a->kv_block_ns += x->kv_block_ns;
         a->running_ns += x->running_ns;
         a->waiting_ns += x->waiting_ns;
@@ -259,6 +304,12 @@ int cluster_run(Cluster *c, Err *e)
             a->kv.cached_blocks += x->kv.cached_blocks;
         }
     }
+    if (c->n > 1) {
+        /* the sampled sums; never below the largest replica's own peak */
+        a->peak_running = MAX(a->peak_running, c->sum_peak_running);
+        a->peak_waiting = MAX(a->peak_waiting, c->sum_peak_waiting);
+        a->kv_peak_used_blocks = MAX(a->kv_peak_used_blocks, c->sum_peak_kv);
+    }
     /* busy time per replica on average, so that GPUs x busy is GPU time */
     a->busy_ns /= c->n;
     a->replicas = c->n;
@@ -269,4 +320,11 @@ void cluster_rundata(const Cluster *c, RunData *rd)
 {
     *rd = (RunData){.reqs = c->s->wl.reqs, .n = c->s->wl.n, .token_times = c->tt, .st = &c->st};
     if (c->n == 1) rd->iters = engine_iterations(c->eng[0], &rd->n_iters);
+    rd->replicas = (RunReplicas){.n = c->n, .n_prefill = c->n_prefill, .st = c->rst, .requests = c->served};
+    const Scenario *s = c->s;
+    for (uint32_t p = 0; p < s->n_pools && p < 2; p++) {
+        rd->replicas.kv_bytes_per_gpu[p] = s->pools[p].kv.capacity_bytes / s->pools[p].tp;
+        rd->replicas.kv_total_bytes += s->pools[p].replicas * s->pools[p].kv.capacity_bytes;
+    }
+    if (s->kv.unbounded) rd->replicas.kv_total_bytes = 0;
 }

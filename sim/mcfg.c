@@ -10,12 +10,56 @@
 
 #include "jsonio.h"
 
+/* The one form of an SLO (README "SLO verdict"):
+ *   {"ttft_ms": 500, "tpot_ms": 50, "percentile": 90, "attainment": 0.99}
+ * Thresholds per request (the goodput gates), one percentile at which the
+ * verdict judges every latency threshold, and a target share of good
+ * requests.  Other spellings people reach for -- "ttft_p90_ms", "p90_ttft_ms",
+ * {"ttft": {"p90_ms": 500}} -- are rejected with this form in the message. */
+#define SLO_FORM "{\"ttft_ms\": 500, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.99}"
+
+static int slo_metric_key(const char *k, size_t len)
+{
+    static const char *const m[] = {"ttft", "tpot", "itl", "itl_max", "e2e", "e2el", NULL};
+    for (int i = 0; m[i]; i++)
+        if (strlen(m[i]) == len && !strncmp(k, m[i], len)) return 1;
+    return 0;
+}
+
+/* "ttft", "ttft_p90_ms", "p90_ttft_ms", "ttft_p99", ...: a percentile SLO
+ * written in a form this reader does not take; fills *pct ("90") when the
+ * key names one. */
+static int slo_other_form(const char *k, char *pct, size_t n)
+{
+    pct[0] = '\0';
+    size_t len = strlen(k);
+    if (slo_metric_key(k, len)) return 1;
+    const char *p = NULL;
+    if (k[0] == 'p' && k[1] >= '0' && k[1] <= '9') p = k;
+    else if ((p = strstr(k, "_p")) && p[2] >= '0' && p[2] <= '9') p++;
+    else return 0;
+    size_t d = 1;
+    while (p[d] >= '0' && p[d] <= '9') d++;
+    snprintf(pct, n, "%.*s", (int)(d - 1 < 8 ? d - 1 : 8), p + 1);
+    return 1;
+}
+
 static int slo_fields(const cJSON *v, const char *where, Slo *slo, int allow_classes, Err *e)
 {
-    static const char *const keys[] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms", "classes", NULL};
-    static const char *const ckeys[] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms", NULL};
-    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, allow_classes ? keys : ckeys, e) < 0)
-        return -1;
+    static const char *const keys[] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms", "percentile", "attainment",
+                                       "classes", NULL};
+    if (jsonio_expect_object(v, where, e) < 0) return -1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        char pct[16];
+        if (!slo_other_form(it->string, pct, sizeof pct)) continue;
+        return err_set(e, "%s.%s: SLOs are written as per-request thresholds and one percentile for the verdict, "
+                          "e.g. \"slo\": %s (%s%s%sthe share of good requests in \"attainment\")",
+                       where, it->string, SLO_FORM, pct[0] ? "p" : "", pct, pct[0] ? " in \"percentile\", " : "");
+    }
+    if (!allow_classes && cJSON_GetObjectItemCaseSensitive(v, "classes"))
+        return err_set(e, "%s.classes: classes are given once, at the top of \"slo\"", where);
+    if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
     const char *k[4] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms"};
     double *dst[4] = {&slo->ttft_s, &slo->tpot_s, &slo->itl_max_s, &slo->e2e_s};
     for (int i = 0; i < 4; i++) {
@@ -23,6 +67,10 @@ static int slo_fields(const cJSON *v, const char *where, Slo *slo, int allow_cla
         if (jsonio_num(v, k[i], where, 0, 1e-6, 1e9, &ms, e) < 0) return -1;
         if (ms > 0) *dst[i] = ms * 1e-3;
     }
+    /* a percentile of 0 or 100 is not a percentile target: 100 is the
+     * maximum, which one straggler decides; use e2e_ms with attainment 1 */
+    if (jsonio_num(v, "percentile", where, 0, 1, 99.999, &slo->percentile, e) < 0) return -1;
+    if (jsonio_num(v, "attainment", where, 0, 1e-6, 1, &slo->attainment, e) < 0) return -1;
     return 0;
 }
 

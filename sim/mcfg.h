@@ -3,13 +3,16 @@
  * and billing, measurement window, warm-up/cool-down) from JSON, shared by
  * scenarios and replayed schedules.
  *
- *   "slo": {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms",
+ *   "slo": {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms", "percentile", "attainment",
  *           "classes": {"NAME": {"ttft_ms", ...}, ...}}
  *   "price": {"usd_per_gpu_hour", "gpus", "billing": "exact"|"increment"|"reserved",
  *             "increment_s", "reserved_s"}
  *   "metrics": {"window_ms": [t0, t1], "warmup_s", "cooldown_s",
  *               "warmup_requests", "cooldown_requests"}
- * A class without a target inherits the top-level one.
+ * A class without a target inherits the top-level one (percentile and
+ * attainment included).  Percentile SLOs have this one form; the others
+ * ("ttft_p90_ms", {"ttft": {"p90_ms": ...}}) are rejected with a message
+ * that shows it.
  */
 #ifndef SERVESIM_MCFG_H
 #define SERVESIM_MCFG_H

@@ -11,6 +11,7 @@
 #include <string.h>
 
 const char *const metrics_billing_names[] = {"exact", "increment", "reserved", NULL};
+const char *const metrics_slo_metric_names[] = {"ttft", "tpot", "itl_max", "e2e", "attainment", NULL};
 
 double metrics_tpot_s(const Request *r)
 {
@@ -179,6 +180,81 @@ static double busy_in_window(const RunData *rd, int64_t t0, int64_t t1)
     return b;
 }
 
+
+/* ---------------------------------------------------------------- verdict */
+
+/* A value above every real latency: stands for "never finished" inside the
+ * GSL quantile, which interpolates and so cannot take infinities (0 x inf
+ * is NaN); an interpolated result this large means the percentile touches
+ * an unfinished request. */
+#define VERDICT_NEVER 1e300
+
+/* Request r's value of a latency metric (seconds); NAN when it is
+ * undefined for r (TPOT and max ITL of a one-token output), VERDICT_NEVER
+ * when r did not finish. */
+static double verdict_value(const MetricsCfg *cfg, const Request *r, int metric)
+{
+    int done = r->state == REQ_FINISHED;
+    if ((metric == SLO_TPOT || metric == SLO_ITL_MAX) && r->output_tokens < 2) return NAN;
+    if (!done) return VERDICT_NEVER;
+    switch (metric) {
+    case SLO_TTFT: return (double)metrics_ttft_ns(cfg, r) / 1e9;
+    case SLO_TPOT: return metrics_tpot_s(r);
+    case SLO_ITL_MAX: return (double)r->itl_max_ns / 1e9;
+    default: return (double)metrics_e2e_ns(cfg, r) / 1e9;
+    }
+}
+
+static void verdict_add(Summary *out, uint32_t cls, int metric, double pct, double target, double achieved,
+                        uint32_t n)
+{
+    if (out->n_checks >= METRICS_CHECKS_MAX) return; /* NEVER: 5 checks x METRICS_CLS_MAX classes */
+    int pass = metric == SLO_ATTAINMENT ? achieved >= target : achieved <= target;
+    out->checks[out->n_checks++] = (SloCheck){.cls = cls, .metric = metric, .pass = pass, .percentile = pct,
+                                              .target = target, .achieved = achieved, .n = n};
+}
+
+/* One check per target of each class's SLO (see metrics.h). */
+static void verdict(const MetricsCfg *cfg, const RunData *rd, const unsigned char *keep, Summary *out)
+{
+    uint32_t n_groups = cfg->n_cls > 1 ? out->n_cls : 1;
+    out->verdict_per_class = cfg->n_cls > 1;
+    double *v = xmalloc((rd->n ? rd->n : 1) * sizeof *v);
+    for (uint32_t g = 0; g < n_groups; g++) {
+        const Slo *slo = cfg->slo_by_cls && g < cfg->n_cls ? &cfg->slo_by_cls[g] : &cfg->slo;
+        double pct = slo->percentile > 0 ? slo->percentile : METRICS_DEFAULT_PERCENTILE;
+        const double target[4] = {slo->ttft_s, slo->tpot_s, slo->itl_max_s, slo->e2e_s};
+        uint32_t members = 0, good = 0;
+        for (int m = 0; m < 4; m++) {
+            if (!(target[m] > 0)) continue;
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < rd->n; i++) {
+                const Request *r = &rd->reqs[i];
+                if (!keep[i] || (out->verdict_per_class && r->cls != g)) continue;
+                double x = verdict_value(cfg, r, m);
+                if (!isnan(x)) v[k++] = x;
+            }
+            if (k == 0) continue; /* no request of this class has the metric */
+            gsl_sort(v, 1, k);
+            double q = gsl_stats_quantile_from_sorted_data(v, 1, k, pct / 100.0);
+            verdict_add(out, g, m, pct, target[m], q >= VERDICT_NEVER / 10 ? INFINITY : q, k);
+        }
+        if (slo->attainment > 0) {
+            for (uint32_t i = 0; i < rd->n; i++) {
+                const Request *r = &rd->reqs[i];
+                if (!keep[i] || (out->verdict_per_class && r->cls != g)) continue;
+                members++;
+                good += metrics_misses(cfg, r) == 0;
+            }
+            if (members) verdict_add(out, g, SLO_ATTAINMENT, 0, slo->attainment, (double)good / members, members);
+        }
+    }
+    free(v);
+    out->verdict = out->n_checks ? 1 : -1;
+    for (uint32_t c = 0; c < out->n_checks; c++)
+        if (!out->checks[c].pass) out->verdict = 0;
+}
+
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -240,6 +316,8 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     metrics_dist(itl, (uint32_t)ni, &out->itl_s);
     for (int k = 0; k < 5; k++) free(buf[k]);
     free(itl);
+    verdict(cfg, rd, keep, out);
+    out->per_replica = rd->replicas;
 
     /* the window */
     if (cfg->has_window) {
@@ -326,5 +404,38 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         if (busy > w) busy = w;
         out->energy_j = gpus * (cfg->busy_w * busy + cfg->idle_w * (w - busy));
         out->j_per_good_request = out->good ? out->energy_j / out->good : NAN;
+    }
+}
+
+void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row)
+{
+    memset(row, 0, sizeof *row);
+    double win_ns = sum->window_s * 1e9;
+    if (i == UINT32_MAX) {
+        /* the cluster: peaks of the sum (cluster.c samples it), means of the
+         * sum, busy share averaged over replicas */
+        row->requests = 0;
+        for (uint32_t k = 0; k < sum->per_replica.n; k++) row->requests += sum->per_replica.requests[k];
+        row->peak_running = sum->peak_running;
+        row->peak_waiting = sum->peak_waiting;
+        row->mean_running = sum->mean_running;
+        row->mean_waiting = sum->mean_waiting;
+        row->kv_total_blocks = sum->kv_total_blocks;
+        row->kv_peak_used_blocks = sum->kv_peak_used_blocks;
+        row->kv_mean_used_blocks = sum->kv_mean_used_blocks;
+        row->busy_share = sum->window_s > 0 ? sum->busy_s / sum->window_s : 0;
+        return;
+    }
+    const EngineStats *st = sum->per_replica.st[i];
+    row->requests = sum->per_replica.requests[i];
+    row->peak_running = st->peak_running;
+    row->peak_waiting = st->peak_waiting;
+    row->kv_total_blocks = st->kv_total_blocks;
+    row->kv_peak_used_blocks = st->kv_peak_used_blocks;
+    if (win_ns > 0) {
+        row->mean_running = st->running_ns / win_ns;
+        row->mean_waiting = st->waiting_ns / win_ns;
+        row->kv_mean_used_blocks = st->kv_block_ns / win_ns;
+        row->busy_share = (double)st->busy_ns / win_ns;
     }
 }

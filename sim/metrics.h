@@ -38,7 +38,16 @@ typedef struct Slo {
     double tpot_s;
     double itl_max_s;
     double e2e_s;
+    /* The verdict (below): each latency target above is judged at this
+     * percentile of its metric (0 = not given: METRICS_DEFAULT_PERCENTILE),
+     * and the share of good requests against `attainment` (0 = no target). */
+    double percentile;
+    double attainment;
 } Slo;
+
+/* The percentile a verdict uses when the SLO names none: p99, the usual
+ * form of a serving latency SLO (README "SLO verdict"). */
+#define METRICS_DEFAULT_PERCENTILE 99.0
 
 typedef enum { BILL_EXACT = 0, BILL_INCREMENT, BILL_RESERVED } Billing;
 extern const char *const metrics_billing_names[];
@@ -75,12 +84,38 @@ typedef struct MetricsCfg {
 /* A finished request's TTFT and E2E as its client sees them. */
 static inline int64_t metrics_ttft_ns(const MetricsCfg *cfg, const Request *r)
 {
-    return r->t_first_token_ns - r->t_arrive_ns + cfg->client_ns + r->client_extra_ns;
+    return r->t_first_token_ns - r->t_arrive_ns + cfg->client_ns;
 }
 static inline int64_t metrics_e2e_ns(const MetricsCfg *cfg, const Request *r)
 {
-    return r->t_finish_ns - r->t_arrive_ns + cfg->client_ns + r->client_extra_ns;
+    return r->t_finish_ns - r->t_arrive_ns + cfg->client_ns;
 }
+
+/* A cluster run's replicas, borrowed from the Cluster (valid while it
+ * lives): each one's engine statistics and how many requests it served
+ * (a disaggregated prefill replica counts the prompts it prefilled, a
+ * decode replica the requests handed to it).  n = 0 outside a cluster. */
+typedef struct RunReplicas {
+    uint32_t n;
+    uint32_t n_prefill;              /* disagg: replicas [0, n_prefill) are the prefill pool */
+    const EngineStats *const *st;
+    const uint32_t *requests;
+    double kv_bytes_per_gpu[2];      /* KV capacity per GPU of each pool ([1]: disagg decode) */
+    double kv_total_bytes;           /* over every replica (0: unknown, a replay) */
+} RunReplicas;
+
+/* One replica's row of the report, or the cluster's total (the sum over
+ * replicas at each instant: its peak is the largest sum, its mean the
+ * time-weighted mean of the sum, which is the sum of the replicas' means).
+ * Means are over the report's window. */
+typedef struct ReplicaRow {
+    uint32_t requests;
+    uint32_t peak_running, peak_waiting;
+    double mean_running, mean_waiting;
+    uint64_t kv_total_blocks, kv_peak_used_blocks;
+    double kv_mean_used_blocks;
+    double busy_share;               /* busy time / window (the total: averaged over replicas) */
+} ReplicaRow;
 
 /* What a run (or a replayed schedule) produced. */
 typedef struct RunData {
@@ -90,6 +125,7 @@ typedef struct RunData {
     const EngineStats *st;      /* NULL for a replay */
     const IterRecord *iters;    /* optional */
     uint64_t n_iters;
+    RunReplicas replicas;       /* a cluster's replicas (cluster_rundata) */
 } RunData;
 
 typedef struct Dist {
@@ -104,6 +140,27 @@ enum {
 };
 
 #define METRICS_CLS_MAX 64
+
+/* The SLO verdict: one check per target of each class's SLO.  A latency
+ * check takes the percentile of the metric over the class's included
+ * requests, a request that did not finish (rejected, unfinished) counting
+ * as infinitely late, and passes when it is <= the target; TPOT and max
+ * ITL leave out one-token outputs (undefined for them).  The attainment
+ * check passes when the share of good requests is >= the target.  The
+ * run passes when every check passes. */
+enum { SLO_TTFT = 0, SLO_TPOT, SLO_ITL_MAX, SLO_E2E, SLO_ATTAINMENT, SLO_N_METRICS };
+extern const char *const metrics_slo_metric_names[]; /* "ttft", "tpot", "itl_max", "e2e", "attainment" */
+#define METRICS_CHECKS_MAX (SLO_N_METRICS * METRICS_CLS_MAX)
+
+typedef struct SloCheck {
+    uint32_t cls;        /* the class it judges (per_class), else 0 */
+    int metric;          /* SLO_* */
+    int pass;
+    double percentile;   /* latency checks */
+    double target;       /* seconds, or a share for SLO_ATTAINMENT */
+    double achieved;     /* seconds (INFINITY: the percentile falls on unfinished requests), or a share */
+    uint32_t n;          /* requests it covers */
+} SloCheck;
 
 typedef struct Summary {
     uint32_t requests, included, finished, rejected, unfinished;
@@ -120,7 +177,8 @@ typedef struct Summary {
     double att_ttft, att_tpot, att_itl, att_e2e, att_deadline, att_correct;
     uint32_t n_cls;
     uint32_t cls_requests[METRICS_CLS_MAX], cls_good[METRICS_CLS_MAX];
-    /* utilisation (engine runs only) */
+    /* utilisation (engine runs only); a cluster's are of the sum over its
+     * replicas: the peak of the sum and the time-weighted mean of the sum */
     uint32_t peak_running, peak_waiting;
     double mean_running, mean_waiting;          /* time-weighted over the window */
     uint64_t kv_total_blocks, kv_peak_used_blocks;
@@ -140,6 +198,12 @@ typedef struct Summary {
     /* cost and energy */
     double billed_s, cost_usd, usd_per_1k_output_tokens, usd_per_good_request, usd_per_1m_good_tokens;
     double energy_j, j_per_good_request;        /* NaN when power is unknown */
+    /* the SLO verdict: 1 pass, 0 fail, -1 no target given */
+    int verdict;
+    int verdict_per_class;                      /* checks are per SLO class (more than one class) */
+    uint32_t n_checks;
+    SloCheck checks[METRICS_CHECKS_MAX];
+    RunReplicas per_replica;                    /* borrowed from the RunData */
 } Summary;
 
 double metrics_tpot_s(const Request *r);       /* NaN when undefined */
@@ -150,5 +214,8 @@ void metrics_included(const MetricsCfg *cfg, const RunData *rd, unsigned char *k
 void metrics_dist(double *v, uint32_t n, Dist *d); /* sorts v in place */
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out);
 const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r);
+/* Replica i's row (i < sum->replicas.n), or the cluster's total with
+ * i = UINT32_MAX (its peaks are the cluster's, in sum). */
+void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row);
 
 #endif

@@ -81,6 +81,52 @@ static cJSON *request_json(const MetricsCfg *cfg, const Request *r, const int64_
     return o;
 }
 
+static void replica_row_json(cJSON *o, const ReplicaRow *r)
+{
+    cJSON_AddNumberToObject(o, "requests", r->requests);
+    cJSON_AddNumberToObject(o, "peak_running", r->peak_running);
+    jsonio_add_num(o, "mean_running", r->mean_running);
+    cJSON_AddNumberToObject(o, "peak_waiting", r->peak_waiting);
+    jsonio_add_num(o, "mean_waiting", r->mean_waiting);
+    cJSON_AddNumberToObject(o, "kv_total_blocks", (double)r->kv_total_blocks);
+    cJSON_AddNumberToObject(o, "kv_peak_used_blocks", (double)r->kv_peak_used_blocks);
+    jsonio_add_num(o, "kv_mean_used_blocks", r->kv_mean_used_blocks);
+    jsonio_add_num(o, "busy_share", r->busy_share);
+}
+
+static const char *check_class(const MetricsCfg *cfg, const SloCheck *c)
+{
+    if (!cfg->cls_names || c->cls >= cfg->n_cls) return "default";
+    return cfg->cls_names[c->cls];
+}
+
+/* summary.slo_verdict: {"pass": true|false|null, "checks": [...]} */
+static cJSON *verdict_json(const MetricsCfg *cfg, const Summary *m)
+{
+    cJSON *v = cJSON_CreateObject();
+    if (m->verdict < 0) cJSON_AddNullToObject(v, "pass");
+    else cJSON_AddBoolToObject(v, "pass", m->verdict == 1);
+    cJSON *arr = cJSON_AddArrayToObject(v, "checks");
+    for (uint32_t k = 0; k < m->n_checks; k++) {
+        const SloCheck *c = &m->checks[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "class", check_class(cfg, c));
+        cJSON_AddStringToObject(o, "metric", metrics_slo_metric_names[c->metric]);
+        if (c->metric == SLO_ATTAINMENT) {
+            jsonio_add_num(o, "target", c->target);
+            jsonio_add_num(o, "achieved", c->achieved);
+        } else {
+            jsonio_add_num(o, "percentile", c->percentile);
+            jsonio_add_num(o, "target_s", c->target);
+            num_or_null(o, "achieved_s", c->achieved); /* null: the percentile falls on unfinished requests */
+        }
+        cJSON_AddNumberToObject(o, "requests", c->n);
+        cJSON_AddBoolToObject(o, "pass", c->pass);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return v;
+}
+
 static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
 {
     cJSON *su = cJSON_CreateObject();
@@ -143,6 +189,10 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
         }
     }
 
+    cJSON_AddItemToObject(su, "slo_verdict", verdict_json(cfg, m));
+
+    /* with several replicas these are the cluster's: the sum over replicas
+     * at each instant (peak and time-weighted mean of the same sum) */
     cJSON_AddNumberToObject(su, "peak_running", m->peak_running);
     cJSON_AddNumberToObject(su, "peak_waiting", m->peak_waiting);
     jsonio_add_num(su, "mean_running", m->mean_running);
@@ -152,6 +202,26 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
     cJSON_AddNumberToObject(kv, "peak_used_blocks", (double)m->kv_peak_used_blocks);
     jsonio_add_num(kv, "mean_used_blocks", m->kv_mean_used_blocks);
     cJSON_AddNumberToObject(kv, "block_tokens", cfg->kv_block_tokens);
+    if (m->per_replica.kv_total_bytes > 0) {
+        /* capacities with their units: per GPU of each pool, and in all */
+        jsonio_add_num(kv, "capacity_gib_per_gpu", m->per_replica.kv_bytes_per_gpu[0] / GIB);
+        if (m->per_replica.n_prefill)
+            jsonio_add_num(kv, "capacity_gib_per_gpu_decode", m->per_replica.kv_bytes_per_gpu[1] / GIB);
+        jsonio_add_num(kv, "capacity_gib_total", m->per_replica.kv_total_bytes / GIB);
+    }
+    if (m->per_replica.n > 1) {
+        cJSON *reps = cJSON_AddArrayToObject(su, "replicas");
+        for (uint32_t i = 0; i < m->per_replica.n; i++) {
+            ReplicaRow r;
+            metrics_replica_row(m, i, &r);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "replica", i);
+            if (m->per_replica.n_prefill)
+                cJSON_AddStringToObject(o, "pool", i < m->per_replica.n_prefill ? "prefill" : "decode");
+            replica_row_json(o, &r);
+            cJSON_AddItemToArray(reps, o);
+        }
+    }
     if (cfg->kv_unbounded) cJSON_AddStringToObject(kv, "note", "unbounded what-if pool: capacity never binds");
     if (m->has_prefix) {
         cJSON *pc = cJSON_AddObjectToObject(su, "prefix_cache");
@@ -237,6 +307,91 @@ static void row(FILE *f, const char *name, const Dist *d, double scale, const ch
             d->p90 * scale, d->p99 * scale, d->max * scale, unit, d->n);
 }
 
+/* Several GPUs: the capacity per GPU, per replica and in all, each with
+ * its unit (a pool's capacity is per replica: per GPU x tp). */
+static void print_kv_pools(FILE *f, const Scenario *s, const Summary *m)
+{
+    double total = 0;
+    for (uint32_t p = 0; p < s->n_pools; p++) total += s->pools[p].replicas * s->pools[p].kv.capacity_bytes;
+    for (uint32_t p = 0; p < s->n_pools; p++) {
+        const Pool *pl = &s->pools[p];
+        uint32_t first = p == 0 ? 0 : s->pools[0].replicas;
+        fprintf(f, "  KV%s: %.2f GiB per GPU%s = %.2f GiB per replica (tp %d)", s->disagg ? (p ? " decode" : " prefill") : "",
+                pl->kv.capacity_bytes / pl->tp / GIB, s->kv_capacity_derived ? " (derived from memory)" : "",
+                pl->kv.capacity_bytes / GIB, pl->tp);
+        if (m->per_replica.n > first)
+            fprintf(f, " = %llu blocks of %u tokens", (unsigned long long)m->per_replica.st[first]->kv_total_blocks,
+                    s->kv.block_tokens);
+        fputc('\n', f);
+    }
+    fprintf(f, "      in all: %.2f GiB = %llu blocks over %u replicas (%g GPUs), reserve %s\n", total / GIB,
+            (unsigned long long)m->kv_total_blocks, s->n_pools > 1 ? s->pools[0].replicas + s->pools[1].replicas
+                                                                    : s->pools[0].replicas,
+            scenario_gpus(s), kv_reserve_name(s->kv.reserve));
+}
+
+static void print_replica_row(FILE *f, const char *name, const ReplicaRow *r)
+{
+    fprintf(f, "  %-10s %8u %6u %8.1f %6u %8.1f %9llu %11.1f %9llu %6.1f%%\n", name, r->requests, r->peak_running,
+            r->mean_running, r->peak_waiting, r->mean_waiting, (unsigned long long)r->kv_peak_used_blocks,
+            r->kv_mean_used_blocks, (unsigned long long)r->kv_total_blocks, r->busy_share * 100);
+}
+
+/* Per-replica rows and the cluster's total, whose peaks and means are of
+ * the same quantity: the sum over replicas. */
+static void print_replicas(FILE *f, const Summary *m)
+{
+    fprintf(f, "\n  %-10s %8s %6s %8s %6s %8s %9s %11s %9s %7s\n", "replica", "requests", "run", "run", "wait",
+            "wait", "KV used", "KV used", "KV total", "busy");
+    fprintf(f, "  %-10s %8s %6s %8s %6s %8s %9s %11s %9s %7s\n", "", "", "peak", "mean", "peak", "mean",
+            "peak", "mean", "blocks", "");
+    char name[32];
+    ReplicaRow r;
+    for (uint32_t i = 0; i < m->per_replica.n; i++) {
+        if (m->per_replica.n_prefill)
+            snprintf(name, sizeof name, "%s %u", i < m->per_replica.n_prefill ? "prefill" : "decode",
+                     i < m->per_replica.n_prefill ? i : i - m->per_replica.n_prefill);
+        else
+            snprintf(name, sizeof name, "%u", i);
+        metrics_replica_row(m, i, &r);
+        print_replica_row(f, name, &r);
+    }
+    metrics_replica_row(m, UINT32_MAX, &r);
+    print_replica_row(f, "cluster", &r);
+    fprintf(f, "  (cluster: peaks and means of the sum over replicas; busy: the replicas' mean share of the window)\n");
+}
+
+static void print_verdict(FILE *f, const MetricsCfg *cfg, const Summary *m)
+{
+    if (m->verdict < 0) {
+        fprintf(f, "  SLO verdict: no targets (give \"slo\", e.g. {\"ttft_ms\": 500, \"percentile\": 90})\n");
+        return;
+    }
+    fprintf(f, "  SLO verdict: %s (each target at its percentile over the included requests; unfinished ones "
+               "count as misses)\n", m->verdict ? "PASS" : "FAIL");
+    static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E", "attainment"};
+    for (uint32_t k = 0; k < m->n_checks; k++) {
+        const SloCheck *c = &m->checks[k];
+        char what[96], got[48];
+        if (m->verdict_per_class) snprintf(what, sizeof what, "%s: ", check_class(cfg, c));
+        else what[0] = '\0';
+        size_t used = strlen(what);
+        if (c->metric == SLO_ATTAINMENT) {
+            snprintf(what + used, sizeof what - used, "attainment");
+            snprintf(got, sizeof got, ">= %g%%", c->target * 100);
+            fprintf(f, "    %-22s %9.1f %%   target %-12s %s  (n=%u)\n", what, c->achieved * 100, got,
+                    c->pass ? "pass" : "FAIL", c->n);
+            continue;
+        }
+        snprintf(what + used, sizeof what - used, "p%g %s", c->percentile, label[c->metric]);
+        char tgt[48];
+        snprintf(tgt, sizeof tgt, "<= %g ms", c->target * 1e3);
+        if (isinf(c->achieved)) snprintf(got, sizeof got, "%9s   ", "unfinished");
+        else snprintf(got, sizeof got, "%9.2f ms", c->achieved * 1e3);
+        fprintf(f, "    %-22s %s   target %-12s %s  (n=%u)\n", what, got, tgt, c->pass ? "pass" : "FAIL", c->n);
+    }
+}
+
 void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *m)
 {
     if (s) {
@@ -255,10 +410,12 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
         if (s->kv.unbounded)
             fprintf(f, "  KV: unbounded (what-if), %u-token blocks, reserve %s\n", s->kv.block_tokens,
                     kv_reserve_name(s->kv.reserve));
-        else
+        else if (scenario_gpus(s) <= 1)
             fprintf(f, "  KV: %.2f GiB%s = %llu blocks of %u tokens, reserve %s\n", s->kv.capacity_bytes / GIB,
                     s->kv_capacity_derived ? " (derived from memory)" : "", (unsigned long long)m->kv_total_blocks,
                     s->kv.block_tokens, kv_reserve_name(s->kv.reserve));
+        else
+            print_kv_pools(f, s, m);
         fprintf(f, "  requests: %u (%u finished, %u rejected), %llu iterations, %llu preemptions\n", m->requests,
                 m->finished, m->rejected, (unsigned long long)m->iterations, (unsigned long long)m->preemptions);
     } else {
@@ -287,7 +444,10 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
     if (d->ttft_s <= 0 && d->tpot_s <= 0 && d->itl_max_s <= 0 && d->e2e_s <= 0) fprintf(f, " none");
     fprintf(f, "): %.2f req/s, %.1f output tok/s, attainment %.1f%%\n", m->goodput_requests_per_s,
             m->goodput_output_tokens_per_s, m->slo_attainment * 100);
-    if (m->iterations)
+    print_verdict(f, cfg, m);
+    if (m->iterations && m->per_replica.n > 1)
+        print_replicas(f, m);
+    else if (m->iterations)
         fprintf(f, "  running peak %u (mean %.1f), waiting peak %u (mean %.1f), KV peak %llu / %llu blocks (mean %.0f)\n",
                 m->peak_running, m->mean_running, m->peak_waiting, m->mean_waiting,
                 (unsigned long long)m->kv_peak_used_blocks, (unsigned long long)m->kv_total_blocks,

@@ -268,6 +268,145 @@ static void test_replay_errors(void)
     CHECK_CONTAINS(e.msg, "reserved_s");
 }
 
+
+/* Issue 13: percentile SLOs and the verdict.  Ten requests arrive at 0 ms
+ * with their first token at 100, 200, ..., 1000 ms and the second 20 ms
+ * later (TPOT 20 ms); an eleventh is rejected and counts as infinitely
+ * late.  GSL's quantile of the 11 sorted values at 0.9 is the order
+ * statistic (11 - 1) x 0.9 = 9 exactly: 1000 ms; at 0.95 it interpolates
+ * between 1000 ms and the rejected request: unfinished, a miss. */
+static const char verdict_json_text[] =
+    "{\"requests\": ["
+    " {\"id\": \"q1\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [100, 120]},"
+    " {\"id\": \"q2\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [200, 220]},"
+    " {\"id\": \"q3\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [300, 320]},"
+    " {\"id\": \"q4\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [400, 420]},"
+    " {\"id\": \"q5\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [500, 520]},"
+    " {\"id\": \"q6\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [600, 620]},"
+    " {\"id\": \"q7\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [700, 720]},"
+    " {\"id\": \"q8\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [800, 820]},"
+    " {\"id\": \"q9\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [900, 920]},"
+    " {\"id\": \"q10\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"token_times_ms\": [1000, 1020]},"
+    " {\"id\": \"x\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2, \"status\": \"rejected\"}],"
+    " \"slo\": %s}";
+
+static int verdict_replay(const char *slo, Replay *rp, Summary *m, Err *e)
+{
+    static char text[4096];
+    snprintf(text, sizeof text, verdict_json_text, slo);
+    if (replay_load_text(text, "v.json", rp, e) < 0) return -1;
+    summarize(rp, m);
+    return 0;
+}
+
+static void test_slo_verdict(void)
+{
+    Replay rp;
+    Summary m;
+    Err e = {{0}};
+    /* p90: TTFT 1000 ms meets 1000 ms, TPOT 20 ms meets 50 ms; 10 of 11
+     * requests are good (0.909 >= 0.9) */
+    CHECK(verdict_replay("{\"ttft_ms\": 1000, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.9}", &rp, &m,
+                         &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    CHECK_INT(m.verdict, 1);
+    CHECK_INT(m.n_checks, 3);
+    CHECK_INT(m.checks[0].metric, SLO_TTFT);
+    CHECK_NEAR(m.checks[0].percentile, 90, 0);
+    CHECK_NEAR(m.checks[0].achieved, 1.0, 1e-12);
+    CHECK_INT(m.checks[0].n, 11);
+    CHECK_INT(m.checks[0].pass, 1);
+    CHECK_INT(m.checks[1].metric, SLO_TPOT);
+    CHECK_NEAR(m.checks[1].achieved, 0.020, 1e-12);
+    CHECK_INT(m.checks[2].metric, SLO_ATTAINMENT);
+    CHECK_NEAR(m.checks[2].achieved, 10.0 / 11, 1e-12);
+    CHECK_INT(m.checks[2].pass, 1);
+    /* the JSON: summary.slo_verdict */
+    RunData rd;
+    replay_rundata(&rp, &rd);
+    cJSON *root = report_json(&rp.mcfg, &rd, &m, 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "summary"), "slo_verdict");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "pass")));
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "checks"), 0);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(c0, "achieved_s")->valuedouble, 1.0, 1e-12);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(c0, "target_s")->valuedouble, 1.0, 1e-12);
+    cJSON_Delete(root);
+    replay_free(&rp);
+
+    /* 950 ms at p90 fails; at p95 the percentile lands on the rejected
+     * request: unfinished (INFINITY, null in JSON), a miss */
+    CHECK(verdict_replay("{\"ttft_ms\": 950, \"percentile\": 90}", &rp, &m, &e) == 0);
+    CHECK_INT(m.verdict, 0);
+    CHECK_INT(m.checks[0].pass, 0);
+    replay_free(&rp);
+    CHECK(verdict_replay("{\"ttft_ms\": 5000, \"percentile\": 95}", &rp, &m, &e) == 0);
+    CHECK(isinf(m.checks[0].achieved));
+    CHECK_INT(m.verdict, 0);
+    replay_free(&rp);
+    /* no percentile: p99; attainment 0.95 fails (10/11) */
+    CHECK(verdict_replay("{\"e2e_ms\": 2000, \"attainment\": 0.95}", &rp, &m, &e) == 0);
+    CHECK_NEAR(m.checks[0].percentile, METRICS_DEFAULT_PERCENTILE, 0);
+    CHECK_INT(m.checks[0].metric, SLO_E2E);
+    CHECK_INT(m.checks[1].pass, 0);
+    CHECK_INT(m.verdict, 0);
+    replay_free(&rp);
+    /* no SLO: no verdict */
+    CHECK(verdict_replay("{}", &rp, &m, &e) == 0);
+    CHECK_INT(m.verdict, -1);
+    CHECK_INT(m.n_checks, 0);
+    replay_free(&rp);
+
+    /* the other spellings are rejected with the one form in the message */
+    static const char *const wrong[] = {"{\"ttft_p90_ms\": 500}", "{\"ttft\": {\"p90_ms\": 500}}",
+                                        "{\"p99_tpot_ms\": 100}", NULL};
+    for (int k = 0; wrong[k]; k++) {
+        CHECK(verdict_replay(wrong[k], &rp, &m, &e) < 0);
+        CHECK_CONTAINS(e.msg, "v.json: slo.");
+        CHECK_CONTAINS(e.msg, "\"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.99}");
+    }
+    CHECK(verdict_replay("{\"ttft_p90_ms\": 500}", &rp, &m, &e) < 0);
+    CHECK_CONTAINS(e.msg, "v.json: slo.ttft_p90_ms: SLOs are written");
+    CHECK_CONTAINS(e.msg, "(p90 in \"percentile\", the share of good requests in \"attainment\")");
+    CHECK(verdict_replay("{\"ttft_ms\": 500, \"percentile\": 100}", &rp, &m, &e) < 0);
+    CHECK_CONTAINS(e.msg, "v.json: slo.percentile: got 100");
+
+    /* per class: each class judged against its own targets over its own
+     * requests, inheriting the percentile */
+    static char text[4096];
+    snprintf(text, sizeof text,
+             "{\"requests\": ["
+             " {\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 1, \"token_times_ms\": [100],"
+             "  \"class\": \"chat\"},"
+             " {\"id\": \"b\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 1, \"token_times_ms\": [300],"
+             "  \"class\": \"chat\"},"
+             " {\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 1, \"token_times_ms\": [900],"
+             "  \"class\": \"batch\"}],"
+             " \"slo\": {\"ttft_ms\": 1000, \"percentile\": 50, \"classes\": {\"chat\": {\"ttft_ms\": 150}}}}");
+    CHECK(replay_load_text(text, "c.json", &rp, &e) == 0);
+    summarize(&rp, &m);
+    CHECK_INT(m.verdict_per_class, 1);
+    CHECK_INT(m.n_checks, 2);
+    /* chat: p50 of 100 and 300 ms = 200 ms > 150 ms; batch: 900 <= 1000 */
+    CHECK_NEAR(m.checks[0].achieved, 0.2, 1e-12);
+    CHECK_INT(m.checks[0].pass, 0);
+    CHECK_NEAR(m.checks[1].achieved, 0.9, 1e-12);
+    CHECK_INT(m.checks[1].pass, 1);
+    CHECK_INT(m.verdict, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_print(f, NULL, &rp.mcfg, &m);
+    fclose(f);
+    CHECK_CONTAINS(buf, "  SLO verdict: FAIL");
+    CHECK_CONTAINS(buf, "    chat: p50 TTFT            200.00 ms   target <= 150 ms    FAIL  (n=2)\n");
+    CHECK_CONTAINS(buf, "    batch: p50 TTFT           900.00 ms   target <= 1000 ms   pass  (n=1)\n");
+    free(buf);
+    replay_free(&rp);
+}
+
 /* ---------------------------------------------------------- a real run */
 
 static Scenario sc;
@@ -450,6 +589,7 @@ void suite_metrics(void)
     RUN(test_goodput_155);
     RUN(test_slo_classes_and_gates);
     RUN(test_replay_errors);
+    RUN(test_slo_verdict);
     RUN(test_trace_events);
     RUN(test_vllm_summary_and_compare);
     RUN(test_utilisation_and_energy);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "jsonio.h"
 #include "metrics.h"
 #include "report.h"
@@ -187,6 +188,117 @@ static void test_dist_is_gsl_quantiles(void)
     CHECK(isnan(d.mean));
 }
 
+
+/* Issue 13: a cluster's report adds up.  Two replicas (round robin), the
+ * step model 10 ms per iteration, at most 2 running, 16-token prompts:
+ *   a (0 ms, 3 out) -> replica 0, b (0 ms, 6 out) -> 1, c (0 ms, 3 out) -> 0,
+ *   d (30 ms, 3 out) -> 1.
+ * Replica 0 runs a and c from 0 to 30 ms; replica 1 runs b alone until d
+ * joins it at 30 ms, both finishing at 60 ms.  Running: replica 0 peak 2,
+ * mean 2 x 30 / 60 = 1.0; replica 1 peak 2, mean (1 x 30 + 2 x 30) / 60 =
+ * 1.5; the cluster's sum is 3 during 0-30 and 2 during 30-60: peak 3 (not
+ * 2 + 2 = 4, the peaks come at different times, nor the largest replica's
+ * 2) and mean 2.5 = 1.0 + 1.5.  KV (reserve final, 2 blocks each: 16 + 3 -
+ * 1 = 18 and 16 + 6 - 1 = 21 tokens): replica 0 holds 4 blocks for 30 ms,
+ * replica 1 2 then 4: peaks 4 and 4, the cluster's 6; means 2, 3 and 5.
+ * Waiting: a and c queue at replica 0 at once (peak 2), b alone at replica
+ * 1 (1): the cluster's 3.  Busy: 30 / 60 and 60 / 60 of the window, 75% on
+ * average.  1 GiB of KV per GPU = floor(2^30 / (16 x 147456 B)) = 455
+ * blocks per replica, 910 in all. */
+static void test_cluster_rows_add_up(void)
+{
+    const char *text =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\","
+        " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 0},"
+        " \"scheduler\": {\"kind\": \"continuous\", \"max_running\": 2},"
+        " \"kv\": {\"capacity_gib\": 1, \"reserve\": \"final\"},"
+        " \"cluster\": {\"replicas\": 2, \"router\": \"round_robin\"},"
+        " \"workload\": {\"requests\": ["
+        "{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 3},"
+        "{\"id\": \"b\", \"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 6},"
+        "{\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 3},"
+        "{\"id\": \"d\", \"arrival_ms\": 30, \"prompt_tokens\": 16, \"output_tokens\": 3}]}}";
+    Scenario s;
+    Err e = {{0}};
+    CHECK(scenario_load_text(text, "c2.json", 0, 0, &s, &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    Cluster *c = cluster_new(&s, NULL, &e);
+    CHECK(c != NULL && cluster_run(c, &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        cluster_free(c);
+        scenario_free(&s);
+        return;
+    }
+    Summary m;
+    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+    cluster_rundata(c, &rd);
+    metrics_summarize(&mc, &rd, &m);
+    CHECK_NEAR(m.window_s, 0.060, 1e-12);
+    CHECK_INT(m.per_replica.n, 2);
+    ReplicaRow r0, r1, tot;
+    metrics_replica_row(&m, 0, &r0);
+    metrics_replica_row(&m, 1, &r1);
+    metrics_replica_row(&m, UINT32_MAX, &tot);
+    CHECK_INT(r0.requests, 2);
+    CHECK_INT(r1.requests, 2);
+    CHECK_INT(tot.requests, 4);
+    CHECK_INT(r0.peak_running, 2);
+    CHECK_INT(r1.peak_running, 2);
+    CHECK_INT(tot.peak_running, 3);
+    CHECK_NEAR(r0.mean_running, 1.0, 1e-9);
+    CHECK_NEAR(r1.mean_running, 1.5, 1e-9);
+    CHECK_NEAR(tot.mean_running, 2.5, 1e-9);
+    CHECK_INT(r0.peak_waiting, 2);
+    CHECK_INT(r1.peak_waiting, 1);
+    CHECK_INT(tot.peak_waiting, 3);
+    CHECK_INT(r0.kv_peak_used_blocks, 4);
+    CHECK_INT(r1.kv_peak_used_blocks, 4);
+    CHECK_INT(tot.kv_peak_used_blocks, 6);
+    CHECK_NEAR(r0.kv_mean_used_blocks, 2.0, 1e-9);
+    CHECK_NEAR(r1.kv_mean_used_blocks, 3.0, 1e-9);
+    CHECK_NEAR(tot.kv_mean_used_blocks, 5.0, 1e-9);
+    CHECK_INT(r0.kv_total_blocks, 455);
+    CHECK_INT(tot.kv_total_blocks, 910);
+    CHECK_NEAR(r0.busy_share, 0.5, 1e-9);
+    CHECK_NEAR(r1.busy_share, 1.0, 1e-9);
+    CHECK_NEAR(tot.busy_share, 0.75, 1e-9);
+
+    /* the JSON: per-replica rows, totals of the same quantity, KV capacity
+     * per GPU and in all */
+    cJSON *root = report_json(&mc, &rd, &m, 0);
+    const cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "summary");
+    const cJSON *reps = cJSON_GetObjectItemCaseSensitive(su, "replicas");
+    CHECK_INT(cJSON_GetArraySize(reps), 2);
+    const cJSON *j1 = cJSON_GetArrayItem(reps, 1);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j1, "mean_running")->valuedouble, 1.5, 1e-9);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(j1, "peak_running")->valuedouble, 2);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(su, "peak_running")->valuedouble, 3);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(su, "mean_running")->valuedouble, 2.5, 1e-9);
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(su, "kv");
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(kv, "capacity_gib_per_gpu")->valuedouble, 1, 1e-9);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(kv, "capacity_gib_total")->valuedouble, 2, 1e-9);
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(kv, "peak_used_blocks")->valuedouble, 6);
+    cJSON_Delete(root);
+
+    /* the table says the same, with the units */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_print(f, &s, &mc, &m);
+    fclose(f);
+    CHECK_CONTAINS(buf, "  KV: 1.00 GiB per GPU = 1.00 GiB per replica (tp 1) = 455 blocks of 16 tokens\n");
+    CHECK_CONTAINS(buf, "      in all: 2.00 GiB = 910 blocks over 2 replicas (2 GPUs), reserve final\n");
+    CHECK_CONTAINS(buf, "  0                 2      2      1.0      2      ");
+    CHECK_CONTAINS(buf, "  cluster           4      3      2.5      3      0.0         6         5.0       910   75.0%\n");
+    free(buf);
+    cluster_free(c);
+    scenario_free(&s);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -194,4 +306,5 @@ void suite_report(void)
     RUN(test_report_contract);
     RUN(test_tpot_null_for_one_token);
     RUN(test_dist_is_gsl_quantiles);
+    RUN(test_cluster_rows_add_up);
 }
