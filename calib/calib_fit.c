@@ -42,24 +42,31 @@ typedef struct FitSpec {
     int n_em, em_feat[PROF_CURVES];
     int n_grid, grid_feat[PROF_GRID];
     int min_rows;
+    int pin_ends;  /* 1: later curves are pinned at both ends (see calib_fit_setup) */
 } FitSpec;
 
 static const FitSpec calib_fit_specs[PROF_OP_COUNT] = {
     [PROF_GEMM_BF16] = {PF_NONE, 3, {PF_MN, PF_K, PF_N}, 3, {PF_BYTES, PF_MN, PF_K}, 3, {PF_M, PF_N, PF_K}, 4},
     [PROF_GEMM_FP8] = {PF_NONE, 3, {PF_MN, PF_K, PF_N}, 3, {PF_BYTES, PF_MN, PF_K}, 3, {PF_M, PF_N, PF_K}, 4},
-    [PROF_ATTN_PREFILL] = {PF_UNITS, 3, {PF_KV_MEAN, PF_QROWS, PF_CTAS}, 2, {PF_BYTES, PF_UNITS}, 4,
-                           {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP}, 4},
-    [PROF_ATTN_DECODE] = {PF_UNITS, 1, {PF_GROUP}, 2, {PF_BYTES, PF_UNITS}, 3, {PF_BATCH, PF_KV_LEN, PF_GROUP}, 4},
-    [PROF_ALLREDUCE] = {PF_RING, 0, {0}, 2, {PF_BYTES, PF_GPUS}, 2, {PF_BYTES, PF_GPUS}, 4},
+    [PROF_ATTN_PREFILL] = {PF_UNITS, 4, {PF_KV_MEAN, PF_QROWS, PF_CTAS, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_HEAD_DIM}, 5,
+                           {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
+    [PROF_ATTN_DECODE] = {PF_UNITS, 2, {PF_GROUP, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_GROUP}, 4, {PF_BATCH, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
+    [PROF_ALLREDUCE] = {PF_RING, 0, {0}, 3, {PF_BYTES, PF_GPUS, PF_PEER_BYTES}, 2, {PF_BYTES, PF_GPUS}, 4, 1},
     [PROF_MEM_READ] = {PF_NONE, 0, {0}, 1, {PF_BYTES}, 1, {PF_BYTES}, 3},
     [PROF_MEM_COPY] = {PF_NONE, 0, {0}, 1, {PF_BYTES}, 1, {PF_BYTES}, 3},
     [PROF_LAUNCH] = {PF_NONE, 0, {0}, 0, {0}, 0, {0}, 1},
+    [PROF_GEMM_FP8_BLOCK] = {PF_NONE, 3, {PF_MN, PF_K, PF_N}, 3, {PF_BYTES, PF_MN, PF_K}, 3, {PF_M, PF_N, PF_K}, 4},
+    [PROF_GEMM_NVFP4] = {PF_NONE, 3, {PF_MN, PF_K, PF_N}, 3, {PF_BYTES, PF_MN, PF_K}, 3, {PF_M, PF_N, PF_K}, 4},
+    [PROF_ATTN_PREFILL_FP8KV] = {PF_UNITS, 4, {PF_KV_MEAN, PF_QROWS, PF_CTAS, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_HEAD_DIM}, 5,
+                           {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
+    [PROF_ATTN_DECODE_FP8KV] = {PF_UNITS, 2, {PF_GROUP, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_GROUP}, 4, {PF_BATCH, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
 };
 
 #define FIT_REG 0.02        /* second-difference penalty, per sqrt(row) */
 #define FIT_RIDGE 1e-3      /* pull of each knot towards its start, per sqrt(row) */
 #define FIT_OUTLIER 0.6931471805599453 /* ln 2: a shape predicted 2x off */
 #define FIT_OUTLIER_MAX 0.05 /* drop at most this share as outliers */
+#define FIT_SHIP_MAX 0.25   /* a class whose in-sample median error exceeds this is not shipped */
 
 void calib_fit_opts_default(CalibFitOpts *o)
 {
@@ -70,12 +77,26 @@ void calib_fit_opts_default(CalibFitOpts *o)
 int calib_fit_selects(const Meas *r, int op)
 {
     if (calib_meas_prof_op(r) != op) return 0;
-    /* Attention with a KV type other than Q's (FP8 KV) runs other kernels;
-     * the profile describes the plain one and scales by bytes. */
+    /* The 16-bit-KV classes take Q of the KV's type (the CPU's FP32 rows
+     * included); FP8-KV rows go to their own classes (calib_meas_prof_op). */
     if ((op == PROF_ATTN_PREFILL || op == PROF_ATTN_DECODE) &&
         calib_meas_elem_bytes(r->kv_dtype) != calib_meas_elem_bytes(r->dtype))
         return 0;
     return 1;
+}
+
+/* A selected row as its class counts it.  FP8-KV attention: Q in and O out
+ * at 2 B, as the roofline prices them; of an FP8-Q (TensorRT-LLM's FP8
+ * context FMHA) and a BF16-Q measurement of the same shape the faster is
+ * kept, as the engine would pick.  All-reduce: BF16 and FP16 messages are
+ * the same bytes, so a custom all-reduce and NCCL measurement of one size
+ * compete, and the faster is kept: what an engine that falls back to NCCL
+ * beyond its custom kernel's range runs. */
+static void calib_fit_canon(Meas *r, int op)
+{
+    if ((op == PROF_ATTN_PREFILL_FP8KV || op == PROF_ATTN_DECODE_FP8KV) && r->dtype == DTYPE_FP8)
+        r->dtype = DTYPE_BF16;
+    if (op == PROF_ALLREDUCE && r->dtype == DTYPE_FP16) r->dtype = r->kv_dtype = DTYPE_BF16;
 }
 
 /* ------------------------------------------------------------ fit rows */
@@ -131,7 +152,10 @@ static FitRow *calib_fit_rows(const MeasSet *ms, int op, size_t *n_out)
     Meas *sel = xmalloc(n * sizeof *sel);
     n = 0;
     for (size_t i = 0; i < ms->n; i++)
-        if (calib_fit_selects(&ms->rows[i], op)) sel[n++] = ms->rows[i];
+        if (calib_fit_selects(&ms->rows[i], op)) {
+            sel[n] = ms->rows[i];
+            calib_fit_canon(&sel[n++], op);
+        }
     qsort(sel, n, sizeof *sel, calib_fit_shape_cmp);
     FitRow *rows = xmalloc(n * sizeof *rows);
     size_t k = 0;
@@ -357,7 +381,7 @@ static int calib_fit_df(CBLAS_TRANSPOSE_t trans, const gsl_vector *x, const gsl_
 }
 
 static void calib_fit_setup(FitProblem *fp, const FitSpec *sp, const FitRow *rows, const size_t *use, size_t n,
-                            double peak, double bw)
+                            double peak, double bw, double ridge)
 {
     memset(fp, 0, sizeof *fp);
     fp->sp = sp;
@@ -376,7 +400,12 @@ static void calib_fit_setup(FitProblem *fp, const FitSpec *sp, const FitRow *row
         /* The first curve of a product carries the level; the others are
          * pinned to 1 at their last knot, or the product is not unique. */
         int first = em ? c == sp->n_ec : c == 0;
-        for (int j = 0; j < cv->n; j++) fp->pidx[fp->nc][j] = (!first && j == cv->n - 1) ? -1 : p++;
+        /* With pin_ends the first knot is pinned too: an all-reduce's
+         * peer_bytes is bytes x (gpus - 1), so a slope in log2 could move
+         * from the bytes curve to the peer_bytes curve, the gpus curve
+         * absorbing the difference, and drift without bound. */
+        for (int j = 0; j < cv->n; j++)
+            fp->pidx[fp->nc][j] = (!first && (j == cv->n - 1 || (sp->pin_ends && j == 0 && cv->n > 2))) ? -1 : p++;
         if (!first && cv->n == 1) continue; /* a constant 1: no curve at all */
         fp->is_em[fp->nc] = em;
         fp->nc++;
@@ -393,7 +422,7 @@ static void calib_fit_setup(FitProblem *fp, const FitSpec *sp, const FitRow *row
     fp->nreg += (size_t)(fp->p - (fp->has_unit ? 2 : 1));
     double sq = sqrt((double)(n ? n : 1));
     fp->reg_w = FIT_REG * sq;
-    fp->ridge_w = FIT_RIDGE * sq;
+    fp->ridge_w = ridge * sq;
     /* Start: t0 at half the fastest shape, per-unit small, compute at 50%
      * and bandwidth at 70% of the references. */
     fp->x0 = xcalloc((size_t)fp->p, sizeof *fp->x0);
@@ -509,8 +538,11 @@ static int calib_fit_solve(FitProblem *fp, const double *start, double *x, Err *
 /* Writes the solution x into op.  The product of curves is unchanged by
  * moving a constant from one curve to another; the stored form keeps each
  * later curve's largest factor at 1 (a penalty for its feature) and gives
- * the level to the first, so every knot reads as an efficiency. */
-static void calib_fit_store(const FitProblem *fp, const double *x, ProfOp *op)
+ * the level to the first, so every knot reads as an efficiency.  Returns the
+ * knots that had to be clamped into [1e-9, 1e3]: a solution that drifted
+ * along a direction the data do not pin down (two curves over features that
+ * move together trading a slope), which the clamp no longer reproduces. */
+static int calib_fit_store(const FitProblem *fp, const double *x, ProfOp *op)
 {
     op->t0_s = exp(x[0]);
     op->unit_feat = fp->has_unit ? fp->sp->unit_feat : PF_NONE;
@@ -535,10 +567,17 @@ static void calib_fit_store(const FitProblem *fp, const double *x, ProfOp *op)
             for (int j = 0; j < first->n; j++) first->le[j] += top;
         }
     }
-    for (int c = 0; c < op->n_ec; c++)
-        for (int j = 0; j < op->ec[c].n; j++) op->ec[c].le[j] = fmin(fmax(op->ec[c].le[j], log(1e-9)), log(1e3));
-    for (int c = 0; c < op->n_em; c++)
-        for (int j = 0; j < op->em[c].n; j++) op->em[c].le[j] = fmin(fmax(op->em[c].le[j], log(1e-9)), log(1e3));
+    int clamped = 0;
+    for (int side = 0; side < 2; side++)
+        for (int c = 0; c < (side ? op->n_em : op->n_ec); c++) {
+            ProfCurve *cv = side ? &op->em[c] : &op->ec[c];
+            for (int j = 0; j < cv->n; j++) {
+                double v = fmin(fmax(cv->le[j], log(1e-9)), log(1e3));
+                clamped += v != cv->le[j];
+                cv->le[j] = v;
+            }
+        }
+    return clamped;
 }
 
 /* ----------------------------------------------------------- statistics */
@@ -574,14 +613,16 @@ static int calib_fit_normalize_op(ProfOp *op, int kind, Err *e)
     return r;
 }
 
-/* One fit of `kind` on rows[use[0..n)], outliers dropped once; *n_out
- * receives the outliers. */
-static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_t n, double peak, double bw,
-                          ProfOp *op, int *n_out, Err *e)
+/* One fit of `kind` on rows[use[0..n)] with ridge weight `ridge`,
+ * outliers dropped once; *n_out receives the outliers, *wild the knots
+ * clamped (calib_fit_store). */
+static int calib_fit_pass(int kind, const FitRow *rows, const size_t *use, size_t n, double peak, double bw,
+                          double ridge, ProfOp *op, int *n_out, int *wild, Err *e)
 {
     const FitSpec *sp = &calib_fit_specs[kind];
     FitProblem fp;
-    calib_fit_setup(&fp, sp, rows, use, n, peak, bw);
+    calib_fit_setup(&fp, sp, rows, use, n, peak, bw, ridge);
+    *wild = 0;
     double *x = xcalloc((size_t)fp.p, sizeof *x), *xb = xcalloc((size_t)fp.p, sizeof *xb);
     /* max() makes the problem multi-modal: solve from both starts and keep
      * the better end point. */
@@ -597,7 +638,7 @@ static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_
         /* Refit without shapes the first pass misses by more than 2x, when
          * they are few: a handful of bad measurements (a kernel that fell
          * off a fast path, a timing glitch) should not bend every curve. */
-        calib_fit_store(&fp, x, op);
+        *wild = calib_fit_store(&fp, x, op);
         op->peak_flops = peak;
         op->bw_bytes_per_s = bw;
         size_t *keep = xmalloc(n * sizeof *keep), k = 0;
@@ -608,13 +649,13 @@ static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_
         if (k < n && (double)(n - k) <= FIT_OUTLIER_MAX * (double)n) {
             *n_out = (int)(n - k);
             FitProblem f2;
-            calib_fit_setup(&f2, sp, rows, keep, k, peak, bw);
+            calib_fit_setup(&f2, sp, rows, keep, k, peak, bw, ridge);
             double *x2 = xcalloc((size_t)f2.p, sizeof *x2);
             /* Same knots unless the dropped rows set a range end. */
             int same = f2.p == fp.p;
             Err e3 = {{0}};
             /* A refit that diverges keeps the first pass (stored above). */
-            if (calib_fit_solve(&f2, same ? x : NULL, x2, &e3) == 0) calib_fit_store(&f2, x2, op);
+            if (calib_fit_solve(&f2, same ? x : NULL, x2, &e3) == 0) *wild = calib_fit_store(&f2, x2, op);
             else *n_out = 0;
             free(x2);
             calib_fit_free(&f2);
@@ -625,7 +666,7 @@ static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_
         }
         free(keep);
     }
-    if (rc == 0) calib_fit_store(&fp, x, op);
+    if (rc == 0) *wild = calib_fit_store(&fp, x, op);
     free(x);
     calib_fit_free(&fp);
     if (rc < 0) return -1;
@@ -649,6 +690,40 @@ done:
     return calib_fit_normalize_op(op, kind, e);
 }
 
+/* Median |pred - meas| / meas of op over rows[use[0..n)]. */
+static double calib_fit_median_err(const ProfOp *op, const FitRow *rows, const size_t *use, size_t n)
+{
+    double *err = xmalloc((n ? n : 1) * sizeof *err), med, p90;
+    for (size_t i = 0; i < n; i++) err[i] = fabs(calib_fit_row_pred(op, &rows[use[i]]) / rows[use[i]].y - 1);
+    calib_fit_quantiles(err, n, &med, &p90);
+    free(err);
+    return med;
+}
+
+/* A fit that drifted into the clamp is fitted again with a 100x ridge, and
+ * the one that explains its shapes better is kept: the ridge pins the
+ * directions the data leave free (each knot pulled towards its start) --
+ * prefill tables of empty-cache prompts make kv_mean = (c + 1) / 2 and
+ * qrows = c group move together, for one -- but it also pulls on knots the
+ * data do determine. */
+static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_t n, double peak, double bw,
+                          ProfOp *op, int *n_out, Err *e)
+{
+    int wild = 0;
+    if (calib_fit_pass(kind, rows, use, n, peak, bw, FIT_RIDGE, op, n_out, &wild, e) < 0) return -1;
+    if (!wild) return 0;
+    ProfOp *again = xmalloc(sizeof *again);
+    int out2 = 0;
+    Err e2 = {{0}};
+    if (calib_fit_pass(kind, rows, use, n, peak, bw, 100 * FIT_RIDGE, again, &out2, &wild, &e2) == 0 &&
+        calib_fit_median_err(again, rows, use, n) < calib_fit_median_err(op, rows, use, n)) {
+        *op = *again;
+        *n_out = out2;
+    }
+    free(again);
+    return 0;
+}
+
 /* Best achieved rates in the rows: the reference when none is given. */
 static double calib_fit_best_rate(const FitRow *rows, size_t n, int flops)
 {
@@ -668,14 +743,20 @@ static int calib_fit_op(const MeasSet *ms, int kind, const CalibFitOpts *o, doub
         return 0;
     }
     double peak = 0, bw = 0;
+    const int computes = profile_op_is_gemm(kind) || profile_op_is_attn(kind);
     if (kind == PROF_GEMM_FP8) peak = o->peak_flops_fp8;
-    else if (kind == PROF_GEMM_BF16 || kind == PROF_ATTN_PREFILL || kind == PROF_ATTN_DECODE) peak = o->peak_flops_bf16;
+    else if (kind == PROF_GEMM_FP8_BLOCK) peak = o->peak_flops_fp8_block > 0 ? o->peak_flops_fp8_block : o->peak_flops_fp8;
+    else if (kind == PROF_GEMM_NVFP4) peak = o->peak_flops_nvfp4;
+    else if (computes) peak = o->peak_flops_bf16; /* BF16 GEMMs; attention runs BF16 MMAs */
     bw = kind == PROF_ALLREDUCE ? o->link_bw_bytes_per_s : o->mem_bw_bytes_per_s;
-    if (!(peak > 0) && kind <= PROF_ATTN_DECODE)
-        peak = peak_default > 0 ? peak_default : calib_fit_best_rate(rows, n, 1);
+    /* Without a reference: the BF16 GEMMs' best rate for BF16 work, a
+     * low-precision GEMM's own best rate for it. */
+    if (!(peak > 0) && computes)
+        peak = peak_default > 0 && (kind == PROF_GEMM_BF16 || profile_op_is_attn(kind)) ? peak_default
+                                                                                        : calib_fit_best_rate(rows, n, 1);
     if (!(bw > 0)) bw = kind != PROF_ALLREDUCE && bw_default > 0 ? bw_default : calib_fit_best_rate(rows, n, 0);
     if (!(bw > 0)) bw = 1e9; /* launch probe: no bytes at all */
-    if (kind > PROF_ATTN_DECODE) peak = 0;
+    if (!computes) peak = 0;
 
     size_t *use = xmalloc(n * sizeof *use);
     int outl = 0;
@@ -770,6 +851,17 @@ int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err 
     for (int k = 0; k < PROF_OP_COUNT; k++) {
         if (o->op_mask && !(o->op_mask & (1u << k))) continue;
         if (calib_fit_op(ms, k, o, peak_default, bw_default, &p->op[k], e) < 0) return -1;
+        /* A class whose shipped fit misses its own shapes by a median of
+         * more than FIT_SHIP_MAX did not converge to anything the data
+         * support; the roofline is better off with its fallback (an FP8-KV
+         * class: the 16-bit one scaled by bytes). */
+        const ProfFitStats *st = &p->op[k].fit;
+        if (p->op[k].present && k != PROF_LAUNCH && !(st->train_median <= FIT_SHIP_MAX)) {
+            if (o->log)
+                fprintf(o->log, "calib fit: %s not shipped: in-sample median error %.1f%% > %.0f%% (%d shapes)\n",
+                        profile_op_name(k), 100 * st->train_median, 100 * FIT_SHIP_MAX, st->rows);
+            memset(&p->op[k], 0, sizeof p->op[k]);
+        }
         if (p->op[k].present) {
             calib_fit_data_note(ms, k, p->op[k].fit.data, sizeof p->op[k].fit.data);
             fitted++;
@@ -788,7 +880,9 @@ double calib_fit_predict(const Profile *p, const Meas *r)
     int k = calib_meas_prof_op(r);
     if (k < 0 || !p->op[k].present) return -1;
     double feat[PF_COUNT], f, b;
-    calib_meas_features(r, feat, &f, &b);
+    Meas c = *r;
+    calib_fit_canon(&c, k);
+    calib_meas_features(&c, feat, &f, &b);
     return profile_op_time(&p->op[k], feat, f, b);
 }
 

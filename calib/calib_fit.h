@@ -29,16 +29,22 @@ typedef struct CalibFitOpts {
      * achieved rate in the measurements themselves (a CPU, or a GPU without
      * a hardware description). */
     double peak_flops_bf16, peak_flops_fp8, mem_bw_bytes_per_s, link_bw_bytes_per_s;
+    double peak_flops_fp8_block; /* 0: the FP8 peak */
+    double peak_flops_nvfp4;     /* 0: the NVFP4 GEMMs' best measured rate */
     double holdout;       /* fraction of shapes held out for validation, default 0.2 */
     int validate_only;    /* 1: only the held-out fit (fast check; shipped params = validation fit) */
     unsigned op_mask;     /* bit k set: fit ProfOpKind k; 0 = every op with data */
     const char *name, *hardware, *source;
+    FILE *log;            /* NULL, or where to say which classes were fitted but not shipped */
 } CalibFitOpts;
 
 void calib_fit_opts_default(CalibFitOpts *o);
 
 /* Fits every operator with data (at least 4 distinct shapes; the launch
- * probe needs one).  p->op[k].fit holds each op's statistics.  The result
+ * probe needs one).  p->op[k].fit holds each op's statistics.  A class whose
+ * shipped fit misses its own shapes by a median above 25% is left out (and
+ * named on o->log): the solver found nothing the data support, and the
+ * roofline's fallback for it is the better price.  The result
  * has been round-tripped through JSON (profile_normalize), so a file
  * written from it predicts exactly what the statistics describe. */
 int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err *e);
@@ -48,8 +54,9 @@ int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err 
  * de-duplicated by shape first (fastest measurement kept), as in fitting. */
 int calib_fit_errors(const Profile *p, const MeasSet *ms, int op, double *median, double *p90, size_t *n);
 
-/* Rows of ms that calibrate `op` (same selection as the fitter: 16/32-bit
- * attention with KV of the same type). */
+/* Rows of ms that calibrate `op` (same selection as the fitter: the GEMM
+ * class of the row's dtype; attention with a 16/32-bit KV cache and Q of
+ * the same type, or with an FP8 KV cache for the *_fp8kv classes). */
 int calib_fit_selects(const Meas *r, int op);
 
 /* Predicted latency (s) of one measured row under the profile, or a

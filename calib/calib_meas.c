@@ -9,9 +9,11 @@
  * Invariants: every row in a MeasSet has passed calib_meas_counts (positive
  * shape fields where its op needs them, latency > 0 and finite).  Importers
  * skip, and count in MeasSet.skipped, rows that describe something the
- * profile does not model (FP4 and block-scaled FP8 GEMMs, sliding windows,
- * beam search, other collectives); they refuse malformed rows with the
- * file, line and column.
+ * profile does not model (INT8/INT4 weight-only and SmoothQuant GEMMs,
+ * sliding windows, beam search, other collectives, eagerly launched custom
+ * all-reduces); they refuse malformed rows with the file, line and column.
+ * Columns are found by name, so the per-engine tables' orders (a leading
+ * kernel_source, window_size before or after step) read alike.
  *
  * Units: latency in ms (as every source table), sizes in bytes.
  */
@@ -64,8 +66,17 @@ double calib_meas_elem_bytes(int dtype)
     switch (dtype) {
     case DTYPE_FP32: return 4;
     case DTYPE_FP8: return 1;
+    case DTYPE_FP8_BLOCK:
+    case DTYPE_NVFP4: return dtype_act_bytes((Dtype)dtype);
     default: return 2;
     }
+}
+
+/* A KV cache of one byte per element (FP8) runs other attention kernels
+ * (calib/README.md), so its rows calibrate their own classes. */
+static int calib_meas_fp8_kv(const Meas *r)
+{
+    return calib_meas_elem_bytes(r->kv_dtype) == 1;
 }
 
 int calib_meas_prof_op(const Meas *r)
@@ -73,9 +84,9 @@ int calib_meas_prof_op(const Meas *r)
     switch (r->op) {
     /* fp32 is the CPU backend's GEMM: it stands in for the 16-bit slot,
      * since a CPU has no BF16 tensor cores (calib/README.md). */
-    case MEAS_GEMM: return r->dtype == DTYPE_FP8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16;
-    case MEAS_ATTN_PREFILL: return PROF_ATTN_PREFILL;
-    case MEAS_ATTN_DECODE: return PROF_ATTN_DECODE;
+    case MEAS_GEMM: return profile_gemm_op((Dtype)r->dtype);
+    case MEAS_ATTN_PREFILL: return calib_meas_fp8_kv(r) ? PROF_ATTN_PREFILL_FP8KV : PROF_ATTN_PREFILL;
+    case MEAS_ATTN_DECODE: return calib_meas_fp8_kv(r) ? PROF_ATTN_DECODE_FP8KV : PROF_ATTN_DECODE;
     case MEAS_ALLREDUCE: return PROF_ALLREDUCE;
     case MEAS_MEM_READ: return PROF_MEM_READ;
     case MEAS_MEM_COPY: return PROF_MEM_COPY;
@@ -95,9 +106,11 @@ void calib_meas_features(const Meas *r, double *feat, double *flops, double *byt
 {
     switch (r->op) {
     case MEAS_GEMM: {
-        double in = calib_meas_elem_bytes(r->dtype);
-        /* FP8 GEMMs write BF16; 16/32-bit ones write their own type. */
-        profile_gemm_shape(r->m, r->n, r->k, in, in, r->dtype == DTYPE_FP8 ? 2 : in, feat, flops, bytes);
+        /* The class's bytes (profile_gemm_bytes: what the roofline counts);
+         * the CPU's FP32 GEMM reads and writes 4 B per element. */
+        double in = 4, w = 4, out = 4;
+        if (r->dtype != DTYPE_FP32) profile_gemm_bytes(profile_gemm_op((Dtype)r->dtype), &in, &w, &out);
+        profile_gemm_shape(r->m, r->n, r->k, in, w, out, feat, flops, bytes);
         return;
     }
     case MEAS_ATTN_PREFILL:
@@ -116,8 +129,11 @@ int calib_meas_counts(Meas *r, Err *e)
 {
     if (!(r->latency_ms > 0) || !isfinite(r->latency_ms))
         return err_set(e, "latency_ms: got %.12g, expected a time > 0", r->latency_ms);
-    if (r->dtype != DTYPE_BF16 && r->dtype != DTYPE_FP16 && r->dtype != DTYPE_FP8 && r->dtype != DTYPE_FP32)
-        return err_set(e, "dtype: got \"%s\", expected bf16, fp16, fp8 or fp32", dtype_name((Dtype)r->dtype));
+    int block = r->dtype == DTYPE_FP8_BLOCK || r->dtype == DTYPE_NVFP4;
+    if (r->dtype != DTYPE_BF16 && r->dtype != DTYPE_FP16 && r->dtype != DTYPE_FP8 && r->dtype != DTYPE_FP32 &&
+        !(block && r->op == MEAS_GEMM))
+        return err_set(e, "dtype: got \"%s\", expected bf16, fp16, fp8 or fp32 (fp8_block and nvfp4: GEMMs only)",
+                       dtype_name((Dtype)r->dtype));
     switch (r->op) {
     case MEAS_GEMM:
         if (calib_meas_pos(r->m, "m", e) || calib_meas_pos(r->n, "n", e) || calib_meas_pos(r->k, "k", e)) return -1;
@@ -325,6 +341,8 @@ static int calib_meas_dtype_word(const char *w)
     if (!strcmp(w, "float16") || !strcmp(w, "fp16") || !strcmp(w, "half")) return DTYPE_FP16;
     if (!strcmp(w, "fp8") || !strcmp(w, "float8_e4m3fn")) return DTYPE_FP8;
     if (!strcmp(w, "float32") || !strcmp(w, "fp32")) return DTYPE_FP32;
+    if (!strcmp(w, "fp8_block")) return DTYPE_FP8_BLOCK;
+    if (!strcmp(w, "nvfp4")) return DTYPE_NVFP4;
     return -1;
 }
 
@@ -384,7 +402,8 @@ static int calib_meas_aic_gemm(MeasSet *s, Csv *c, Err *e)
     while (calib_meas_csv_next(c)) {
         if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[cd]);
-        /* fp8_block and nvfp4 use block scales: a different kernel family. */
+        /* Weight-only and SmoothQuant INT8/INT4 GEMMs (A100 TensorRT-LLM)
+         * are not modelled. */
         if (dt < 0 || dt == DTYPE_FP32) {
             s->skipped++;
             continue;
@@ -413,7 +432,8 @@ static int calib_meas_aic_attn(MeasSet *s, Csv *c, int decode, Err *e)
     while (calib_meas_csv_next(c)) {
         if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[ca]), kdt = calib_meas_dtype_word(c->f[ckd]);
-        if (dt < 0 || kdt < 0 || (cw >= 0 && strcmp(c->f[cw], "0") != 0 && c->f[cw][0]) ||
+        if (dt < 0 || kdt < 0 || dt == DTYPE_FP8_BLOCK || dt == DTYPE_NVFP4 || kdt == DTYPE_FP8_BLOCK ||
+            kdt == DTYPE_NVFP4 || (cw >= 0 && strcmp(c->f[cw], "0") != 0 && c->f[cw][0]) ||
             (cbw >= 0 && strcmp(c->f[cbw], "1") != 0)) {
             s->skipped++;
             continue;
@@ -461,6 +481,39 @@ static int calib_meas_aic_nccl(MeasSet *s, Csv *c, Err *e)
             return -1;
         r.size_bytes = elems * calib_meas_elem_bytes(dt);
         snprintf(r.tag, sizeof r.tag, "aic:nccl");
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* custom_allreduce_perf.csv: an engine's own all-reduce (TensorRT-LLM's,
+ * vLLM's and SGLang's custom kernels); message_size counts elements of
+ * allreduce_dtype.  vLLM and SGLang time each size twice, inside a captured
+ * CUDA graph and eagerly (backend vllm_graph / vllm_eager); serving runs the
+ * captured one, so eager rows are skipped. */
+static int calib_meas_aic_custom_ar(MeasSet *s, Csv *c, Err *e)
+{
+    int co = calib_meas_csv_need(c, "op_name", e), cd = calib_meas_csv_need(c, "allreduce_dtype", e),
+        cg = calib_meas_csv_need(c, "num_gpus", e), cm = calib_meas_csv_need(c, "message_size", e),
+        cl = calib_meas_csv_need(c, "latency", e), cs = calib_meas_csv_col(c, "kernel_source"),
+        cb = calib_meas_csv_col(c, "backend"), ci = calib_meas_csv_col(c, "implementation");
+    if (co < 0 || cd < 0 || cg < 0 || cm < 0 || cl < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
+        int dt = calib_meas_dtype_word(c->f[cd]);
+        int eager = (cb >= 0 && strstr(c->f[cb], "eager")) || (ci >= 0 && strstr(c->f[ci], "eager")) ||
+                    (cs >= 0 && strstr(c->f[cs], "eager"));
+        if (strcmp(c->f[co], "all_reduce") != 0 || dt < 0 || dt == DTYPE_FP8_BLOCK || dt == DTYPE_NVFP4 || eager) {
+            s->skipped++;
+            continue;
+        }
+        double elems;
+        Meas r = {.op = MEAS_ALLREDUCE, .dtype = dt, .kv_dtype = dt};
+        if (calib_meas_csv_num(c, cg, &r.batch, e) || calib_meas_csv_num(c, cm, &elems, e) ||
+            calib_meas_csv_num(c, cl, &r.latency_ms, e))
+            return -1;
+        r.size_bytes = elems * calib_meas_elem_bytes(dt);
+        snprintf(r.tag, sizeof r.tag, "aic:%s", cs >= 0 ? c->f[cs] : "custom_allreduce");
         if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
@@ -601,6 +654,19 @@ static int calib_meas_import_file(MeasSet *s, const char *path, Err *e)
     } else if (calib_meas_csv_col(&c, "gemm_dtype") >= 0) {
         kind = "aiconfigurator GEMM";
         r = calib_meas_aic_gemm(s, &c, e);
+    } else if (calib_meas_csv_col(&c, "num_key_value_heads") >= 0 && calib_meas_csv_col(&c, "op_name") < 0) {
+        /* The per-engine tables drop the constant op_name: the file's name
+         * says which table it is. */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        int decode = strstr(base, "generation_attention") != NULL;
+        if (!decode && !strstr(base, "context_attention")) {
+            free(c.text);
+            return err_set(e, "%s: an attention table without op_name; its file name must say context_attention or "
+                              "generation_attention", path);
+        }
+        kind = decode ? "aiconfigurator decode attention" : "aiconfigurator prefill attention";
+        r = calib_meas_aic_attn(s, &c, decode, e);
     } else if (calib_meas_csv_col(&c, "num_key_value_heads") >= 0 && calib_meas_csv_col(&c, "op_name") >= 0) {
         /* op_name says which of the two attention tables this is. */
         if (!calib_meas_csv_next(&c)) {
@@ -620,6 +686,9 @@ static int calib_meas_import_file(MeasSet *s, const char *path, Err *e)
         if (calib_meas_csv_open(&c, path, e) < 0) return -1;
         kind = decode ? "aiconfigurator decode attention" : "aiconfigurator prefill attention";
         r = calib_meas_aic_attn(s, &c, decode, e);
+    } else if (calib_meas_csv_col(&c, "allreduce_dtype") >= 0) {
+        kind = "aiconfigurator custom all-reduce";
+        r = calib_meas_aic_custom_ar(s, &c, e);
     } else if (calib_meas_csv_col(&c, "nccl_dtype") >= 0) {
         kind = "aiconfigurator NCCL all-reduce";
         r = calib_meas_aic_nccl(s, &c, e);
@@ -650,9 +719,12 @@ int calib_meas_import(MeasSet *s, const char *path, Err *e)
     if (!path || !*path) return err_set(e, "measurements: empty path");
     size_t len = strlen(path);
     if (len > 4 && !strcmp(path + len - 4, ".csv")) return calib_meas_import_file(s, path, e);
-    /* A directory: aiconfigurator's per-GPU folder. */
+    /* A directory: aiconfigurator's per-GPU folder, or a per-engine one
+     * (<gpu>/<backend>-<version>/); other tables there (MoE, MLA) are not
+     * modelled. */
     static const char *const files[] = {"gemm_perf.csv", "context_attention_perf.csv",
-                                        "generation_attention_perf.csv", "nccl_perf.csv", NULL};
+                                        "generation_attention_perf.csv", "custom_allreduce_perf.csv",
+                                        "nccl_perf.csv", NULL};
     int found = 0;
     for (int i = 0; files[i]; i++) {
         char p[4096];

@@ -7,7 +7,8 @@
  *   op,dtype,kv_dtype,m,n,k,batch,chunk,ctx,q_heads,kv_heads,head_dim,size_bytes,flops,bytes,latency_ms,tag
  *
  *   op          gemm | attn_prefill | attn_decode | allreduce | mem_read | mem_copy | launch
- *   dtype       element type of the GEMM inputs / the attention's Q (bf16, fp16, fp8, fp32)
+ *   dtype       element type of the GEMM inputs / the attention's Q (bf16, fp16, fp8, fp32;
+ *               GEMMs also fp8_block, nvfp4)
  *   kv_dtype    attention: KV-cache element type; otherwise = dtype
  *   m, n, k     GEMM: token rows, output features, input features (as in NVIDIA's tables)
  *   batch       attention: sequences; allreduce: GPUs
@@ -75,10 +76,13 @@ void calib_meas_features(const Meas *r, double *feat, double *flops, double *byt
 int calib_meas_add(MeasSet *s, const Meas *r, Err *e);
 
 /* Reads any supported file: the servesim measurement CSV, an
- * aiconfigurator directory (gemm_perf.csv, context_attention_perf.csv,
- * generation_attention_perf.csv, nccl_perf.csv) or one of its files,
- * Vidur's mlp.csv, attention.csv or all_reduce.csv.  The kind is told by
- * the header. */
+ * aiconfigurator directory -- a per-GPU one (kernels/aiconfigurator/<gpu>)
+ * or a per-engine one (kernels/aiconfigurator_backends/<gpu>/<backend>-<v>):
+ * every gemm_perf.csv, context_attention_perf.csv,
+ * generation_attention_perf.csv, custom_allreduce_perf.csv and nccl_perf.csv
+ * in it -- or one of those files, Vidur's mlp.csv, attention.csv or
+ * all_reduce.csv.  The kind is told by the header (an attention table
+ * without op_name by its file name). */
 int calib_meas_import(MeasSet *s, const char *path, Err *e);
 
 int calib_meas_write_csv(const MeasSet *s, FILE *f);
@@ -87,7 +91,8 @@ int calib_meas_write_file(const MeasSet *s, const char *path, Err *e);
 /* A short description of the row's shape ("m=64 n=4096 k=4096", ...). */
 const char *calib_meas_shape_str(const Meas *r, char *buf, size_t n);
 
-/* Element bytes of a Dtype used by the counts (fp32 4, bf16/fp16 2, fp8 1). */
+/* Element bytes of a Dtype used by the counts (fp32 4, bf16/fp16 2, fp8 1;
+ * fp8_block and nvfp4 activations with their scales, dtype_act_bytes). */
 double calib_meas_elem_bytes(int dtype);
 
 /* The profile operator (ProfOpKind) a row calibrates, -1 when none. */

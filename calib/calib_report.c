@@ -33,6 +33,8 @@ void calib_opts_from_hw(CalibFitOpts *o, const HwDesc *h)
 {
     o->peak_flops_bf16 = h->peak_flops[DTYPE_BF16];
     o->peak_flops_fp8 = h->peak_flops[DTYPE_FP8];
+    o->peak_flops_fp8_block = h->peak_flops[DTYPE_FP8_BLOCK];
+    o->peak_flops_nvfp4 = h->peak_flops[DTYPE_NVFP4];
     o->mem_bw_bytes_per_s = h->mem_bw_bytes_per_s;
     o->link_bw_bytes_per_s = h->link_bw_bytes_per_s;
 }
@@ -199,6 +201,37 @@ void calib_quality_print(FILE *f, const CalibQuality *q)
             calib_report_mark(x->layer_median, CALIB_CROSS_MEDIAN_MAX));
     fprintf(f, "  per projection: %zu GEMMs, median %.1f%%, p90 %.1f%%\n", x->op_n, 100 * x->op_median,
             100 * x->op_p90);
+}
+
+int calib_quality_profiles_print(FILE *f)
+{
+    static const char *const hws[] = {"h100-sxm", "h200-sxm", "b200", "a100-sxm-80gb", NULL};
+    static const char *const engines[] = {"trtllm", "vllm", "sglang", NULL};
+    fprintf(f, "per-engine profiles (models/profiles/<hw>-<engine>.json): each class's fit, one fifth of the shapes "
+               "held out\n");
+    fprintf(f, "  %-22s %-19s %7s %9s %9s %9s %9s\n", "profile", "operator", "shapes", "held p50", "held p90",
+            "all p50", "all p90");
+    Profile *p = xmalloc(sizeof *p);
+    int printed = 0;
+    for (int h = 0; hws[h]; h++)
+        for (int g = 0; engines[g]; g++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s-%s", hws[h], engines[g]);
+            Err e = {{0}};
+            if (profile_load(name, p, &e) < 0) {
+                fprintf(f, "  %-22s not loaded: %s\n", name, e.msg);
+                continue;
+            }
+            for (int k = 0; k < PROF_OP_COUNT; k++) {
+                const ProfFitStats *st = &p->op[k].fit;
+                if (!p->op[k].present || st->rows <= 0) continue;
+                fprintf(f, "  %-22s %-19s %7d %8.1f%% %8.1f%% %8.1f%% %8.1f%%\n", name, profile_op_name(k), st->rows,
+                        100 * st->held_median, 100 * st->held_p90, 100 * st->train_median, 100 * st->train_p90);
+            }
+            printed++;
+        }
+    free(p);
+    return printed;
 }
 
 /* ------------------------------------------------------------- measured */

@@ -53,6 +53,13 @@ int calib_quality(const char *data_dir, CalibQuality *q, Err *e);
 int calib_quality_ok(const CalibQuality *q);
 void calib_quality_print(FILE *f, const CalibQuality *q);
 
+/* The per-engine profiles (models/profiles/<hw>-<engine>.json for hw in
+ * h100-sxm, h200-sxm, b200, a100-sxm-80gb and engine in trtllm, vllm,
+ * sglang): each class's shapes and held-out / in-sample median and p90, as
+ * their fit blocks record them (no refit).  Returns the profiles printed;
+ * one that is missing or does not load is named. */
+int calib_quality_profiles_print(FILE *f);
+
 /* Per operator class: shapes, median / p90 |rel err| and median signed
  * error of the profile against measurements, and a few measured-vs-fitted
  * rows spread over the latency range.  Returns the classes compared. */

@@ -47,10 +47,13 @@ static const char calibcmd_usage[] =
     "        the profile's fit statistics; with measurements, measured vs fitted per class\n"
     "  quality [--data DIR]\n"
     "        held-out fit errors on NVIDIA's H100/H200 tables and the Vidur cross-check,\n"
-    "        against the acceptance targets (DIR default ../shared/data)\n"
+    "        against the acceptance targets (DIR default ../shared/data); then each class's\n"
+    "        fit errors in the per-engine profiles (<hw>-trtllm, -vllm, -sglang)\n"
     "\n"
     "MEASUREMENTS and SOURCE: a servesim measurements CSV, an aiconfigurator GPU folder\n"
-    "(../shared/data/kernels/aiconfigurator/h100_sxm) or one of its CSVs, or a Vidur CSV.\n";
+    "(../shared/data/kernels/aiconfigurator/h100_sxm) or per-engine folder\n"
+    "(../shared/data/kernels/aiconfigurator_backends/h200_sxm/trtllm-1.3.0rc20) or one of their\n"
+    "CSVs (GEMM, context/generation attention, custom all-reduce, NCCL), or a Vidur CSV.\n";
 
 static int calibcmd_bad(const char *msg, const char *arg)
 {
@@ -280,6 +283,7 @@ static int calibcmd_fit(const CalibArgs *a)
         char *dot = strstr(nm, ".json");
         if (dot) *dot = '\0';
         o.name = a->name ? a->name : nm;
+        o.log = stdout;
         rc = calib_fit_profile(&ms, &o, p, &e);
     }
     if (rc == 0 && overhead_us >= 0) p->iter_overhead_s = overhead_us * 1e-6;
@@ -326,6 +330,7 @@ static int calibcmd_quality(const CalibArgs *a)
     CalibQuality q;
     if (calib_quality(data, &q, &e) < 0) return calibcmd_fail(&e);
     calib_quality_print(stdout, &q);
+    calib_quality_profiles_print(stdout);
     printf("calib quality: %s\n", calib_quality_ok(&q) ? "every target met" : "a target was MISSED");
     return 0;
 }

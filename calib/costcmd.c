@@ -1,9 +1,9 @@
 /*
  * costcmd.c -- `servesim cost`: the calibrated cost model, queried directly.
  *
- *   servesim cost --hardware NAME [--profile P] [--dtype bf16|fp8] --gemm M,N,K [--json]
+ *   servesim cost --hardware NAME [--profile P] [--dtype T] --gemm M,N,K [--json]
  *   servesim cost --hardware NAME [--profile P] --model NAME --batch C:H[,C:H...]
- *                 [--tp N] [--dtype bf16|fp8] [--kv-dtype T] [--json]
+ *                 [--tp N] [--dtype T] [--kv-dtype T] [--json]
  *
  * Owns only argument parsing and printing: the GEMM figure is the
  * profile's (profile_gemm_time), the iteration figure is the roofline's
@@ -22,16 +22,18 @@
 #include "jsonio.h"
 
 static const char costcmd_usage[] =
-    "usage: servesim cost --hardware NAME [--profile P] [--dtype bf16|fp8] --gemm M,N,K [--json]\n"
+    "usage: servesim cost --hardware NAME [--profile P] [--dtype T] --gemm M,N,K [--json]\n"
     "       servesim cost --hardware NAME [--profile P] --model NAME --batch C:H[,C:H...]\n"
-    "                     [--tp N] [--dtype bf16|fp8] [--kv-dtype T] [--json]\n"
+    "                     [--tp N] [--dtype T] [--kv-dtype T] [--json]\n"
     "\n"
     "Prints what the calibrated cost model predicts.\n"
     "  --hardware NAME   a name in models/hardware/ (h100-sxm, ...) or a .json path; its bundled\n"
     "                    profile (models/profiles/NAME.json) is used when there is one\n"
-    "  --profile P       another profile (name in models/profiles/ or .json path), or 'none'\n"
-    "                    for the hardware file's flat efficiencies\n"
-    "  --dtype T         compute dtype: bf16 (default) or fp8\n"
+    "  --profile P       another profile (name in models/profiles/ or .json path), e.g. an\n"
+    "                    engine's own (h200-sxm-trtllm, b200-vllm, ...), or 'none' for the\n"
+    "                    hardware file's flat efficiencies\n"
+    "  --dtype T         compute dtype: bf16 (default), fp16, fp8, fp8_block or nvfp4; it picks\n"
+    "                    the GEMM class (gemm_bf16, gemm_fp8, gemm_fp8_block, gemm_nvfp4)\n"
     "  --gemm M,N,K      one GEMM: M token rows, N output features, K input features (as in\n"
     "                    NVIDIA's measured tables); prints latency_ms\n"
     "  --model NAME      a model in models/ (qwen3-8b, ...) or a .json path\n"
@@ -121,6 +123,7 @@ static void costcmd_ex_json(cJSON *o, const CostExtrap *x, int has)
     cJSON_AddBoolToObject(o, "extrapolated", x->outside > 0);
     jsonio_add_num(o, "extrapolation_ratio", x->worst_ratio);
     if (x->outside) cJSON_AddStringToObject(o, "extrapolation", x->worst);
+    if (x->fallback[0]) cJSON_AddStringToObject(o, "fallback", x->fallback);
 }
 
 static int costcmd_print_json(cJSON *o)
@@ -138,13 +141,18 @@ static int costcmd_gemm(const CostCmdArgs *a, const HwDesc *hw)
     double d[3];
     if (costcmd_gemm_dims(a->gemm, d) < 0)
         return costcmd_bad("--gemm needs M,N,K: three whole numbers >= 1", a->gemm);
-    const int fp8 = a->dtype == DTYPE_FP8;
-    double feat[PF_COUNT], f, b, ratio = 1, t;
-    profile_gemm_shape(d[0], d[1], d[2], fp8 ? 1 : 2, fp8 ? 1 : 2, 2, feat, &f, &b);
+    const int op = profile_gemm_op((Dtype)a->dtype);
+    double feat[PF_COUNT], f, b, ratio = 1, t, in_b, w_b, out_b;
+    profile_gemm_bytes(op, &in_b, &w_b, &out_b);
+    profile_gemm_shape(d[0], d[1], d[2], in_b, w_b, out_b, feat, &f, &b);
     const char *how;
-    if (hw->profile.present && hw->profile.op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16].present) {
-        t = profile_gemm_time(&hw->profile, fp8, d[0], d[1], d[2], &ratio);
+    if (hw->profile.present && hw->profile.op[op].present) {
+        t = profile_gemm_time(&hw->profile, op, d[0], d[1], d[2], &ratio);
         how = hw->profile_name;
+    } else if (hw->profile.present) {
+        fprintf(stderr, "servesim cost: profile %s has no %s model (try --profile none for the hardware file's "
+                        "roofline)\n", hw->profile_name, profile_op_name(op));
+        return 1;
     } else {
         /* No profile: the hardware file's roofline for one GEMM. */
         if (!(hw->peak_flops[a->dtype] > 0)) {
@@ -245,7 +253,8 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
     printf("  comm_ms     %10.4f  (tensor-parallel all-reduce)\n", cb.comm_s * 1e3);
     printf("  overhead_ms %10.4f  (per iteration)\n", cb.overhead_s * 1e3);
     printf("  flops %.6g, bytes %.6g\n", cb.flops, cb.bytes);
-    if (has && x.outside) printf("  extrapolated: %s\n", x.worst);
+    if (has && x.fallback[0]) printf("  fallback: %s\n", x.fallback);
+    if (has && x.outside && strcmp(x.worst, x.fallback) != 0) printf("  extrapolated: %s\n", x.worst);
     free(items);
     return 0;
 }
@@ -272,11 +281,12 @@ int costcmd_main(int argc, char **argv)
         else if (!strcmp(o, "--batch")) a.batch = v;
         else if (!strcmp(o, "--dtype")) {
             a.dtype = dtype_parse(v);
-            if (a.dtype != DTYPE_BF16 && a.dtype != DTYPE_FP8 && a.dtype != DTYPE_FP16)
-                return costcmd_bad("--dtype needs bf16, fp16 or fp8", v);
+            if (a.dtype != DTYPE_BF16 && a.dtype != DTYPE_FP8 && a.dtype != DTYPE_FP16 && a.dtype != DTYPE_FP8_BLOCK &&
+                a.dtype != DTYPE_NVFP4)
+                return costcmd_bad("--dtype needs bf16, fp16, fp8, fp8_block or nvfp4", v);
         } else if (!strcmp(o, "--kv-dtype")) {
             a.kv_dtype = dtype_parse(v);
-            if (a.kv_dtype < 0 || a.kv_dtype == DTYPE_FP32)
+            if (a.kv_dtype < 0 || a.kv_dtype == DTYPE_FP32 || a.kv_dtype == DTYPE_FP8_BLOCK || a.kv_dtype == DTYPE_NVFP4)
                 return costcmd_bad("--kv-dtype needs bf16, fp16, fp8, q8_0 or q4_0", v);
         } else if (!strcmp(o, "--tp")) {
             double tp;

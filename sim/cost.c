@@ -65,10 +65,13 @@ typedef struct Roofline {
     /* ---- profile-driven timing (cfg.hw.profile) ---- */
     int prof;                 /* 1 when the profile times GEMMs and attention */
     const ProfOp *gemm, *pre, *dec, *ar;
+    const ProfOp *head;       /* the LM head's class: gemm_bf16 (checkpoints keep it in BF16) */
     int n_gemm;
     RoofGemm g[ROOF_GEMMS];
     double head_n;            /* LM head output features per GPU */
-    double in_b, w_b;         /* GEMM activation / weight bytes per element */
+    double in_b, w_b;         /* layer GEMM activation / weight bytes per element */
+    double head_in_b, head_w_b; /* the LM head's */
+    int fallback;             /* 1: the compute dtype's class is missing; r->gemm is the nearest */
     double qh, kvh, hd;       /* attention heads per GPU */
     double kv_b;              /* KV bytes per element (block formats included) */
     double experts, active;   /* MoE */
@@ -114,14 +117,20 @@ static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int 
              profile_feat_name(feat), lo, hi, ratio);
 }
 
-/* One GEMM of the profile at (m, n, k); *ratio its extrapolation. */
-static double cost_roof_gemm_one(const Roofline *r, double m, double n, double k, double *ratio, int *which)
+/* One GEMM of class op at (m, n, k); *ratio its extrapolation. */
+static double cost_roof_gemm_one(const ProfOp *op, double m, double n, double k, double in_b, double w_b,
+                                 double *ratio, int *which)
 {
+    const double parts = 1;
     double feat[PF_COUNT], f, b;
-    profile_gemm_shape(m, n, k, r->in_b, r->w_b, 2, feat, &f, &b);
-    double x = profile_extrapolation(r->gemm, feat, which);
-    if (x > *ratio) *ratio = x;
-    return profile_op_time(r->gemm, feat, f, b);
+    profile_gemm_shape(m, n / parts, k, in_b, w_b, 2, feat, &f, &b);
+    int w;
+    double x = profile_extrapolation(op, feat, &w);
+    if (x > *ratio) {
+        *ratio = x;
+        *which = w;
+    }
+    return parts * profile_op_time(op, feat, f, b);
 }
 
 /* One decoder layer's GEMMs at m token rows (memoised for m <= ROOF_CACHE). */
@@ -144,7 +153,7 @@ static double cost_roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *
             times = assigned < r->experts ? assigned : r->experts;
             rows = assigned / times;
         }
-        t += times * cost_roof_gemm_one(r, rows, r->g[i].n, r->g[i].k, &ratio1, &w1);
+        t += times * cost_roof_gemm_one(r->gemm, rows, r->g[i].n, r->g[i].k, r->in_b, r->w_b, &ratio1, &w1);
         if (ratio1 > worst) {
             worst = ratio1;
             w = w1;
@@ -179,6 +188,7 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     int which;
     out->gemm_s = layers * cost_roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
     cost_roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
+    if (r->fallback) worst = HUGE_VAL; /* every query priced by another class (ex.fallback) */
     if (samples > 0) {
         uint64_t ms = (uint64_t)samples;
         if (ms >= 1 && ms <= ROOF_CACHE && !isnan(r->head_t[ms - 1])) {
@@ -188,14 +198,15 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         } else {
             ratio = 1;
             which = PF_NONE;
-            out->lm_head_s = cost_roof_gemm_one(r, samples, r->head_n, r->cfg.model.hidden, &ratio, &which);
+            out->lm_head_s = cost_roof_gemm_one(r->head, samples, r->head_n, r->cfg.model.hidden, r->head_in_b,
+                                                r->head_w_b, &ratio, &which);
             if (ms >= 1 && ms <= ROOF_CACHE) {
                 r->head_t[ms - 1] = out->lm_head_s;
                 r->head_r[ms - 1] = ratio;
                 r->head_r[ROOF_CACHE + ms - 1] = which;
             }
         }
-        cost_roof_note(r, r->gemm, "LM head", which, ratio, &worst);
+        cost_roof_note(r, r->head, "LM head", which, ratio, &worst);
     }
     /* Prefill chunks and speculative verify rows run in one varlen
      * FlashAttention launch per layer; single-token decodes in one paged
@@ -298,35 +309,86 @@ static void cost_roofline_free(void *ctx)
     free(r);
 }
 
+/* The GEMM class that prices compute dtype t, or the nearest the profile
+ * has: block-scaled FP8 -> per-tensor FP8 -> BF16, NVFP4 -> block-scaled
+ * FP8 -> ...  Each step is a kernel at least as slow per FLOP, so a
+ * fallback overestimates rather than flatters; it is counted in every
+ * query's extrapolation (cost_extrapolation: outside, fallback).  -1 when
+ * nothing in the chain is there. */
+static int cost_roof_gemm_class(const Profile *p, Dtype t, int *fallback)
+{
+    static const int chain[4] = {PROF_GEMM_NVFP4, PROF_GEMM_FP8_BLOCK, PROF_GEMM_FP8, PROF_GEMM_BF16};
+    int want = profile_gemm_op(t), i = 0;
+    *fallback = 0;
+    if (want < 0) want = PROF_GEMM_BF16; /* NEVER: compute dtypes are checked by the caller */
+    while (chain[i] != want) i++;
+    for (; i < 4; i++)
+        if (p->op[chain[i]].present) {
+            *fallback = chain[i] != want;
+            return chain[i];
+        }
+    return -1;
+}
+
 /* Shapes for the profile path: the layer's GEMMs per GPU, heads per GPU. */
 static int cost_roof_profile_setup(Roofline *r, Err *e)
 {
     const Profile *p = &r->cfg.hw.profile;
     const ModelDesc *m = &r->cfg.model;
-    const int fp8 = r->cfg.compute_dtype == DTYPE_FP8;
-    r->gemm = &p->op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16];
-    r->pre = &p->op[PROF_ATTN_PREFILL];
-    r->dec = &p->op[PROF_ATTN_DECODE];
-    r->ar = p->op[PROF_ALLREDUCE].present ? &p->op[PROF_ALLREDUCE] : NULL;
-    if (!r->gemm->present || !r->pre->present || !r->dec->present) {
+    const Dtype cd = r->cfg.compute_dtype;
+    const int want = profile_gemm_op(cd);
+    if (want < 0)
+        return err_set(e, "profile %s: compute dtype %s has no GEMM class (expected bf16, fp16, fp8, fp8_block or "
+                          "nvfp4)", p->name, dtype_name(cd));
+    int fb = 0, gk = cost_roof_gemm_class(p, cd, &fb);
+    const double kv_b = r->cfg.kv_bytes_per_token / (2.0 * m->layers * m->kv_heads * m->head_dim);
+    /* An FP8 KV cache runs other attention kernels; a profile with their
+     * classes prices them, one without scales the 16-bit ones by bytes. */
+    const int fp8kv = kv_b == 1.0;
+    int kp = fp8kv && p->op[PROF_ATTN_PREFILL_FP8KV].present ? PROF_ATTN_PREFILL_FP8KV : PROF_ATTN_PREFILL;
+    int kd = fp8kv && p->op[PROF_ATTN_DECODE_FP8KV].present ? PROF_ATTN_DECODE_FP8KV : PROF_ATTN_DECODE;
+    if (gk < 0 || !p->op[kp].present || !p->op[kd].present) {
         char missing[96] = "";
-        const int need[3] = {fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16, PROF_ATTN_PREFILL, PROF_ATTN_DECODE};
+        const int need[3] = {gk < 0 ? want : gk, kp, kd};
         for (int i = 0; i < 3; i++)
-            if (!p->op[need[i]].present) {
+            if (need[i] < 0 || !p->op[need[i]].present) {
                 size_t len = strlen(missing);
                 snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", profile_op_name(need[i]));
             }
         return err_set(e, "profile %s: no %s model; a roofline with compute dtype %s needs %s, attn_prefill and "
                           "attn_decode (fit them, or detach the profile with \"profile\": \"none\")",
-                       p->name, missing, dtype_name(r->cfg.compute_dtype), profile_op_name(need[0]));
+                       p->name, missing, dtype_name(cd), profile_op_name(want));
+    }
+    r->gemm = &p->op[gk];
+    r->fallback = fb;
+    r->head = p->op[PROF_GEMM_BF16].present ? &p->op[PROF_GEMM_BF16] : r->gemm;
+    r->pre = &p->op[kp];
+    r->dec = &p->op[kd];
+    r->ar = p->op[PROF_ALLREDUCE].present ? &p->op[PROF_ALLREDUCE] : NULL;
+    /* Operand bytes are the priced class's format (a BF16 checkpoint run
+     * with FP8 compute is quantized on load); a fallback class keeps the
+     * requested format's bytes, so memory-bound GEMMs scale by them.  GGML
+     * block formats and FP32 weights (not in any kernel table) keep the
+     * model's own bytes. */
+    double out_b;
+    profile_gemm_bytes(want, &r->in_b, &r->w_b, &out_b);
+    const Dtype wd = m->weight_dtype;
+    if (wd == DTYPE_Q8_0 || wd == DTYPE_Q4_0 || wd == DTYPE_FP32) r->w_b = dtype_bytes(wd, 1024) / 1024;
+    if (r->head == &p->op[PROF_GEMM_BF16]) profile_gemm_bytes(PROF_GEMM_BF16, &r->head_in_b, &r->head_w_b, &out_b);
+    else {
+        r->head_in_b = r->in_b;
+        r->head_w_b = r->w_b;
+    }
+    if (fb) {
+        snprintf(r->ex.fallback, sizeof r->ex.fallback, "%s priced by %s (profile %s has no %s)",
+                 profile_op_name(want), profile_op_name(gk), p->name, profile_op_name(want));
+        snprintf(r->ex.worst, sizeof r->ex.worst, "%s", r->ex.fallback);
     }
     const double tp = r->cfg.tp, h = m->hidden, hd = m->head_dim;
     r->qh = (double)m->q_heads / tp;
     r->kvh = m->kv_heads >= r->cfg.tp ? (double)m->kv_heads / tp : 1; /* replicated below one per GPU */
     r->hd = hd;
-    r->kv_b = r->cfg.kv_bytes_per_token / (2.0 * m->layers * m->kv_heads * hd);
-    r->in_b = fp8 ? 1 : 2;
-    r->w_b = dtype_bytes(m->weight_dtype, 1024) / 1024; /* per element, block scales included */
+    r->kv_b = kv_b;
     r->head_n = m->vocab / tp;
     double mats_up = m->gated_mlp ? 2.0 : 1.0;
     int g = 0;

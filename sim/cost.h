@@ -13,12 +13,18 @@
  *   roofline with a calibrated profile (hw.profile.present): every class
  *             is timed by the profile's fitted operator model (profile.h)
  *             -- each of a layer's GEMMs (QKV, O, gate/up, down; MoE
- *             experts and router) at its own (m, n, k), one prefill and
- *             one decode attention launch per layer over the batch's
- *             sequences, the LM head over the sampled rows, the profile's
- *             all-reduce when it has one -- plus the per-iteration overhead.
- *             Every query whose shapes leave the profile's measured grid is
- *             counted (cost_extrapolation).
+ *             experts and router) at its own (m, n, k) by the compute
+ *             dtype's class (bf16/fp16 gemm_bf16, fp8 gemm_fp8, fp8_block
+ *             gemm_fp8_block, nvfp4 gemm_nvfp4; a missing class falls back
+ *             to the nearest slower one, counted), one prefill and one
+ *             decode attention launch per layer over the batch's sequences
+ *             (the *_fp8kv classes for an FP8 KV cache when the profile has
+ *             them), the LM head over the sampled rows by gemm_bf16 (split
+ *             into measured widths when it is wider than any measured
+ *             GEMM), two all-reduces of the hidden states per layer by the
+ *             profile's allreduce class when it has one -- plus the
+ *             per-iteration overhead.  Every query whose shapes leave the
+ *             profile's measured grid is counted (cost_extrapolation).
  * Both fill a CostBreakdown: the time of each class, FLOPs and bytes.
  */
 #ifndef SERVESIM_COST_H
@@ -53,9 +59,13 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);
  * farthest shape lay outside (x / grid max, or grid min / x). */
 typedef struct CostExtrap {
     uint64_t queries;      /* iterations costed */
-    uint64_t outside;      /* of which at least one operator shape was off the grid */
+    uint64_t outside;      /* of which at least one operator shape was off the grid, or (with a
+                              fallback) every one */
     double worst_ratio;    /* >= 1; 1 when none */
-    char worst[160];       /* e.g. "gemm_bf16 n = 151936 > grid max 65536 (x2.32)" */
+    char worst[160];       /* e.g. "layer GEMMs: m outside the measured 1 .. 8192 (x2.44)"; the
+                              fallback until a shape leaves the grid */
+    char fallback[160];    /* "" or e.g. "gemm_nvfp4 priced by gemm_fp8 (profile h100-sxm has no
+                              gemm_nvfp4)": the compute dtype's GEMM class was missing */
 } CostExtrap;
 
 /* Fills *out and returns 0 for a roofline that uses a profile; returns -1

@@ -26,11 +26,12 @@
 
 static const char *const profile_feat_names[PF_COUNT + 1] = {
     "m",      "n",     "k",     "nk",    "mn",   "tiles", "batch", "chunk", "kv_mean",
-    "kv_len", "group", "units", "qrows", "ctas", "bytes", "gpus",  "ring",  NULL,
+    "kv_len", "group", "units", "qrows", "ctas", "bytes", "gpus",  "ring",  "head_dim", "peer_bytes", NULL,
 };
 
 static const char *const profile_op_names[PROF_OP_COUNT + 1] = {
-    "gemm_bf16", "gemm_fp8", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch", NULL,
+    "gemm_bf16", "gemm_fp8", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch",
+    "gemm_fp8_block", "gemm_nvfp4", "attn_prefill_fp8kv", "attn_decode_fp8kv", NULL,
 };
 
 const char *profile_feat_name(int f)
@@ -55,6 +56,48 @@ int profile_op_parse(const char *name)
     for (int i = 0; name && i < PROF_OP_COUNT; i++)
         if (!strcmp(name, profile_op_names[i])) return i;
     return -1;
+}
+
+int profile_op_is_gemm(int op)
+{
+    return op == PROF_GEMM_BF16 || op == PROF_GEMM_FP8 || op == PROF_GEMM_FP8_BLOCK || op == PROF_GEMM_NVFP4;
+}
+
+int profile_op_is_attn(int op)
+{
+    return op == PROF_ATTN_PREFILL || op == PROF_ATTN_DECODE || op == PROF_ATTN_PREFILL_FP8KV ||
+           op == PROF_ATTN_DECODE_FP8KV;
+}
+
+int profile_gemm_op(Dtype t)
+{
+    switch (t) {
+    case DTYPE_BF16:
+    case DTYPE_FP16:
+    case DTYPE_FP32: return PROF_GEMM_BF16;
+    case DTYPE_FP8: return PROF_GEMM_FP8;
+    case DTYPE_FP8_BLOCK: return PROF_GEMM_FP8_BLOCK;
+    case DTYPE_NVFP4: return PROF_GEMM_NVFP4;
+    default: return -1;
+    }
+}
+
+void profile_gemm_bytes(int op, double *in_b, double *w_b, double *out_b)
+{
+    /* Every low-precision GEMM here writes BF16. */
+    *out_b = 2;
+    switch (op) {
+    case PROF_GEMM_FP8: *in_b = *w_b = 1; return;
+    case PROF_GEMM_FP8_BLOCK:
+        *in_b = dtype_act_bytes(DTYPE_FP8_BLOCK);
+        *w_b = dtype_bytes(DTYPE_FP8_BLOCK, 1);
+        return;
+    case PROF_GEMM_NVFP4:
+        *in_b = dtype_act_bytes(DTYPE_NVFP4);
+        *w_b = dtype_bytes(DTYPE_NVFP4, 16) / 16;
+        return;
+    default: *in_b = *w_b = 2; return;
+    }
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -139,6 +182,7 @@ void profile_attn_shape(double batch, double c, double h, double qh, double kvh,
     feat[PF_UNITS] = batch * kvh;
     feat[PF_QROWS] = c * feat[PF_GROUP];
     feat[PF_CTAS] = feat[PF_UNITS] * ceil(feat[PF_QROWS] / 128);
+    feat[PF_HEAD_DIM] = hd;
     *flops = 4.0 * qh * hd * pairs * batch;
     *bytes = batch * (2.0 * c * qh * hd * act_b + (h + c) * kvt + c * kvt);
     feat[PF_BYTES] = *bytes;
@@ -150,6 +194,7 @@ void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flo
     feat[PF_BYTES] = msg_bytes;
     feat[PF_GPUS] = gpus;
     feat[PF_RING] = 2 * (gpus - 1);
+    feat[PF_PEER_BYTES] = msg_bytes * (gpus - 1);
     *flops = 0;
     *bytes = gpus > 1 ? 2.0 * (gpus - 1) / gpus * msg_bytes : 0;
 }
@@ -166,7 +211,7 @@ void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *by
  * GQA group is the model's, the same for every sequence). */
 static int profile_feat_launch_wide(int f)
 {
-    return f == PF_BATCH || f == PF_UNITS || f == PF_CTAS || f == PF_BYTES || f == PF_GROUP;
+    return f == PF_BATCH || f == PF_UNITS || f == PF_CTAS || f == PF_BYTES || f == PF_GROUP || f == PF_HEAD_DIM;
 }
 
 static int profile_curves_per_seq(const ProfCurve *c, int n)
@@ -176,12 +221,39 @@ static int profile_curves_per_seq(const ProfCurve *c, int n)
     return 0;
 }
 
+/* Fitted on single-sequence launches only (see profile.h). */
+static int profile_attn_single_only(const ProfOp *op)
+{
+    for (int i = 0; i < op->n_grid; i++)
+        if (op->grid_feat[i] == PF_BATCH) return op->grid_hi[i] <= 1;
+    return 0;
+}
+
 double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
                          double act_b, double kv_b, double *ratio, int *which)
 {
     if (ratio) *ratio = 1;
     if (which) *which = PF_NONE;
     if (n == 0) return 0;
+    if (profile_attn_single_only(op)) {
+        /* One launch's t0; everything else per sequence, as measured. */
+        double t = op->t0_s, worst = 1;
+        int w = PF_NONE;
+        for (size_t i = 0; i < n; i++) {
+            double feat[PF_COUNT], f, b;
+            profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
+            t += profile_op_time(op, feat, f, b) - op->t0_s;
+            int wi;
+            double x = profile_extrapolation(op, feat, &wi);
+            if (x > worst) {
+                worst = x;
+                w = wi;
+            }
+        }
+        if (ratio) *ratio = worst;
+        if (which) *which = w;
+        return t;
+    }
     /* One pass for the launch-wide sums (the same arithmetic as
      * profile_attn_shape, summed) and the ranges of the per-sequence
      * features that a curve or a grid bound looks at. */
@@ -235,6 +307,7 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
     wide[PF_CTAS] = ctas;
     wide[PF_BYTES] = bytes;
     wide[PF_GROUP] = group;
+    wide[PF_HEAD_DIM] = hd;
     double t = op->t0_s + (op->unit_feat >= 0 ? op->unit_s * wide[op->unit_feat] : 0);
     double tc = 0, tm = 0;
     if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
@@ -266,12 +339,14 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
     return t + (tc > tm ? tc : tm);
 }
 
-double profile_gemm_time(const Profile *p, int fp8, double m, double n, double k, double *ratio)
+double profile_gemm_time(const Profile *p, int gemm_op, double m, double n, double k, double *ratio)
 {
-    const ProfOp *op = &p->op[fp8 ? PROF_GEMM_FP8 : PROF_GEMM_BF16];
+    if (!profile_op_is_gemm(gemm_op)) return -1;
+    const ProfOp *op = &p->op[gemm_op];
     if (!p->present || !op->present) return -1;
-    double feat[PF_COUNT], f, b;
-    profile_gemm_shape(m, n, k, fp8 ? 1 : 2, fp8 ? 1 : 2, 2, feat, &f, &b);
+    double feat[PF_COUNT], f, b, in_b, w_b, out_b;
+    profile_gemm_bytes(gemm_op, &in_b, &w_b, &out_b);
+    profile_gemm_shape(m, n, k, in_b, w_b, out_b, feat, &f, &b);
     if (ratio) *ratio = profile_extrapolation(op, feat, NULL);
     return profile_op_time(op, feat, f, b);
 }

@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "model.h"
 
 /* Shape features an efficiency curve or a grid bound may be over. */
 typedef enum {
@@ -51,6 +52,9 @@ typedef enum {
     PF_BYTES,     /* bytes moved (GEMM, memory kernels) or message bytes (all-reduce) */
     PF_GPUS,      /* GPUs in a collective */
     PF_RING,      /* ring steps of an all-reduce: 2 (gpus - 1) */
+    PF_HEAD_DIM,  /* attention head dimension (kernels are instantiated per head size) */
+    PF_PEER_BYTES,/* all-reduce: message bytes x (gpus - 1), what a one-shot all-reduce reads
+                     from its peers (where a custom all-reduce switches algorithm) */
     PF_COUNT
 } ProfFeat;
 
@@ -60,24 +64,42 @@ const char *profile_feat_name(int f);
 /* Returns -1 when the name is unknown. */
 int profile_feat_parse(const char *name);
 
+/* Operator classes.  The values are not part of the file format (profiles
+ * name their classes), but they index arrays: new classes go last, so that a
+ * profile file written before them is rewritten byte for byte. */
 typedef enum {
     PROF_GEMM_BF16 = 0, /* BF16/FP16 GEMM: bf16 in, weights, out */
     PROF_GEMM_FP8,      /* FP8 GEMM (per-tensor scales): fp8 in and weights, bf16 out */
-    PROF_ATTN_PREFILL,  /* one layer's prefill (context) attention, causal */
-    PROF_ATTN_DECODE,   /* one layer's decode attention over a paged KV cache */
-    PROF_ALLREDUCE,     /* NCCL all-reduce across a TP group */
+    PROF_ATTN_PREFILL,  /* one layer's prefill (context) attention, causal, 16-bit KV */
+    PROF_ATTN_DECODE,   /* one layer's decode attention over a paged 16-bit KV cache */
+    PROF_ALLREDUCE,     /* all-reduce across a TP group (NCCL or an engine's custom one) */
     PROF_MEM_READ,      /* streaming read of a buffer */
     PROF_MEM_COPY,      /* device-to-device copy (bytes = read + written) */
     PROF_LAUNCH,        /* an empty kernel: launch overhead */
+    PROF_GEMM_FP8_BLOCK,   /* block-scaled FP8 GEMM (1 x 128 activation, 128 x 128 weight scales) */
+    PROF_GEMM_NVFP4,       /* NVFP4 GEMM (E2M1 with an E4M3 scale per 16 values), bf16 out */
+    PROF_ATTN_PREFILL_FP8KV, /* prefill attention writing and reading an FP8 KV cache */
+    PROF_ATTN_DECODE_FP8KV,  /* decode attention over an FP8 KV cache */
     PROF_OP_COUNT
 } ProfOpKind;
 
 const char *profile_op_name(int op);
 int profile_op_parse(const char *name);
+/* 1 for the GEMM classes, the attention classes; peaks apply to both. */
+int profile_op_is_gemm(int op);
+int profile_op_is_attn(int op);
+/* The GEMM class that prices a compute dtype (bf16, fp16 and the CPU's fp32
+ * -> gemm_bf16, fp8, fp8_block, nvfp4); -1 for the GGML block formats. */
+int profile_gemm_op(Dtype t);
+/* Bytes per element of a GEMM class's activations, weights and output, block
+ * scales included (dtype_act_bytes, dtype_bytes): bf16 2/2/2, fp8 1/1/2,
+ * fp8_block 1.03125/1.000244/2, nvfp4 0.5625/0.5625/2.  The fitter counts
+ * measured rows and the roofline counts simulated launches with these. */
+void profile_gemm_bytes(int op, double *in_b, double *w_b, double *out_b);
 
 #define PROF_KNOTS 24
-#define PROF_CURVES 3
-#define PROF_GRID 4
+#define PROF_CURVES 4
+#define PROF_GRID 5
 
 typedef struct ProfCurve {
     int feat;               /* ProfFeat */
@@ -162,15 +184,28 @@ typedef struct ProfSeq {
  * whole launch, and
  *     t = t0 + per_unit units + max(sum F_i / (P ec_i), sum B_i / (BW em_i)).
  * For n identical sequences this is profile_op_time of the uniform shape,
- * i.e. exactly what was fitted.  *ratio and *which (either may be NULL)
- * receive the worst extrapolation over the sequences. */
+ * i.e. exactly what was fitted.
+ *
+ * An op measured on one sequence per launch only (its grid's batch range is
+ * [1, 1], e.g. Vidur's A100 prefill table) cannot tell per-sequence from
+ * launch-wide effects, so a launch-wide curve would price a batch as one
+ * sequence of the summed size: causal work is sum c_i^2 / 2, not
+ * (sum c_i)^2 / 2.  Such an op prices a batch as one launch's t0 plus each
+ * sequence's own per-unit cost and roofline term, every feature that
+ * sequence's:  t = t0 + sum_i (per_unit units_i + max(F_i / (P ec_i),
+ * B_i / (BW em_i))).
+ *
+ * *ratio and *which (either may be NULL) receive the worst extrapolation
+ * over the sequences. */
 double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
                          double act_b, double kv_b, double *ratio, int *which);
 
-/* Convenience: a GEMM's latency under the profile for compute dtype fp8
- * (nonzero) or bf16; *ratio (may be NULL) receives the extrapolation.
- * Returns a negative number when the profile has no such GEMM. */
-double profile_gemm_time(const Profile *p, int fp8, double m, double n, double k, double *ratio);
+/* Convenience: a GEMM's latency under the profile's GEMM class gemm_op
+ * (PROF_GEMM_BF16, PROF_GEMM_FP8, ...: the 0 / 1 of bf16 / fp8 as before),
+ * counted with that class's bytes (profile_gemm_bytes); *ratio (may be
+ * NULL) receives the extrapolation.  Returns a negative number when the
+ * profile has no such GEMM. */
+double profile_gemm_time(const Profile *p, int gemm_op, double m, double n, double k, double *ratio);
 
 /* ------------------------------------------------------------------ I/O */
 

@@ -303,11 +303,11 @@ static void test_calib_import_tables(void)
         if (r->op == MEAS_ATTN_DECODE) CHECK(r->chunk == 1 && r->ctx >= 0);
     }
     CHECK_INT(found, 1);
-    CHECK_INT(gemm, 18480);  /* bfloat16 + fp8; the 7560 fp8_block rows skipped */
+    CHECK_INT(gemm, 26040);  /* bfloat16 + fp8 + the 7560 fp8_block rows */
     CHECK_INT(pre, 10914);
     CHECK_INT(dec, 10870);
     CHECK_INT(ar, 126);      /* all_reduce of half and int8; other collectives skipped */
-    CHECK_CONTAINS(s.sources, "gemm_perf.csv (aiconfigurator GEMM, 18480 rows)");
+    CHECK_CONTAINS(s.sources, "gemm_perf.csv (aiconfigurator GEMM, 26040 rows)");
     calib_meas_free(&s);
 
     calib_meas_init(&s);
@@ -324,6 +324,143 @@ static void test_calib_import_tables(void)
             CHECK(s.rows[i].n == 12288 && s.rows[i].k == 4096);
         }
     CHECK(tp1_qkv > 250);
+    calib_meas_free(&s);
+}
+
+/* The row of s with this op, dtypes and shape, or NULL: GEMM (m, n, k),
+ * attention (batch, chunk, ctx, q_heads; kv_heads and head_dim as given
+ * below), all-reduce (GPUs, bytes). */
+static double calib_find_kvh = 0, calib_find_hd = 0;
+static const Meas *calib_find(const MeasSet *s, int op, int dtype, int kv_dtype, double a, double b, double c,
+                              double d)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const Meas *r = &s->rows[i];
+        if (r->op != op || r->dtype != dtype || r->kv_dtype != kv_dtype) continue;
+        if (op == MEAS_GEMM && r->m == a && r->n == b && r->k == c) return r;
+        if ((op == MEAS_ATTN_PREFILL || op == MEAS_ATTN_DECODE) && r->batch == a && r->chunk == b && r->ctx == c &&
+            r->q_heads == d && r->kv_heads == calib_find_kvh && r->head_dim == calib_find_hd)
+            return r;
+        if (op == MEAS_ALLREDUCE && r->batch == a && r->size_bytes == b) return r;
+    }
+    return NULL;
+}
+
+/* The per-engine tables (aiconfigurator_backends/<gpu>/<engine>-<v>/):
+ * every kind read by column name whatever the order, known rows with their
+ * values, FP8-block and NVFP4 GEMMs with their scale bytes, FP8-KV attention
+ * in its own classes, custom all-reduce in elements with eager rows skipped. */
+static void test_calib_import_engine_tables(void)
+{
+    MeasSet s;
+    calib_meas_init(&s);
+    Err e = {{0}};
+    if (calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/h200_sxm/trtllm-1.3.0rc20"), &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK_CONTAINS(s.sources, "gemm_perf.csv (aiconfigurator GEMM, 100668 rows)");
+    CHECK_CONTAINS(s.sources, "context_attention_perf.csv (aiconfigurator prefill attention, 55096 rows)");
+    CHECK_CONTAINS(s.sources, "generation_attention_perf.csv (aiconfigurator decode attention, 40367 rows)");
+    CHECK_CONTAINS(s.sources, "custom_allreduce_perf.csv (aiconfigurator custom all-reduce, 69 rows)");
+    /* GEMM, kernel_source first: torch_flow,fp8_block,4096,7168,8192,0.441429336865743 */
+    const Meas *r = calib_find(&s, MEAS_GEMM, DTYPE_FP8_BLOCK, DTYPE_FP8_BLOCK, 4096, 7168, 8192, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->latency_ms, 0.441429336865743, 1e-15);
+        CHECK(!strcmp(r->tag, "aic:torch_flow"));
+        CHECK_INT(calib_meas_prof_op(r), PROF_GEMM_FP8_BLOCK);
+        /* 1 B + an FP32 scale per 128 activations, per 128 x 128 weights */
+        CHECK_REL(r->bytes, 4096.0 * 8192 * (1 + 4.0 / 128) + 7168.0 * 8192 * (1 + 4.0 / 16384) + 2.0 * 4096 * 7168,
+                  1e-12);
+    }
+    /* context: batch 8 x 4096 tokens, 64 / 8 heads of 128; BF16 and FP8 KV */
+    calib_find_kvh = 8;
+    calib_find_hd = 128;
+    r = calib_find(&s, MEAS_ATTN_PREFILL, DTYPE_BF16, DTYPE_BF16, 8, 4096, 0, 64);
+    CHECK(r != NULL);
+    if (r) CHECK_NEAR(r->latency_ms, 5.018378575642903, 1e-15);
+    r = calib_find(&s, MEAS_ATTN_PREFILL, DTYPE_FP8, DTYPE_FP8, 8, 4096, 0, 64);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->latency_ms, 3.7092908223470054, 1e-15);
+        CHECK_INT(calib_meas_prof_op(r), PROF_ATTN_PREFILL_FP8KV);
+        CHECK(calib_fit_selects(r, PROF_ATTN_PREFILL_FP8KV) && !calib_fit_selects(r, PROF_ATTN_PREFILL));
+    }
+    /* generation: isl 1, step 4095 -> one new token over 4095 cached */
+    calib_find_kvh = 1;
+    r = calib_find(&s, MEAS_ATTN_DECODE, DTYPE_BF16, DTYPE_FP8, 64, 1, 4095, 8);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->latency_ms, 0.03417066733042399, 1e-15);
+        CHECK_INT(calib_meas_prof_op(r), PROF_ATTN_DECODE_FP8KV);
+    }
+    /* custom all-reduce: message_size 65536 bf16 elements on 8 GPUs */
+    r = calib_find(&s, MEAS_ALLREDUCE, DTYPE_BF16, DTYPE_BF16, 8, 131072, 0, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->latency_ms, 0.006393280029296874, 1e-15);
+        CHECK(!strcmp(r->tag, "aic:TRTLLM"));
+    }
+    calib_meas_free(&s);
+
+    /* vLLM: window_size after step; custom all-reduce timed in a CUDA graph
+     * and eagerly -- serving replays the graph, the eager rows are skipped */
+    calib_meas_init(&s);
+    if (calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/h200_sxm/vllm-0.24.0/"
+                                         "context_attention_perf.csv"), &e) < 0 ||
+        calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/h200_sxm/vllm-0.24.0/"
+                                         "custom_allreduce_perf.csv"), &e) < 0 ||
+        calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/h200_sxm/nccl-2.29.2/nccl_perf.csv"),
+                          &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    calib_find_kvh = 8;
+    r = calib_find(&s, MEAS_ATTN_PREFILL, DTYPE_BF16, DTYPE_BF16, 8, 4096, 0, 64);
+    CHECK(r != NULL);
+    if (r) CHECK_NEAR(r->latency_ms, 3.930954615275065, 1e-15);
+    CHECK_CONTAINS(s.sources, "custom_allreduce_perf.csv (aiconfigurator custom all-reduce, 69 rows)");
+    r = calib_find(&s, MEAS_ALLREDUCE, DTYPE_BF16, DTYPE_BF16, 8, 131072, 0, 0);
+    CHECK(r && !strcmp(r->tag, "aic:vLLM_custom_graph"));
+    if (r) CHECK_NEAR(r->latency_ms, 0.007943040132522583, 1e-15);
+    /* NCCL: message_size counts half elements */
+    r = calib_find(&s, MEAS_ALLREDUCE, DTYPE_FP16, DTYPE_FP16, 8, 131072, 0, 0);
+    CHECK(r && !strcmp(r->tag, "aic:nccl"));
+    if (r) CHECK_NEAR(r->latency_ms, 0.02145, 1e-15);
+    calib_meas_free(&s);
+
+    /* NVFP4 (B200): 0.5 B + one FP8 scale per 16 values, BF16 out */
+    calib_meas_init(&s);
+    if (calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/b200_sxm/trtllm-1.3.0rc20/gemm_perf.csv"),
+                          &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    r = calib_find(&s, MEAS_GEMM, DTYPE_NVFP4, DTYPE_NVFP4, 4096, 7168, 8192, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->latency_ms, 0.1420629342397054, 1e-15);
+        CHECK_INT(calib_meas_prof_op(r), PROF_GEMM_NVFP4);
+        CHECK_REL(r->bytes, (4096.0 * 8192 + 7168.0 * 8192) * 9 / 16 + 2.0 * 4096 * 7168, 1e-12);
+    }
+    CHECK_INT(s.n, 130156); /* bfloat16, fp8, fp8_block, nvfp4: every row */
+    calib_meas_free(&s);
+
+    /* an attention table without op_name must be named for what it holds */
+    const char *odd = calib_tmp("attention.csv");
+    FILE *f = fopen(odd, "w");
+    if (f) {
+        fputs("kernel_source,batch_size,isl,num_heads,num_key_value_heads,head_dim,beam_width,attn_dtype,"
+              "kv_cache_dtype,step,latency\nfa,1,16,8,8,128,1,bfloat16,bfloat16,0,0.01\n", f);
+        fclose(f);
+    }
+    calib_meas_init(&s);
+    CHECK_INT(calib_meas_import(&s, odd, &e), -1);
+    CHECK_CONTAINS(e.msg, "its file name must say context_attention or generation_attention");
     calib_meas_free(&s);
 }
 
@@ -931,6 +1068,9 @@ static void test_calib_cost_command(void)
     CHECK_CONTAINS(out, "iteration of 3 requests: Qwen3-8B");
     CHECK_CONTAINS(out, "t_ms");
     CHECK_CONTAINS(out, "extrapolated: LM head: n outside");
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--dtype", "int8", "--gemm", "1,1,1",
+                        NULL), 2);
+    CHECK_CONTAINS(out, "--dtype needs bf16, fp16, fp8, fp8_block or nvfp4");
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--model", "qwen3-8b", "--batch",
                         "1:1000", "--tp", "2", "--json", "--profile", "none", NULL), 0);
     CHECK_CONTAINS(out, "\"profile\":\t\"none (hardware efficiencies)\"");
@@ -995,6 +1135,7 @@ void suite_calib(void)
     RUN(test_calib_gemm_cblas_equals_ref);
     RUN(test_calib_meas_csv);
     RUN(test_calib_import_tables);
+    RUN(test_calib_import_engine_tables);
     RUN(test_calib_fit_recovers_synthetic);
     RUN(test_calib_profile_json_errors);
     RUN(test_calib_fit_quality_on_measured_tables);

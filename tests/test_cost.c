@@ -9,6 +9,7 @@
  * calibrated profile that hw_load attaches (models/profiles/); the
  * profile-driven roofline is checked against its operator models below.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,6 +268,87 @@ static void test_profile_extrapolation_counted(void)
     cm.destroy(cm.ctx);
 }
 
+/* Issue 12, finding 6: causal attention work is the sum over the batch's
+ * prompts, not over their concatenation -- 2 x 1000 new tokens cost less
+ * attention than one 2000-token prompt, 4 x 250 less than 1 x 1000, with
+ * FLOPs equal to the per-request sums -- on the Vidur-fitted A100 profile
+ * (measured one sequence per launch, so each prompt is priced on its own)
+ * and on the H100 one. */
+static void test_batched_prefill_attention_sums_requests(void)
+{
+    Err e = {{0}};
+    ModelDesc m;
+    static HwDesc h;
+    if (model_load("llama-2-70b", &m, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    const char *const hws[2] = {"a100-sxm-80gb", "h100-sxm"};
+    for (int w = 0; w < 2; w++) {
+        if (hw_load(hws[w], &h, &e) < 0) {
+            fprintf(stderr, "  %s\n", e.msg);
+            CHECK(0);
+            continue;
+        }
+        CHECK(h.profile.present);
+        RooflineCfg cfg = {.model = m, .hw = h, .tp = 2, .compute_dtype = DTYPE_BF16,
+                           .kv_bytes_per_token = model_kv_bytes_per_token(&m, DTYPE_BF16), .act_bytes = 2};
+        CostModel cm;
+        CHECK(cost_roofline_new(&cfg, &cm, &e) == 0);
+        const uint32_t sizes[4] = {1000, 2000, 250, 1000}, counts[4] = {2, 1, 4, 1};
+        CostBreakdown cb[4], one[2];
+        for (int k = 0; k < 4; k++) {
+            fill(sizes[k], 0, ITEM_PREFILL);
+            CHECK(cm.iter_time(cm.ctx, items, counts[k], &cb[k]) == 0);
+        }
+        fill(1000, 0, ITEM_PREFILL);
+        CHECK(cm.iter_time(cm.ctx, items, 1, &one[0]) == 0);
+        fill(250, 0, ITEM_PREFILL);
+        CHECK(cm.iter_time(cm.ctx, items, 1, &one[1]) == 0);
+        fprintf(stderr, "     %s Llama-2-70B TP2 attention: 2x1000 %.2f ms, 1x2000 %.2f ms, 4x250 %.2f ms, "
+                        "1x1000 %.2f ms\n",
+                hws[w], 1e3 * cb[0].attn_s, 1e3 * cb[1].attn_s, 1e3 * cb[2].attn_s, 1e3 * cb[3].attn_s);
+        CHECK(cb[0].attn_s < cb[1].attn_s);
+        CHECK(cb[2].attn_s < cb[3].attn_s);
+        CHECK_REL(cb[0].flops, 2 * one[0].flops, 1e-12);
+        CHECK_REL(cb[2].flops, 4 * one[1].flops, 1e-12);
+        if (w == 0) {
+            /* one launch's t0 per layer, every sequence's own cost */
+            double t0 = h.profile.op[PROF_ATTN_PREFILL].t0_s;
+            CHECK_REL(cb[0].attn_s, 2 * one[0].attn_s - 80 * t0, 1e-9);
+        }
+        cm.destroy(cm.ctx);
+    }
+}
+
+/* Precisions: bytes with their block scales, and the GEMM class a compute
+ * dtype selects. */
+static void test_precisions(void)
+{
+    CHECK_INT(dtype_parse("fp8_block"), DTYPE_FP8_BLOCK);
+    CHECK_INT(dtype_parse("nvfp4"), DTYPE_NVFP4);
+    CHECK_NEAR(dtype_bytes(DTYPE_FP8_BLOCK, 16384), 16388, 1e-9); /* one FP32 scale per 128 x 128 */
+    CHECK_NEAR(dtype_act_bytes(DTYPE_FP8_BLOCK), 1 + 4.0 / 128, 0);  /* one per 1 x 128 group */
+    CHECK_NEAR(dtype_bytes(DTYPE_NVFP4, 16), 9, 0);                  /* 8 B of E2M1 + an E4M3 scale */
+    CHECK_NEAR(dtype_bytes(DTYPE_NVFP4, 17), 18, 0);
+    CHECK_NEAR(dtype_act_bytes(DTYPE_NVFP4), 9.0 / 16, 0);
+    CHECK_NEAR(dtype_act_bytes(DTYPE_BF16), 2, 0);
+    CHECK_INT(profile_gemm_op(DTYPE_BF16), PROF_GEMM_BF16);
+    CHECK_INT(profile_gemm_op(DTYPE_FP16), PROF_GEMM_BF16);
+    CHECK_INT(profile_gemm_op(DTYPE_FP8), PROF_GEMM_FP8);
+    CHECK_INT(profile_gemm_op(DTYPE_FP8_BLOCK), PROF_GEMM_FP8_BLOCK);
+    CHECK_INT(profile_gemm_op(DTYPE_NVFP4), PROF_GEMM_NVFP4);
+    CHECK_INT(profile_gemm_op(DTYPE_Q4_0), -1);
+    Err e = {{0}};
+    static HwDesc h;
+    CHECK_INT(hw_load("b200", &h, &e), 0);
+    CHECK_NEAR(h.peak_flops[DTYPE_NVFP4], 9e15, 0);
+    CHECK_NEAR(h.peak_flops[DTYPE_FP8_BLOCK], h.peak_flops[DTYPE_FP8], 0);
+    CHECK_INT(hw_load("h100-sxm", &h, &e), 0);
+    CHECK_NEAR(h.peak_flops[DTYPE_NVFP4], 0, 0); /* no FP4 tensor cores on Hopper */
+}
+
 void suite_cost(void);
 void suite_cost(void)
 {
@@ -277,4 +359,6 @@ void suite_cost(void)
     RUN(test_gemm_eff_curve);
     RUN(test_profile_roofline_matches_ops);
     RUN(test_profile_extrapolation_counted);
+    RUN(test_batched_prefill_attention_sums_requests);
+    RUN(test_precisions);
 }
