@@ -308,7 +308,7 @@ static void trigger(Engine *eng, uint32_t idx)
 {
     Request *nx = &eng->reqs[idx];
     if (!nx->triggered || nx->state != REQ_PENDING) return;
-    nx->t_arrive_ns = eng->now_ns + nx->think_ns + eng->cfg.trigger_delay_ns + nx->client_extra_ns;
+    nx->t_arrive_ns = eng->now_ns + nx->think_ns + eng->cfg.trigger_delay_ns;
     if (nx->deadline_after_ns >= 0) nx->deadline_ns = nx->t_arrive_ns + nx->deadline_after_ns;
     evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, idx);
 }

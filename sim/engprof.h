@@ -22,7 +22,7 @@
  *                                each token reaches the client one
  *                                iteration later (its output is processed
  *                                during the next iteration)
- *   "request_overhead": {"before_us", "after_us", "jitter_us"}
+ *   "request_overhead": {"before_us", "after_us", "jitter_us", "jitter_per_token_us"}
  *                                per request, outside the engine loop:
  *                                HTTP + tokenisation before the scheduler
  *                                sees it, detokenisation + streaming after
@@ -30,10 +30,15 @@
  *                                client's TTFT and E2E and to a closed-loop
  *                                client's gap between requests.  jitter_us:
  *                                the mean of an exponentially distributed
- *                                extra delay per closed-loop request (HTTP
- *                                and tokenisation times vary), so clients
- *                                that finish together do not all reach the
- *                                scheduler at the same instant
+ *                                extra gap before each closed-loop request
+ *                                (the client's handling of the response it
+ *                                just streamed varies), so clients that
+ *                                finish together do not all send their next
+ *                                request at the same instant; its mean
+ *                                grows by jitter_per_token_us per token the
+ *                                client received in its previous response
+ *                                (a longer stream, more client-side
+ *                                variation)
  *   "kv": {"fp8_checkpoint": "fp8"|"bf16",  KV dtype for FP8/FP4 weights
  *          "memory": "total_fraction"|"free_fraction", "fraction": 0.9}
  *          total_fraction (vLLM gpu_memory_utilization, SGLang
@@ -66,7 +71,8 @@ typedef struct EngineProfile {
     double iter_base_s, iter_per_seq_s, iter_per_gpu_s;
     int overlap;
     double req_before_s, req_after_s;
-    double req_jitter_s;         /* mean of the exponential extra delay of each triggered request */
+    double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */
+    double req_jitter_per_token_s; /* ... plus this much per output token of its predecessor */
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */
     EngKvRule kv_rule;
     double kv_fraction;

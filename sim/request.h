@@ -73,10 +73,6 @@ typedef struct Request {
      * member left. */
     uint8_t barrier_member;
     uint8_t barrier_waiter;
-    /* A triggered request's share of the client's variable overhead
-     * (engine profile request_overhead.jitter_us): it reaches the engine
-     * this much later, and its client counts it in TTFT and E2E. */
-    int64_t client_extra_ns;
 
     /* ---- engine state ---- */
     uint32_t idx;              /* this record's index in the engine's array */

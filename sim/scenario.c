@@ -740,13 +740,26 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier.waiters = s->barrier_waiters;
     }
     s->barrier.left = s->barrier_members;
-    if (s->engine.req_jitter_s > 0) {
-        /* one draw per triggered request, in workload order */
+    if (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0) {
+        /* the client's variable time between a response and its next
+         * request: one draw per triggered request, in workload order, added
+         * to its think time; the mean grows with the predecessor's output
+         * (a barrier waiter's: its own, as every request of a fixed-length
+         * benchmark has the same) */
+        uint32_t *prev_out = xcalloc(s->wl.n, sizeof *prev_out);
+        for (uint32_t i = 0; i < s->wl.n; i++) {
+            if (s->wl.reqs[i].next_req < s->wl.n) prev_out[s->wl.reqs[i].next_req] = s->wl.reqs[i].output_tokens;
+        }
         gsl_rng *rj = rng_stream(s->seed, RNG_STREAM_CLIENT_JITTER);
-        for (uint32_t i = 0; i < s->wl.n; i++)
-            if (s->wl.reqs[i].triggered)
-                s->wl.reqs[i].client_extra_ns = llround(gsl_ran_exponential(rj, s->engine.req_jitter_s) * 1e9);
+        for (uint32_t i = 0; i < s->wl.n; i++) {
+            Request *r = &s->wl.reqs[i];
+            if (!r->triggered) continue;
+            double toks = r->barrier_waiter ? r->output_tokens : prev_out[i];
+            double mean = s->engine.req_jitter_s + s->engine.req_jitter_per_token_s * toks;
+            r->think_ns += mean > 0 ? llround(gsl_ran_exponential(rj, mean) * 1e9) : 0;
+        }
         gsl_rng_free(rj);
+        free(prev_out);
     }
 #undef SUB
     return 0;

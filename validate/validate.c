@@ -62,7 +62,8 @@ const char validate_usage[] =
     "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
     "  --rows/--no-rows  print (default) or omit the per-row table\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
-    "                    engine files' (base_us, per_seq_us, before_us, jitter_us; unset = 0)\n";
+    "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us;\n"
+    "                    unset = 0)\n";
 
 /* ------------------------------------------------------------ running */
 
@@ -243,41 +244,55 @@ typedef struct VFitCtx {
 } VFitCtx;
 
 /* Host time from run A over the rows in `use`: weighted least squares of
- * (meas - TPOT0) = base + per_seq x B on relative errors. */
+ * (meas - TPOT0) = base + per_seq x B + per_gpu x (tp - 1) on relative
+ * errors.  Every subset of the three terms is fitted and the best one
+ * whose coefficients are all >= 0 kept (a negative host time means the
+ * term is not in the data). */
 static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th)
 {
-    th->base_us = th->per_seq_us = 0;
+    th->base_us = th->per_seq_us = th->per_gpu_us = 0;
     uint32_t k = 0;
     for (uint32_t j = 0; j < m; j++) k += c->tpot0[use[j]] == c->tpot0[use[j]] && c->run0[use[j]] == c->run0[use[j]];
-    if (k < 2) return;
-    for (int terms = 2; terms >= 1; terms--) {
-        gsl_matrix *X = gsl_matrix_alloc(k, (size_t)terms), *cov = gsl_matrix_alloc((size_t)terms, (size_t)terms);
-        gsl_vector *y = gsl_vector_alloc(k), *w = gsl_vector_alloc(k), *b = gsl_vector_alloc((size_t)terms);
+    if (k < 4) return;
+    double best = INFINITY;
+    for (int mask = 1; mask < 8; mask++) {
+        size_t p = (size_t)((mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1));
+        gsl_matrix *X = gsl_matrix_alloc(k, p), *cov = gsl_matrix_alloc(p, p);
+        gsl_vector *y = gsl_vector_alloc(k), *w = gsl_vector_alloc(k), *b = gsl_vector_alloc(p);
         size_t r = 0;
         for (uint32_t j = 0; j < m; j++) {
             uint32_t i = use[j];
             if (!(c->tpot0[i] == c->tpot0[i] && c->run0[i] == c->run0[i])) continue;
-            double meas = c->rows[i].meas_tpot_ms;
-            gsl_matrix_set(X, r, 0, 1.0);
-            if (terms == 2) gsl_matrix_set(X, r, 1, c->run0[i]);
+            double meas = c->rows[i].meas_tpot_ms, x[3] = {1.0, c->run0[i], c->rows[i].tp - 1.0};
+            size_t col = 0;
+            for (int t = 0; t < 3; t++)
+                if (mask >> t & 1) gsl_matrix_set(X, r, col++, x[t]);
             gsl_vector_set(y, r, (meas - c->tpot0[i]) * 1e3); /* us */
             gsl_vector_set(w, r, 1.0 / (meas * meas));
             r++;
         }
         double chisq;
-        gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(k, (size_t)terms);
+        gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(k, p);
         int st = gsl_multifit_wlinear(X, w, y, b, cov, &chisq, ws);
-        double base = gsl_vector_get(b, 0), per = terms == 2 ? gsl_vector_get(b, 1) : 0;
+        double coef[3] = {0, 0, 0};
+        int ok = st == 0;
+        size_t col = 0;
+        for (int t = 0; t < 3; t++)
+            if (mask >> t & 1) {
+                coef[t] = gsl_vector_get(b, col++);
+                ok = ok && coef[t] >= 0;
+            }
         gsl_multifit_linear_free(ws);
         gsl_matrix_free(X);
         gsl_matrix_free(cov);
         gsl_vector_free(y);
         gsl_vector_free(w);
         gsl_vector_free(b);
-        if (st == 0 && per >= 0) {
-            th->base_us = base > 0 ? base : 0;
-            th->per_seq_us = per;
-            return;
+        if (ok && chisq < best) {
+            best = chisq;
+            th->base_us = coef[0];
+            th->per_seq_us = coef[1];
+            th->per_gpu_us = coef[2];
         }
     }
 }
@@ -440,9 +455,11 @@ int validate_main(int argc, char **argv)
                 if (*end || !(v >= 0) || v > 1e7) return bad("--set: expected a value in [0, 1e7] us, got", eq + 1);
                 if (!strcmp(tok, "base_us")) set.base_us = v;
                 else if (!strcmp(tok, "per_seq_us")) set.per_seq_us = v;
+                else if (!strcmp(tok, "per_gpu_us")) set.per_gpu_us = v;
                 else if (!strcmp(tok, "before_us")) set.before_us = v;
                 else if (!strcmp(tok, "jitter_us")) set.jitter_us = v;
-                else return bad("--set: unknown constant (base_us, per_seq_us, before_us, jitter_us)", tok);
+                else if (!strcmp(tok, "jitter_per_token_us")) set.jitter_per_token_us = v;
+                else return bad("--set: unknown constant (base_us, per_seq_us, per_gpu_us, before_us, jitter_us)", tok);
             }
             has_set = 1;
         } else if (!strcmp(a, "--fit")) {
@@ -466,10 +483,6 @@ int validate_main(int argc, char **argv)
     VRow *rows;
     uint32_t n;
     if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
-    if ((do_fit || do_loso) && fmt != VFMT_SILICON) {
-        free(rows);
-        return bad("--fit and --loso fit serving-engine constants: they need a silicon-format file", NULL);
-    }
     uint32_t *all = xmalloc((n ? n : 1) * sizeof *all), m = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!rows[i].skip[0]) all[m++] = i;
@@ -542,9 +555,9 @@ int validate_main(int argc, char **argv)
         if (rc == 0) {
             printf("fitted engine constants (%u rows of %s):\n", m, file);
             for (uint32_t f = 0; f < n_fits; f++)
-                printf("  %-8s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f}, "
+                printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
                        "\"request_overhead\": {\"before_us\": %.0f}   (%s, %u rows)\n",
-                       fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.before_us,
+                       fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
                        fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
             printf("\n");
         }
@@ -676,6 +689,7 @@ int validate_main(int argc, char **argv)
                 cJSON_AddStringToObject(o, "engine", fits[f].engine);
                 jsonio_add_num(o, "base_us", fits[f].th.base_us);
                 jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
+                jsonio_add_num(o, "per_gpu_us", fits[f].th.per_gpu_us);
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
                 cJSON_AddBoolToObject(o, "own_rows", fits[f].own);
                 cJSON_AddItemToArray(fa, o);

@@ -272,6 +272,8 @@ static void vrows_splitwise(VRow *r, char **f, const int *col)
     snprintf(r->model, sizeof r->model, "%s", model);
     snprintf(r->hw, sizeof r->hw, "%s", gpu);
     snprintf(r->dtype, sizeof r->dtype, "bf16");
+    /* the software of the Splitwise characterisation runs (models/engines/splitwise.json) */
+    snprintf(r->engine, sizeof r->engine, "splitwise");
     r->isl = (int)p;
     r->osl = (int)t;
     r->conc = (int)b;
@@ -401,29 +403,36 @@ out:
 char *vrows_scenario(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[512];
+    char *buf = xmalloc(n), eng[640];
     int k;
+    if (th)
+        snprintf(eng, sizeof eng,
+                 "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
+                 "\"per_gpu_us\": %.17g}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
+                 "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g}}",
+                 r->engine, th->base_us, th->per_seq_us, th->per_gpu_us, th->before_us, th->jitter_us,
+                 th->jitter_per_token_us);
+    else
+        snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {
-        /* a static batch of identical requests, all there at 0 */
+        /* a static batch of identical requests, all there at 0; the runs
+         * went past the model's context window (max_context 0: no check),
+         * and the batch ran whole (KV unbounded: its size is not what these
+         * rows measure) */
         k = snprintf(buf, n,
-                     "{\"name\": \"%s\", \"model\": \"%s\", \"hardware\": \"%s\", \"tp\": %d,\n"
+                     "{\"name\": \"%s\", \"model\": {\"base\": \"%s\", \"max_context\": 0}, \"hardware\": \"%s\", "
+                     "\"tp\": %d,\n"
+                     " \"engine\": %s,\n"
                      " \"scheduler\": {\"kind\": \"static\", \"max_running\": %d},\n"
+                     " \"kv\": {\"unbounded\": true},\n"
                      " \"report\": {\"token_times\": false, \"iterations\": false},\n"
                      " \"workload\": {\"requests\": [",
-                     r->id, r->model, r->hw, r->tp, r->conc);
+                     r->id, r->model, r->hw, r->tp, eng, r->conc);
         for (int i = 0; i < r->conc && k > 0 && (size_t)k < n; i++)
             k += snprintf(buf + k, n - (size_t)k, "%s\n  {\"arrival_ms\": 0, \"prompt_tokens\": %d, \"output_tokens\": %d}",
                           i ? "," : "", r->isl, r->osl);
         if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "]}}\n");
     } else {
-        if (th)
-            snprintf(eng, sizeof eng,
-                     "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
-                     "\"per_gpu_us\": 0}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
-                     "\"jitter_us\": %.17g}}",
-                     r->engine, th->base_us, th->per_seq_us, th->before_us, th->jitter_us);
-        else
-            snprintf(eng, sizeof eng, "\"%s\"", r->engine);
         int c = r->conc;
         k = snprintf(buf, n,
                      "{\"name\": \"%s\", \"model\": {\"base\": \"%s\", \"dtype\": \"%s\"}, \"hardware\": \"%s\", "

@@ -29,7 +29,7 @@ typedef enum { VFMT_AUTO = -1, VFMT_SILICON = 0, VFMT_SPLITWISE } VFormat;
 /* Engine constants that kernel tables do not hold (engprof.h): host time
  * per iteration and per sequence, and the per-request overhead. */
 typedef struct VTheta {
-    double base_us, per_seq_us, before_us, jitter_us;
+    double base_us, per_seq_us, per_gpu_us, before_us, jitter_us, jitter_per_token_us;
 } VTheta;
 
 typedef struct VRow {
