@@ -117,11 +117,17 @@ static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int 
              profile_feat_name(feat), lo, hi, ratio);
 }
 
-/* One GEMM of class op at (m, n, k); *ratio its extrapolation. */
+/* One GEMM of class op at (m, n, k); *ratio its extrapolation.  A GEMM
+ * wider than any measured one (Qwen3's 151,936-entry LM head against
+ * NVIDIA's widest n = 65,536) is priced as ceil(n / n_max) GEMMs of equal
+ * width inside the grid, summed: what a vocabulary-parallel or chunked LM
+ * head runs, and no longer an extrapolation of the curves. */
 static double cost_roof_gemm_one(const ProfOp *op, double m, double n, double k, double in_b, double w_b,
                                  double *ratio, int *which)
 {
-    const double parts = 1;
+    double parts = 1;
+    for (int i = 0; i < op->n_grid; i++)
+        if (op->grid_feat[i] == PF_N && n > op->grid_hi[i]) parts = ceil(n / op->grid_hi[i]);
     double feat[PF_COUNT], f, b;
     profile_gemm_shape(m, n / parts, k, in_b, w_b, 2, feat, &f, &b);
     int w;

@@ -1067,7 +1067,18 @@ static void test_calib_cost_command(void)
                         "1:1000,1:2000,512:0", NULL), 0);
     CHECK_CONTAINS(out, "iteration of 3 requests: Qwen3-8B");
     CHECK_CONTAINS(out, "t_ms");
-    CHECK_CONTAINS(out, "extrapolated: LM head: n outside");
+    /* the 151,936-wide LM head is priced in measured widths: not extrapolated */
+    CHECK(!strstr(out, "extrapolated"));
+    /* an engine's own profile, each precision's GEMM class */
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h200-sxm", "--profile", "h200-sxm-trtllm",
+                        "--dtype", "fp8_block", "--gemm", "4096,7168,8192", NULL), 0);
+    CHECK_CONTAINS(out, "GEMM fp8_block m=4096 n=7168 k=8192 on NVIDIA H200 SXM 141GB (profile: h200-sxm-trtllm)");
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h200-sxm", "--profile", "h200-sxm-trtllm",
+                        "--dtype", "nvfp4", "--gemm", "4096,7168,8192", NULL), 1);
+    CHECK_CONTAINS(out, "profile h200-sxm-trtllm has no gemm_nvfp4 model");
+    CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "b200", "--profile", "h200-sxm-trtllm", "--model",
+                        "llama-3.1-8b", "--dtype", "nvfp4", "--batch", "1:1000", NULL), 0);
+    CHECK_CONTAINS(out, "fallback: gemm_nvfp4 priced by gemm_fp8_block (profile h200-sxm-trtllm has no gemm_nvfp4)");
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--dtype", "int8", "--gemm", "1,1,1",
                         NULL), 2);
     CHECK_CONTAINS(out, "--dtype needs bf16, fp16, fp8, fp8_block or nvfp4");
@@ -1127,6 +1138,28 @@ static void test_calib_command(void)
     CHECK_CONTAINS(out, "no gemm_bf16, attn_prefill, attn_decode model");
 }
 
+/* `calib quality` lists every class of the per-engine profiles with the
+ * held-out errors their fit blocks record. */
+static void test_calib_quality_profiles(void)
+{
+    static char out[65536];
+    char path[512];
+    snprintf(path, sizeof path, "%s", calib_tmp("quality.txt"));
+    FILE *f = fopen(path, "w+");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK_INT(calib_quality_profiles_print(f), 12);
+    rewind(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    CHECK_CONTAINS(out, "h200-sxm-trtllm        gemm_fp8_block");
+    CHECK_CONTAINS(out, "b200-vllm              gemm_nvfp4");
+    CHECK_CONTAINS(out, "a100-sxm-80gb-sglang   allreduce");
+    CHECK_CONTAINS(out, "h100-sxm-vllm          attn_decode_fp8kv");
+    CHECK(!strstr(out, "not loaded"));
+}
+
 void suite_calib(void)
 {
     RUN(test_calib_merge_example_31_2);
@@ -1144,4 +1177,5 @@ void suite_calib(void)
     RUN(test_calib_backend_load_errors);
     RUN(test_calib_cost_command);
     RUN(test_calib_command);
+    RUN(test_calib_quality_profiles);
 }
