@@ -187,8 +187,8 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
     if (jsonio_str(v, "compute_dtype", where, 0, &dt, e) < 0) return -1;
     if (dt) {
         int d = dtype_parse(dt);
-        if (d != DTYPE_BF16 && d != DTYPE_FP16 && d != DTYPE_FP8)
-            return err_set(e, "%s.compute_dtype: got \"%s\", expected bf16, fp16 or fp8", where, dt);
+        if (d != DTYPE_BF16 && d != DTYPE_FP16 && d != DTYPE_FP8 && d != DTYPE_FP8_BLOCK && d != DTYPE_NVFP4)
+            return err_set(e, "%s.compute_dtype: got \"%s\", expected bf16, fp16, fp8, fp8_block or nvfp4", where, dt);
         s->compute_dtype = (Dtype)d;
     }
     double us = -1;

@@ -394,11 +394,11 @@ static void test_readme_numbers(void)
     /* the embedded default scenario */
     static const char *const dflt[] = {
         "  metric          mean       p50       p90       p99       max",
-        "  TTFT           64.30     42.29    130.38    351.81    687.74 ms  (n=2000)",
-        "  TPOT           15.02     14.77     18.35     22.91     32.49 ms  (n=2000)",
-        "  throughput over the drain window 211.439 s (0.024 -> 211.463 s):",
-        "    9.46 req/s, 3094.2 output tok/s, 16174.4 total tok/s",
-        "  goodput over the same window (SLO: TTFT <= 500 ms TPOT <= 50 ms): 9.44 req/s, 3090.8 output tok/s, "
+        "  TTFT           63.61     41.22    129.61    348.15    682.72 ms  (n=2000)",
+        "  TPOT           14.81     14.54     18.10     22.65     32.37 ms  (n=2000)",
+        "  throughput over the drain window 211.313 s (0.024 -> 211.336 s):",
+        "    9.46 req/s, 3096.0 output tok/s, 16184.1 total tok/s",
+        "  goodput over the same window (SLO: TTFT <= 500 ms TPOT <= 50 ms): 9.44 req/s, 3092.6 output tok/s, "
         "attainment 99.8%",
         NULL};
     readme_run("run", dflt);
