@@ -8,10 +8,30 @@
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
 #   make kernels  build the CUDA calibration kernels with nvcc (sm_80/89/90/100/120), if nvcc exists
 #   make calib-cpu  measure a tiny model on the CPU, fit a profile, query it (calib/README.md)
+#   make MPI=1    build with OpenMPI (mpicc; objects in build-mpi/): `mpirun -np N ./servesim sweep|plan ...`
+#                 spreads the runs over ranks (planner/README.md); `make deps MPI=1` installs openmpi
+#   make test-mpi the planner's tests on an MPI build, mpirun -np 2 against one process (CI runs it)
 
 CC      ?= cc
 PKGS    := gsl libcjson lua5.4
 DEB_PKGS := build-essential pkg-config libgsl-dev libcjson-dev liblua5.4-dev gnuplot-nox
+
+# MPI=1: OpenMPI's compiler wrapper and its own build directory, so the two
+# builds never mix objects; ./servesim is relinked whenever the mode changes
+# (build/servesim-mode names the last one).  OpenMPI is installed only for
+# MPI=1 builds (make deps MPI=1): the simulator never needs it.
+MPI     ?= 0
+ifeq ($(MPI),1)
+CC      := mpicc
+BUILD   ?= build-mpi
+DEB_PKGS += openmpi-bin libopenmpi-dev
+CFLAGS  += -DSERVESIM_MPI
+SERVESIM_MODE := mpi
+else
+SERVESIM_MODE := plain
+endif
+MODE_STAMP := build/servesim-mode
+$(shell mkdir -p build; [ "$$(cat $(MODE_STAMP) 2>/dev/null)" = "$(SERVESIM_MODE)" ] || echo $(SERVESIM_MODE) > $(MODE_STAMP))
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -27,7 +47,7 @@ BUILD   ?= build
 # sim/ is the core and sees only its own headers; the subsystems above it
 # (workloads/, calib/, lua/, plots/) and the command-line front end (cli/)
 # see sim/ and each other.  tests/check-layout.sh checks both rules.
-SUBSYS  := workloads calib lua plots validate
+SUBSYS  := workloads calib lua plots validate planner
 SIM_SRC := $(wildcard sim/*.c) $(foreach d,$(SUBSYS),$(wildcard $(d)/*.c)) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)
@@ -36,17 +56,21 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 NVCC    := $(shell command -v nvcc 2>/dev/null)
+MPICC   := $(shell command -v mpicc 2>/dev/null)
 
-.PHONY: all run test asan bench deps clean check-deps info-optional
+.PHONY: all run test test-mpi asan bench deps clean check-deps info-optional
 
 all: servesim info-optional
 
 info-optional:
 	@if [ -n "$(NVCC)" ]; then echo "optional: nvcc found ($(NVCC)); CUDA kernels build with 'make kernels'"; \
 	 else echo "optional: nvcc not found; calibration kernels are skipped (the simulator does not need them)"; fi
+	@if [ "$(MPI)" = 1 ]; then echo "optional: built with OpenMPI ($(MPICC)): mpirun -np N ./servesim sweep|plan ..."; \
+	 elif [ -n "$(MPICC)" ]; then echo "optional: mpicc found; 'make MPI=1' builds distributed sweeps and plans"; \
+	 else echo "optional: MPI not found; sweeps and plans use the local cores ('make deps MPI=1' installs OpenMPI)"; fi
 
-servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a $(MODE_STAMP)
+	$(CC) $(CFLAGS) -o $@ $(filter-out $(MODE_STAMP),$^) $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
 	@mkdir -p $(dir $@)
@@ -80,6 +104,14 @@ test: deps
 	@bash tests/check-layout.sh
 	SERVESIM_BIN=$(CURDIR)/servesim ./$(BUILD)/test_servesim
 
+# the planner on an MPI build: its suite, whose test_mpi_same_bytes runs
+# mpirun -np 2 against one process (as root, mpirun needs its consent)
+test-mpi:
+	@$(MAKE) --no-print-directory MPI=1 deps
+	@$(MAKE) --no-print-directory MPI=1 servesim build-mpi/test_servesim
+	SERVESIM_BIN=$(CURDIR)/servesim OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  ./build-mpi/test_servesim plan
+
 # sim/ includes only sim/; no include cycle between modules (issue 11)
 .PHONY: check-layout
 check-layout:
@@ -102,7 +134,7 @@ bench: deps
 	./servesim calib quality
 
 clean:
-	rm -rf build build-asan servesim
+	rm -rf build build-asan build-mpi servesim
 
 # ---- CUDA calibration kernels (optional; the simulator never needs them) ----
 KERNEL_ARCHS := 80 89 90 100 120

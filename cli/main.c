@@ -17,6 +17,7 @@
 #include "lua_cmd.h"
 #include "lua_register.h"
 #include "metrics.h"
+#include "plancmd.h"
 #include "report.h"
 #include "calibcmd.h"
 #include "cluster.h"
@@ -46,6 +47,8 @@ static const char usage_main[] =
     "  cost                  the cost model's prediction for one GEMM or one iteration\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
+    "  sweep SCENARIO        arrival rates x seeds: throughput, goodput, attainment with CIs, the knee\n"
+    "  plan PLAN.json        the cheapest deployment that meets the SLOs (hardware, tp, engine, replicas)\n"
     "  validate FILE         simulate measured serving runs and report the prediction error\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
     "  help [COMMAND]        this text, or a command's options\n"
@@ -517,6 +520,8 @@ int main(int argc, char **argv)
         if (topic && !strcmp(topic, "calib")) return calibcmd_main(1, hv);
         if (topic && !strcmp(topic, "cost")) return costcmd_main(1, hv);
         if (topic && !strcmp(topic, "validate")) return validate_main(1, hv);
+        if (topic && !strcmp(topic, "sweep")) return plancmd_sweep(1, hv);
+        if (topic && !strcmp(topic, "plan")) return plancmd_plan(1, hv);
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
@@ -534,6 +539,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate")) return validate_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep")) return plancmd_sweep(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plan")) return plancmd_plan(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

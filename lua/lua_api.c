@@ -24,8 +24,10 @@
 #include "lua_json.h"
 #include "metrics.h"
 #include "paths.h"
+#include "plan.h"
 #include "report.h"
 #include "scenario.h"
+#include "sweep.h"
 
 #define LUA_API_VERSION "servesim 0.8 (Lua " LUA_VERSION_MAJOR "." LUA_VERSION_MINOR ")"
 
@@ -409,6 +411,114 @@ static int lua_api_write_csv(lua_State *L)
     return 1;
 }
 
+
+/* ------------------------------------------------------- sweep and plan */
+
+/* The file or table at 1 as text, with the name messages and relative
+ * paths use; NULL + e. */
+static char *lua_api_input_text(lua_State *L, const char *what, char *name, size_t n, Err *e)
+{
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        snprintf(name, n, "%s", lua_tostring(L, 1));
+        return read_file(name, NULL, e);
+    }
+    if (lua_type(L, 1) != LUA_TTABLE) {
+        err_set(e, "expected a %s file path or a %s table, got %s", what, what, luaL_typename(L, 1));
+        return NULL;
+    }
+    cJSON *root = lua_json_from(L, 1, what, e);
+    if (!root) return NULL;
+    char *cj = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!cj) {
+        err_set(e, "%s: cannot print the table as JSON", what);
+        return NULL;
+    }
+    char *text = xstrdup(cj);
+    cJSON_free(cj);
+    const char *script = NULL;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.script") == LUA_TSTRING) script = lua_tostring(L, -1);
+    snprintf(name, n, "%s (%s table)", script ? script : "servesim", what);
+    lua_pop(L, 1);
+    return text;
+}
+
+/* opts.key as an integer in [lo, hi] (dflt when absent). */
+static long lua_api_opt_int(lua_State *L, const char *fn, const char *key, long lo, long hi, long dflt)
+{
+    if (lua_type(L, 2) != LUA_TTABLE) return dflt;
+    long v = dflt;
+    if (lua_getfield(L, 2, key) != LUA_TNIL) {
+        int ok = 0;
+        lua_Integer x = lua_tointegerx(L, -1, &ok);
+        if (!ok || x < lo || x > hi) luaL_error(L, "servesim.%s: opts.%s must be an integer in [%d, %d]", fn, key, (int)lo, (int)hi);
+        v = (long)x;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* servesim.sweep(scenario, {rates = {...} | auto = true, seeds = N, target = A, jobs = N}) -> the table
+ * `servesim sweep --json` writes */
+static int lua_api_sweep(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    double rates[SWEEP_RATES_MAX];
+    uint32_t n_rates = 0;
+    if (lua_getfield(L, 2, "rates") == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, -1);
+        if (n < 1 || n > SWEEP_RATES_MAX) luaL_error(L, "servesim.sweep: opts.rates must hold 1 to %d rates", SWEEP_RATES_MAX);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, -1, i);
+            int ok = 0;
+            double r = lua_tonumberx(L, -1, &ok);
+            if (!ok || !(r > 0)) luaL_error(L, "servesim.sweep: opts.rates[%d] must be a rate > 0 (requests/s)", (int)i);
+            rates[n_rates++] = r;
+            lua_pop(L, 1);
+        }
+    } else if (!lua_isnil(L, -1)) {
+        luaL_error(L, "servesim.sweep: opts.rates must be a list of rates");
+    }
+    lua_pop(L, 1);
+    int auto_rates = lua_api_opt_bool(L, 2, "auto", 0);
+    double target = 0;
+    if (lua_getfield(L, 2, "target") != LUA_TNIL) {
+        int ok = 0;
+        target = lua_tonumberx(L, -1, &ok);
+        if (!ok || !(target > 0 && target <= 1)) luaL_error(L, "servesim.sweep: opts.target must be in (0, 1]");
+    }
+    lua_pop(L, 1);
+    if (auto_rates == (n_rates > 0)) luaL_error(L, "servesim.sweep: give either opts.rates or opts.auto = true");
+    SweepOpts o = {.rates = rates, .n_rates = n_rates, .auto_rates = auto_rates,
+                   .seeds = (uint32_t)lua_api_opt_int(L, "sweep", "seeds", 1, SWEEP_SEEDS_MAX, 1), .target = target,
+                   .par = {.workers = (int)lua_api_opt_int(L, "sweep", "jobs", 1, 4096, 0)}};
+    Err e = {{0}};
+    char name[1200];
+    char *text = lua_api_input_text(L, "scenario", name, sizeof name, &e);
+    if (!text) return lua_api_fail(L, "sweep", &e);
+    cJSON *out = sweep_run(text, name, &o, &e);
+    free(text);
+    if (!out) return lua_api_fail(L, "sweep", &e);
+    return lua_api_push_json(L, out);
+}
+
+/* servesim.plan(plan [, {jobs = N}]) -> the table `servesim plan --json` writes */
+static int lua_api_plan(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    PlanOpts o = {.par = {.workers = (int)lua_api_opt_int(L, "plan", "jobs", 1, 4096, 0)}};
+    Err e = {{0}};
+    char name[1200];
+    char *text = lua_api_input_text(L, "plan", name, sizeof name, &e);
+    if (!text) return lua_api_fail(L, "plan", &e);
+    cJSON *out = plan_run(text, name, &o, &e);
+    free(text);
+    if (!out) return lua_api_fail(L, "plan", &e);
+    return lua_api_push_json(L, out);
+}
+
 static int lua_api_plot(lua_State *L)
 {
     return luaL_error(L, "servesim.plot: not available yet (it arrives with the gnuplot plots issue); write the "
@@ -427,7 +537,8 @@ int lua_api_open(lua_State *L)
                                    {"models", lua_api_models},     {"hardware", lua_api_hardware},
                                    {"info", lua_api_info},         {"write_json", lua_api_write_json},
                                    {"write_csv", lua_api_write_csv}, {"plot", lua_api_plot},
-                                   {"clock", lua_api_clock},       {NULL, NULL}};
+                                   {"clock", lua_api_clock},       {"sweep", lua_api_sweep},
+                                   {"plan", lua_api_plan},         {NULL, NULL}};
     luaL_newlib(L, fns);
     lua_pushliteral(L, LUA_API_VERSION);
     lua_setfield(L, -2, "version");

@@ -16,6 +16,12 @@
  *   servesim.write_json(path, t), servesim.write_csv(path, rows [, columns])
  *   servesim.plot{...} -> raises until the plots issue lands
  *   servesim.clock() -> wall seconds (monotonic), for timing experiments
+ *   servesim.sweep(scenario, {rates = {...} | auto = true [, seeds = N,
+ *       target = A, jobs = N]}) -> what `servesim sweep --json` writes
+ *       ({points = {...}, knee = {...}, ...}; planner/sweep.h)
+ *   servesim.plan(plan [, {jobs = N}]) -> what `servesim plan --json`
+ *       writes ({candidates = {...}, recommended = NAME, ...}; planner/plan.h)
+ *       scenario / plan: a file path or a table in that format
  *   servesim.args -> the script's arguments; servesim.script -> its path
  *
  * Only experiment scripts get this module: policies never do (they run

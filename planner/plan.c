@@ -1,0 +1,802 @@
+/*
+ * plan.c -- the capacity planner (see plan.h).
+ *
+ * Invariants: one par_map job per candidate, each running its own
+ * searches sequentially (workers = 1, never a nested par_map across
+ * processes); a job returns the candidate's JSON record and the parent
+ * ranks the records, so the output does not depend on which process ran
+ * which candidate.  Bad input (an unknown key, a malformed candidate) fails
+ * the whole plan with the candidate named; a deployment that cannot work
+ * (weights that do not fit, an SLO no rate meets) is a result: infeasible,
+ * with the reason.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonio.h"
+#include "metrics.h"
+#include "model.h"
+#include "scenario.h"
+#include "sweep.h"
+#include "workload.h"
+
+/* Search bounds: from the target rate, at most 8 doublings (256 x) and 12
+ * halvings (1/4096 x) to bracket one replica's sustainable rate; the fleet
+ * size moves at most PLAN_FLEET_DOWN steps below the estimate. */
+#define PLAN_MAX_DOUBLINGS 8
+#define PLAN_MAX_HALVINGS 12
+#define PLAN_BISECT_STEPS 16
+#define PLAN_FLEET_DOWN 8
+/* defaults of "search": one seed; replicas up to 64 per candidate; the
+ * per-replica rate to 2% */
+#define PLAN_DEFAULT_MAX_REPLICAS 64
+#define PLAN_DEFAULT_TOLERANCE 0.02
+#define PLAN_CANDIDATES_MAX 64
+
+typedef struct Plan {
+    char name[400];              /* the file, in messages (room left for " (candidates[k])") */
+    cJSON *root;                 /* the plan (owned) */
+    const cJSON *base, *model, *slo, *candidates;
+    cJSON *traffic;              /* the whole traffic, "scale" applied (owned) */
+    cJSON *search_traffic;       /* its form for one replica's search (rate set per run; owned) */
+    char router[32];
+    uint32_t seeds, max_replicas, search_requests;
+    double tolerance, seed;
+    int pareto_metric;           /* the latency of the Pareto frontier: 0 ttft (default), 1 tpot, 2 e2e p99 */
+    double target_rate;          /* the traffic's mean arrival rate */
+    uint32_t traffic_requests;
+    char traffic_source[512];
+} Plan;
+
+static const char *const pareto_names[] = {"ttft", "tpot", "e2e", NULL};
+
+static void plan_free(Plan *p)
+{
+    cJSON_Delete(p->root);
+    cJSON_Delete(p->traffic);
+    cJSON_Delete(p->search_traffic);
+}
+
+static void set_item(cJSON *o, const char *k, cJSON *v)
+{
+    if (cJSON_GetObjectItemCaseSensitive(o, k)) cJSON_ReplaceItemInObjectCaseSensitive(o, k, v);
+    else cJSON_AddItemToObject(o, k, v);
+}
+
+/* ------------------------------------------------------------- reading */
+
+static int parse_traffic(Plan *p, const cJSON *t, Err *e)
+{
+    char where[600];
+    jsonio_path(where, sizeof where, p->name, "traffic");
+    if (!cJSON_IsObject(t)) return err_set(e, "%s: expected a workload object (a trace or a generator)", where);
+    p->traffic = cJSON_Duplicate(t, 1);
+    double scale = 0;
+    if (jsonio_num(p->traffic, "scale", where, 0, 1e-6, 1e6, &scale, e) < 0) return -1;
+    cJSON_DeleteItemFromObjectCaseSensitive(p->traffic, "scale");
+    int listed = cJSON_GetObjectItemCaseSensitive(t, "requests") || cJSON_GetObjectItemCaseSensitive(t, "trace");
+    if (scale > 0) {
+        if (listed) {
+            if (cJSON_GetObjectItemCaseSensitive(t, "time_scale") || cJSON_GetObjectItemCaseSensitive(t, "rate_per_s"))
+                return err_set(e, "%s.scale: give \"scale\" (the trace x k) or \"time_scale\"/\"rate_per_s\", not both",
+                               where);
+            /* k times as fast: every arrival time x 1/k */
+            set_item(p->traffic, "time_scale", cJSON_CreateNumber(1.0 / scale));
+        } else {
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(t, "rate_per_s");
+            if (!cJSON_IsNumber(r))
+                return err_set(e, "%s.scale: a generator is scaled through its \"rate_per_s\", which it lacks", where);
+            set_item(p->traffic, "rate_per_s", cJSON_CreateNumber(r->valuedouble * scale));
+        }
+    }
+    /* a traffic without one arrival rate cannot be searched over rates */
+    cJSON *probe = cJSON_Duplicate(p->traffic, 1);
+    int ok = sweep_set_rate(probe, where, 1, e);
+    cJSON_Delete(probe);
+    if (ok < 0) return -1;
+    /* the traffic as it will run: its requests and mean rate */
+    Workload wl;
+    char wwhere[700];
+    snprintf(wwhere, sizeof wwhere, "%s: traffic", p->name);
+    if (workload_from_json(p->traffic, wwhere, (uint64_t)p->seed, &wl, e) < 0) return -1;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < wl.n; i++) {
+        if (wl.reqs[i].triggered) continue;
+        n++;
+        if (wl.reqs[i].t_arrive_ns < lo) lo = wl.reqs[i].t_arrive_ns;
+        if (wl.reqs[i].t_arrive_ns > hi) hi = wl.reqs[i].t_arrive_ns;
+    }
+    p->traffic_requests = wl.n;
+    snprintf(p->traffic_source, sizeof p->traffic_source, "%s", wl.source);
+    workload_free(&wl);
+    if (n < 2 || hi <= lo)
+        return err_set(e, "%s: %u requests with arrival times: a plan needs traffic with a rate (at least two "
+                          "arrivals at different times)", where, n);
+    /* a trace's mean rate, (n - 1) / span; a generator's nominal rate
+     * (the rate the per-replica searches set, not its sample's) */
+    p->target_rate = (double)(n - 1) / ((double)(hi - lo) / 1e9);
+    const cJSON *nominal = cJSON_GetObjectItemCaseSensitive(p->traffic, "rate_per_s");
+    if (!listed && cJSON_IsNumber(nominal) && nominal->valuedouble > 0) p->target_rate = nominal->valuedouble;
+
+    /* one replica's search: the same traffic at a rate of its own,
+     * limited to the first `requests` requests */
+    p->search_traffic = cJSON_Duplicate(p->traffic, 1);
+    if (sweep_set_rate(p->search_traffic, where, p->target_rate, e) < 0) return -1;
+    if (p->search_requests) {
+        const char *key = listed ? "limit" : "count";
+        const cJSON *have = cJSON_GetObjectItemCaseSensitive(p->search_traffic, key);
+        if (!cJSON_IsNumber(have) || have->valuedouble > p->search_requests)
+            set_item(p->search_traffic, key, cJSON_CreateNumber(p->search_requests));
+    }
+    return 0;
+}
+
+static int parse_plan(Plan *p, const char *text, const char *name, Err *e)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->root = jsonio_parse(text, name, e);
+    if (!p->root) return -1;
+    static const char *const keys[] = {"name", "description", "base", "model", "traffic", "slo", "candidates",
+                                       "router", "search", "pareto_latency", "seed", NULL};
+    const cJSON *r = p->root;
+    if (jsonio_expect_object(r, name, e) < 0 || jsonio_check_keys(r, name, keys, e) < 0) return -1;
+    char where[600];
+    p->base = cJSON_GetObjectItemCaseSensitive(r, "base");
+    if (p->base) {
+        jsonio_path(where, sizeof where, name, "base");
+        if (jsonio_expect_object(p->base, where, e) < 0) return -1;
+        static const char *const owned[] = {"workload", "slo", "seed", "cluster", "name", NULL};
+        for (int i = 0; owned[i]; i++)
+            if (cJSON_GetObjectItemCaseSensitive(p->base, owned[i]))
+                return err_set(e, "%s.%s: set by the plan (\"traffic\", \"slo\", \"seed\", \"router\" and the replica "
+                                  "search), not in \"base\"", where, owned[i]);
+    }
+    p->model = cJSON_GetObjectItemCaseSensitive(r, "model");
+    p->slo = cJSON_GetObjectItemCaseSensitive(r, "slo");
+    if (!p->slo) return err_set(e, "%s: missing key \"slo\" (e.g. %s)", name,
+                                "{\"ttft_ms\": 500, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.9}");
+    {
+        /* the SLO must give the verdict something to judge */
+        Slo d;
+        SloClasses cls;
+        jsonio_path(where, sizeof where, name, "slo");
+        if (mcfg_parse_slo(p->slo, where, &d, &cls, e) < 0) return -1;
+        if (!(d.ttft_s > 0 || d.tpot_s > 0 || d.itl_max_s > 0 || d.e2e_s > 0 || d.attainment > 0 || cls.n))
+            return err_set(e, "%s: no target: give at least one of ttft_ms, tpot_ms, itl_max_ms, e2e_ms, attainment",
+                           where);
+    }
+    p->candidates = cJSON_GetObjectItemCaseSensitive(r, "candidates");
+    jsonio_path(where, sizeof where, name, "candidates");
+    if (!cJSON_IsArray(p->candidates) || cJSON_GetArraySize(p->candidates) < 1 ||
+        cJSON_GetArraySize(p->candidates) > PLAN_CANDIDATES_MAX)
+        return err_set(e, "%s: expected an array of 1 to %d candidates", where, PLAN_CANDIDATES_MAX);
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, p->candidates) {
+        char cw[700];
+        jsonio_index(cw, sizeof cw, where, i);
+        if (jsonio_expect_object(c, cw, e) < 0) return -1;
+        const char *nm = NULL;
+        if (jsonio_str(c, "name", cw, 1, &nm, e) < 0) return -1;
+        if (!*nm || strlen(nm) > 63) return err_set(e, "%s.name: got \"%s\", expected 1 to 63 characters", cw, nm);
+        for (const cJSON *d = p->candidates->child; d != c; d = d->next)
+            if (!strcmp(cJSON_GetObjectItemCaseSensitive(d, "name")->valuestring, nm))
+                return err_set(e, "%s.name: \"%s\" names two candidates", cw, nm);
+        static const char *const ck[] = {"name", "description", "model", "hardware", "tp", "engine", "cost_model",
+                                         "scheduler", "kv", "speculation", "disagg", "price", "metrics", NULL};
+        const cJSON *cl = cJSON_GetObjectItemCaseSensitive(c, "cluster");
+        if (cl) return err_set(e, "%s.cluster: the plan finds the replica count; the fleet's router is the plan's "
+                                  "\"router\"", cw);
+        if (jsonio_check_keys(c, cw, ck, e) < 0) return -1;
+        i++;
+    }
+    int router = ROUTER_LEAST_REQUESTS;
+    if (jsonio_enum(r, "router", name, 0, scenario_router_names, &router, e) < 0) return -1;
+    snprintf(p->router, sizeof p->router, "%s", scenario_router_names[router]);
+    int pm = 0; /* p99 TTFT: what an interactive user waits for first */
+    if (jsonio_enum(r, "pareto_latency", name, 0, pareto_names, &pm, e) < 0) return -1;
+    p->pareto_metric = pm;
+    int64_t seed = 1;
+    if (jsonio_int(r, "seed", name, 0, 0, (int64_t)1 << 53, &seed, e) < 0) return -1;
+    p->seed = (double)seed;
+    p->seeds = 1;
+    p->max_replicas = PLAN_DEFAULT_MAX_REPLICAS;
+    p->tolerance = PLAN_DEFAULT_TOLERANCE;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "search");
+    if (s) {
+        jsonio_path(where, sizeof where, name, "search");
+        static const char *const sk[] = {"seeds", "requests", "max_replicas", "tolerance", NULL};
+        if (jsonio_expect_object(s, where, e) < 0 || jsonio_check_keys(s, where, sk, e) < 0) return -1;
+        int64_t v = p->seeds;
+        if (jsonio_int(s, "seeds", where, 0, 1, SWEEP_SEEDS_MAX, &v, e) < 0) return -1;
+        p->seeds = (uint32_t)v;
+        v = 0;
+        if (jsonio_int(s, "requests", where, 0, 2, 100000000, &v, e) < 0) return -1;
+        p->search_requests = (uint32_t)v;
+        v = p->max_replicas;
+        if (jsonio_int(s, "max_replicas", where, 0, 1, 4096, &v, e) < 0) return -1;
+        p->max_replicas = (uint32_t)v;
+        if (jsonio_num(s, "tolerance", where, 0, 1e-4, 1, &p->tolerance, e) < 0) return -1;
+    }
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "traffic");
+    if (!t) return err_set(e, "%s: missing key \"traffic\" (a trace or generator, optionally with \"scale\": k)", name);
+    return parse_traffic(p, t, e);
+}
+
+/* The scenario of candidate k with `units` replicas (units = 0: as
+ * given, one replica), `traffic`, and optionally an unbounded KV pool for
+ * the memory check. */
+static cJSON *candidate_scenario(const Plan *p, const cJSON *c, const cJSON *traffic, uint32_t units, int unbounded)
+{
+    cJSON *s = p->base ? cJSON_Duplicate(p->base, 1) : cJSON_CreateObject();
+    if (p->model) set_item(s, "model", cJSON_Duplicate(p->model, 1));
+    const cJSON *it;
+    int has_engine = 0, has_sched = 0;
+    cJSON_ArrayForEach(it, c) {
+        if (!strcmp(it->string, "name") || !strcmp(it->string, "description")) continue;
+        has_engine |= !strcmp(it->string, "engine");
+        has_sched |= !strcmp(it->string, "scheduler");
+        set_item(s, it->string, cJSON_Duplicate(it, 1));
+    }
+    /* an engine brings its own scheduler unless the candidate names one */
+    if (has_engine && !has_sched) cJSON_DeleteItemFromObjectCaseSensitive(s, "scheduler");
+    set_item(s, "name", cJSON_CreateString(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring));
+    set_item(s, "workload", cJSON_Duplicate(traffic, 1));
+    set_item(s, "slo", cJSON_Duplicate(p->slo, 1));
+    set_item(s, "seed", cJSON_CreateNumber(p->seed));
+    if (unbounded) {
+        cJSON *kv = cJSON_GetObjectItemCaseSensitive(s, "kv");
+        if (!cJSON_IsObject(kv)) {
+            kv = cJSON_CreateObject();
+            set_item(s, "kv", kv);
+        }
+        set_item(kv, "unbounded", cJSON_CreateTrue());
+    }
+    if (units > 0) {
+        cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "disagg");
+        if (cJSON_IsObject(d)) {
+            const char *side[2] = {"prefill", "decode"};
+            for (int k = 0; k < 2; k++) {
+                cJSON *pool = cJSON_GetObjectItemCaseSensitive(d, side[k]);
+                if (!cJSON_IsObject(pool)) {
+                    pool = cJSON_CreateObject();
+                    set_item(d, side[k], pool);
+                }
+                const cJSON *r = cJSON_GetObjectItemCaseSensitive(pool, "replicas");
+                double n = cJSON_IsNumber(r) ? r->valuedouble : 1;
+                set_item(pool, "replicas", cJSON_CreateNumber(n * units));
+            }
+            set_item(d, "router", cJSON_CreateString(p->router));
+        } else {
+            cJSON *cl = cJSON_CreateObject();
+            cJSON_AddNumberToObject(cl, "replicas", units);
+            cJSON_AddStringToObject(cl, "router", p->router);
+            set_item(s, "cluster", cl);
+        }
+    }
+    return s;
+}
+
+/* ------------------------------------------------------- one candidate */
+
+typedef struct CandJob {
+    const Plan *p;
+} CandJob;
+
+static void cand_name(const Plan *p, uint32_t k, char *out, size_t n)
+{
+    snprintf(out, n, "%s (candidates[%u])", p->name, k);
+}
+
+/* Memory per GPU of each pool: weights / tp + reserve against usable
+ * memory; the first pool without room makes the reason. */
+static int memory_check(const Scenario *s, cJSON *rec, char *reason, size_t n)
+{
+    cJSON *mem = cJSON_AddArrayToObject(rec, "memory");
+    int ok = 1;
+    for (uint32_t k = 0; k < s->n_pools; k++) {
+        const Pool *pl = &s->pools[k];
+        double weights = dtype_bytes(s->model.weight_dtype, (double)s->model.params) / pl->tp;
+        if (s->has_draft_model) weights += dtype_bytes(s->draft_model.weight_dtype, (double)s->draft_model.params);
+        double usable = pl->hw.mem_bytes * pl->hw.mem_util;
+        double room = usable - weights - pl->hw.runtime_reserve_bytes;
+        cJSON *m = cJSON_CreateObject();
+        if (s->disagg) cJSON_AddStringToObject(m, "pool", k ? "decode" : "prefill");
+        cJSON_AddStringToObject(m, "hardware", pl->hw.name);
+        cJSON_AddNumberToObject(m, "tp", pl->tp);
+        jsonio_add_num(m, "gpu_gib", pl->hw.mem_bytes / GIB);
+        jsonio_add_num(m, "usable_gib", usable / GIB);
+        jsonio_add_num(m, "weights_gib_per_gpu", weights / GIB);
+        jsonio_add_num(m, "reserve_gib_per_gpu", pl->hw.runtime_reserve_bytes / GIB);
+        jsonio_add_num(m, "kv_room_gib_per_gpu", room / GIB);
+        cJSON_AddItemToArray(mem, m);
+        if (room <= 0 && ok) {
+            ok = 0;
+            snprintf(reason, n, "%s weights %.2f GiB per GPU (tp %d%s) + runtime reserve %.2f GiB exceed the %.2f "
+                                "GiB usable on %s (%.2f GiB x %.2f): no room for KV",
+                     s->model.name, weights / GIB, pl->tp, s->has_draft_model ? ", with the draft model" : "",
+                     pl->hw.runtime_reserve_bytes / GIB, usable / GIB, pl->hw.name, pl->hw.mem_bytes / GIB,
+                     pl->hw.mem_util);
+        }
+    }
+    return ok;
+}
+
+/* $/h of one replica (unit): each pool's GPUs at its hardware's price, or
+ * the scenario's "price" when it sets one. */
+static double unit_usd_per_hour(const Scenario *s, double *gpus)
+{
+    int explicit_price = s->price.usd_per_gpu_hour != s->hw.usd_per_gpu_hour;
+    double usd = 0;
+    *gpus = 0;
+    for (uint32_t k = 0; k < s->n_pools; k++) {
+        double g = (double)s->pools[k].replicas * s->pools[k].tp;
+        *gpus += g;
+        usd += g * (explicit_price ? s->price.usd_per_gpu_hour : s->pools[k].hw.usd_per_gpu_hour);
+    }
+    return usd;
+}
+
+static int all_pass(const SweepAgg *a, void *ctx)
+{
+    (void)ctx;
+    return a->passes == a->seeds;
+}
+
+static const char *agg_miss(const SweepAgg *a)
+{
+    for (uint32_t k = 0; k < a->seeds; k++)
+        if (a->runs[k].verdict != 1) return a->runs[k].miss[0] ? a->runs[k].miss : "no SLO verdict";
+    return "";
+}
+
+/* The fleet of `units` on the whole traffic, every seed. */
+static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, SweepAgg *a, Err *e)
+{
+    cJSON *s = candidate_scenario(p, c, p->traffic, units, 0);
+    SweepBase b;
+    char nm[sizeof b.name];
+    cand_name(p, k, nm, sizeof nm);
+    memset(&b, 0, sizeof b);
+    b.root = s;
+    snprintf(b.name, sizeof b.name, "%s", nm);
+    b.has_window = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "metrics"), "window_ms") != NULL;
+    char *text = sweep_text(&b, 0, e);
+    cJSON_Delete(s);
+    if (!text) return -1;
+    memset(a, 0, sizeof *a);
+    a->rate_per_s = p->target_rate;
+    a->seeds = p->seeds;
+    for (uint32_t i = 0; i < p->seeds; i++)
+        if (sweep_run_text(text, nm, p->seed + i, p->target_rate, &a->runs[i], e) < 0) {
+            free(text);
+            return -1;
+        }
+    free(text);
+    sweep_aggregate(a);
+    return 0;
+}
+
+static void add_search_point(cJSON *arr, const SweepAgg *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    jsonio_add_num(o, "rate_per_s", a->rate_per_s);
+    cJSON_AddBoolToObject(o, "pass", a->passes == a->seeds);
+    const char *m = agg_miss(a);
+    if (*m) cJSON_AddStringToObject(o, "miss", m);
+    cJSON_AddItemToArray(arr, o);
+}
+
+static char *cand_job(void *ctx, uint32_t k, Err *e)
+{
+    const Plan *p = ((const CandJob *)ctx)->p;
+    const cJSON *c = cJSON_GetArrayItem(p->candidates, (int)k);
+    char nm[sizeof ((SweepBase *)0)->name], reason[600] = "";
+    cand_name(p, k, nm, sizeof nm);
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "name", cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring);
+    cJSON *warn = cJSON_CreateArray();
+    SweepEval ev = {0};
+    SweepBase sb = {0};
+    int feasible = 1;
+    char *out = NULL;
+
+    /* 1. memory, from the scenario with a what-if unbounded pool (so that
+     * a deployment without room for KV loads and can be described) */
+    cJSON *probe = candidate_scenario(p, c, p->traffic, 0, 1);
+    char *text = cJSON_PrintUnformatted(probe);
+    cJSON_Delete(probe);
+    Scenario s;
+    int rc = scenario_load_text(text, nm, 0, 0, &s, e);
+    free(text);
+    if (rc < 0) goto fail;
+    cJSON_AddStringToObject(rec, "hardware", s.hw.name);
+    cJSON_AddNumberToObject(rec, "tp", s.tp);
+    cJSON_AddStringToObject(rec, "engine", s.engine.present ? s.engine.name : "");
+    cJSON_AddStringToObject(rec, "scheduler", sched_kind_name(s.sched.kind));
+    cJSON_AddStringToObject(rec, "kv_dtype", dtype_name(s.kv_dtype));
+    cJSON_AddBoolToObject(rec, "speculation", s.spec.enabled);
+    cJSON_AddBoolToObject(rec, "disaggregated", s.disagg);
+    double gpus_unit = 0, usd_unit = unit_usd_per_hour(&s, &gpus_unit);
+    jsonio_add_num(rec, "gpus_per_replica", gpus_unit);
+    jsonio_add_num(rec, "usd_per_hour_per_replica", usd_unit);
+    feasible = memory_check(&s, rec, reason, sizeof reason);
+    scenario_free(&s);
+    if (!feasible) goto result;
+
+    /* 2. one replica's sustainable rate: bracket from the target rate,
+     * then bisection */
+    {
+        cJSON *ss = candidate_scenario(p, c, p->search_traffic, 0, 0);
+        if (sweep_base_from_json(&sb, ss, nm, e) < 0) goto fail;
+    }
+    ev = (SweepEval){.base = &sb, .seeds = p->seeds, .par = {.workers = 1}};
+    double r = p->target_rate, lo = NAN, hi = NAN;
+    SweepAgg *a;
+    if (sweep_eval(&ev, &r, 1, &a, e) < 0) goto fail;
+    int lower_bound = 0;
+    if (all_pass(a, NULL)) {
+        lo = r;
+        for (int i = 0; i < PLAN_MAX_DOUBLINGS && isnan(hi); i++) {
+            double x = lo * 2;
+            if (sweep_eval(&ev, &x, 1, &a, e) < 0) goto fail;
+            if (all_pass(a, NULL)) lo = x;
+            else hi = x;
+        }
+        lower_bound = isnan(hi);
+    } else {
+        hi = r;
+        for (int i = 0; i < PLAN_MAX_HALVINGS && isnan(lo); i++) {
+            double x = hi / 2;
+            if (sweep_eval(&ev, &x, 1, &a, e) < 0) goto fail;
+            if (all_pass(a, NULL)) lo = x;
+            else hi = x;
+        }
+        if (isnan(lo)) {
+            feasible = 0;
+            snprintf(reason, sizeof reason, "misses the SLO on one replica at every rate down to %.4g req/s (%s)",
+                     hi, agg_miss(&ev.hist[ev.n_hist - 1]));
+        }
+    }
+    double max_rate = lo;
+    if (feasible && !lower_bound &&
+        sweep_bisect(&ev, lo, hi, p->tolerance, PLAN_BISECT_STEPS, all_pass, NULL, &max_rate, e) < 0)
+        goto fail;
+    cJSON *srch = cJSON_AddArrayToObject(rec, "search");
+    for (uint32_t i = 0; i < ev.n_hist; i++) add_search_point(srch, &ev.hist[i]);
+    if (!feasible) goto result;
+    jsonio_add_num(rec, "max_rate_per_replica", max_rate);
+    cJSON_AddBoolToObject(rec, "max_rate_is_lower_bound", lower_bound);
+
+    /* 3. the fleet: ceil(target / max rate) replicas, confirmed on the
+     * whole traffic behind the router; fewer while one fewer passes, more
+     * until one passes */
+    {
+        double need = ceil(p->target_rate / max_rate - 1e-9);
+        if (need > p->max_replicas) {
+            feasible = 0;
+            snprintf(reason, sizeof reason, "one replica sustains %.4g req/s within the SLO: %.4g req/s needs about "
+                                            "%.0f replicas, more than search.max_replicas (%u)",
+                     max_rate, p->target_rate, need, p->max_replicas);
+            goto result;
+        }
+        uint32_t units = need < 1 ? 1 : (uint32_t)need;
+        cJSON *fs = cJSON_AddArrayToObject(rec, "fleet_search");
+        SweepAgg *cur = xmalloc(sizeof *cur), *alt = xmalloc(sizeof *alt);
+        if (fleet_run(p, c, k, units, cur, e) < 0) {
+            free(cur);
+            free(alt);
+            goto fail;
+        }
+        cJSON *fp = cJSON_CreateObject();
+        cJSON_AddNumberToObject(fp, "replicas", units);
+        cJSON_AddBoolToObject(fp, "pass", all_pass(cur, NULL));
+        if (*agg_miss(cur)) cJSON_AddStringToObject(fp, "miss", agg_miss(cur));
+        cJSON_AddItemToArray(fs, fp);
+        int pass = all_pass(cur, NULL);
+        for (int step = 0; pass && units > 1 && step < PLAN_FLEET_DOWN; step++) {
+            if (fleet_run(p, c, k, units - 1, alt, e) < 0) {
+                free(cur);
+                free(alt);
+                goto fail;
+            }
+            fp = cJSON_CreateObject();
+            cJSON_AddNumberToObject(fp, "replicas", units - 1);
+            cJSON_AddBoolToObject(fp, "pass", all_pass(alt, NULL));
+            if (*agg_miss(alt)) cJSON_AddStringToObject(fp, "miss", agg_miss(alt));
+            cJSON_AddItemToArray(fs, fp);
+            if (!all_pass(alt, NULL)) break;
+            units--;
+            SweepAgg *t = cur;
+            cur = alt;
+            alt = t;
+        }
+        while (!pass && units < p->max_replicas) {
+            units++;
+            if (fleet_run(p, c, k, units, cur, e) < 0) {
+                free(cur);
+                free(alt);
+                goto fail;
+            }
+            pass = all_pass(cur, NULL);
+            fp = cJSON_CreateObject();
+            cJSON_AddNumberToObject(fp, "replicas", units);
+            cJSON_AddBoolToObject(fp, "pass", pass);
+            if (*agg_miss(cur)) cJSON_AddStringToObject(fp, "miss", agg_miss(cur));
+            cJSON_AddItemToArray(fs, fp);
+        }
+        if (!pass) {
+            feasible = 0;
+            snprintf(reason, sizeof reason, "needs more than %u replicas (search.max_replicas): at %u, %s",
+                     p->max_replicas, units, agg_miss(cur));
+        } else {
+            double usd = units * usd_unit;
+            cJSON_AddNumberToObject(rec, "replicas", units);
+            jsonio_add_num(rec, "gpus", units * gpus_unit);
+            jsonio_add_num(rec, "usd_per_hour", usd);
+            /* $ per 1M good output tokens: the fleet's hourly price over
+             * the good output tokens it delivers in an hour */
+            double good_tps = cur->good_output_tps.mean;
+            jsonio_add_num(rec, "usd_per_1m_good_tokens", good_tps > 0 ? usd / (good_tps * 3600) * 1e6 : NAN);
+            cJSON *fl = cJSON_AddObjectToObject(rec, "fleet");
+            jsonio_add_num(fl, "rate_per_s", p->target_rate);
+            jsonio_add_num(fl, "completion_rps", cur->completion.mean);
+            jsonio_add_num(fl, "goodput_rps", cur->goodput.mean);
+            jsonio_add_num(fl, "goodput_output_tokens_per_s", good_tps);
+            jsonio_add_num(fl, "slo_attainment", cur->attainment.mean);
+            jsonio_add_num(fl, "ttft_p99_s", cur->ttft[2].mean);
+            jsonio_add_num(fl, "tpot_p99_s", cur->tpot[2].mean);
+            jsonio_add_num(fl, "e2e_p99_s", cur->e2e[2].mean);
+            jsonio_add_num(fl, "ttft_p90_s", cur->ttft[1].mean);
+            jsonio_add_num(fl, "tpot_p90_s", cur->tpot[1].mean);
+            /* warnings from the confirmed fleet's runs */
+            const SweepRun *r0 = &cur->runs[0];
+            if (r0->cost_outside > 0) {
+                char w[400];
+                snprintf(w, sizeof w, "extrapolated costs: %.0f of %.0f iterations priced outside the calibrated "
+                                      "profile's measured grid (worst: %s)", r0->cost_outside, r0->cost_queries,
+                         r0->cost_worst[0] ? r0->cost_worst : "?");
+                cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+            }
+            if (r0->rejected_kv > 0) {
+                char w[200];
+                snprintf(w, sizeof w, "%u requests can never fit one replica's KV pool and are rejected", r0->rejected_kv);
+                cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+            }
+        }
+        free(cur);
+        free(alt);
+    }
+
+result:
+    cJSON_AddBoolToObject(rec, "feasible", feasible);
+    if (feasible) cJSON_AddNullToObject(rec, "reason");
+    else cJSON_AddStringToObject(rec, "reason", reason);
+    cJSON_AddItemToObject(rec, "warnings", warn);
+    warn = NULL;
+    out = cJSON_PrintUnformatted(rec);
+fail:
+    cJSON_Delete(warn);
+    cJSON_Delete(rec);
+    sweep_eval_free(&ev);
+    sweep_base_free(&sb);
+    return out;
+}
+
+/* ------------------------------------------------------------- ranking */
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static double latency_of(const cJSON *c, int metric)
+{
+    static const char *const k[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
+    return num(cJSON_GetObjectItemCaseSensitive(c, "fleet"), k[metric]);
+}
+
+static int ranked(const cJSON *c)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && isfinite(num(c, "usd_per_1m_good_tokens"));
+}
+
+static void rank(const Plan *p, cJSON *out, cJSON *cands)
+{
+    const cJSON *best = NULL;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cands) {
+        if (!ranked(c)) continue;
+        double x = num(c, "usd_per_1m_good_tokens");
+        if (!best || x < num(best, "usd_per_1m_good_tokens") ||
+            (x == num(best, "usd_per_1m_good_tokens") && num(c, "usd_per_hour") < num(best, "usd_per_hour")))
+            best = c;
+    }
+    /* the Pareto frontier: no other feasible candidate is at least as
+     * cheap and as fast, and better in one */
+    cJSON *front = cJSON_CreateArray();
+    int n = cJSON_GetArraySize(cands);
+    int *on = xcalloc((size_t)(n ? n : 1), sizeof *on);
+    int i = 0;
+    cJSON_ArrayForEach(c, cands) {
+        if (ranked(c) && isfinite(latency_of(c, p->pareto_metric))) {
+            double cx = num(c, "usd_per_1m_good_tokens"), lx = latency_of(c, p->pareto_metric);
+            int dominated = 0;
+            const cJSON *d;
+            cJSON_ArrayForEach(d, cands) {
+                if (d == c || !ranked(d)) continue;
+                double cy = num(d, "usd_per_1m_good_tokens"), ly = latency_of(d, p->pareto_metric);
+                if (cy <= cx && ly <= lx && (cy < cx || ly < lx)) dominated = 1;
+            }
+            on[i] = !dominated;
+        }
+        i++;
+    }
+    /* by cost, cheapest first (selection: a handful of candidates) */
+    for (;;) {
+        int pick = -1;
+        double pc = INFINITY;
+        i = 0;
+        cJSON_ArrayForEach(c, cands) {
+            if (on[i] == 1 && num(c, "usd_per_1m_good_tokens") < pc) {
+                pc = num(c, "usd_per_1m_good_tokens");
+                pick = i;
+            }
+            i++;
+        }
+        if (pick < 0) break;
+        on[pick] = 2;
+        cJSON_AddItemToArray(front, cJSON_CreateString(
+                                        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cands, pick), "name")->valuestring));
+    }
+    /* why each one won or lost */
+    static const char *const lat_name[] = {"p99 TTFT", "p99 TPOT", "p99 E2E"};
+    i = 0;
+    cJSON_ArrayForEach(c, cands) {
+        char why[800];
+        const char *nm = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"))) {
+            snprintf(why, sizeof why, "infeasible: %s", cJSON_GetObjectItemCaseSensitive(c, "reason")->valuestring);
+        } else if (!ranked(c)) {
+            snprintf(why, sizeof why, "no good tokens in the fleet run: cannot be priced per good token");
+        } else if (c == best) {
+            snprintf(why, sizeof why, "recommended: the cheapest feasible per good token, $%.4f per 1M good output "
+                                      "tokens (%.0f x %s tp %.0f, $%.2f/h)", num(c, "usd_per_1m_good_tokens"),
+                     num(c, "replicas"), cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, num(c, "tp"),
+                     num(c, "usd_per_hour"));
+        } else {
+            double cb = num(best, "usd_per_1m_good_tokens"), cx = num(c, "usd_per_1m_good_tokens");
+            int len = snprintf(why, sizeof why, "$%.4f per 1M good output tokens, %.1f%% more than %s ($%.2f/h for "
+                                                "%.0f replicas vs $%.2f/h)", cx, (cx / cb - 1) * 100,
+                               cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring, num(c, "usd_per_hour"),
+                               num(c, "replicas"), num(best, "usd_per_hour"));
+            if (on[i] == 2 && len > 0 && (size_t)len < sizeof why)
+                snprintf(why + len, sizeof why - (size_t)len, "; on the Pareto frontier: %s %.3f s vs %.3f s",
+                         lat_name[p->pareto_metric], latency_of(c, p->pareto_metric),
+                         latency_of(best, p->pareto_metric));
+        }
+        (void)nm;
+        cJSON_AddStringToObject(c, "why", why);
+        i++;
+    }
+    free(on);
+    if (best) cJSON_AddStringToObject(out, "recommended", cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring);
+    else cJSON_AddNullToObject(out, "recommended");
+    cJSON_AddItemToObject(out, "pareto", front);
+}
+
+cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
+{
+    Plan p;
+    if (parse_plan(&p, text, name, e) < 0) {
+        plan_free(&p);
+        return NULL;
+    }
+    uint32_t n = (uint32_t)cJSON_GetArraySize(p.candidates);
+    char **res = xcalloc(n, sizeof *res);
+    CandJob J = {.p = &p};
+    if (o->phase) {
+        char label[96];
+        snprintf(label, sizeof label, "%u candidates", n);
+        o->phase(o->phase_ctx, label);
+    }
+    if (par_map(&o->par, n, cand_job, &J, res, e) < 0) {
+        free(res);
+        plan_free(&p);
+        return NULL;
+    }
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "plan", name);
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(p.root, "name");
+    cJSON_AddStringToObject(out, "name", cJSON_IsString(nm) ? nm->valuestring : name);
+    cJSON *tr = cJSON_AddObjectToObject(out, "traffic");
+    cJSON_AddStringToObject(tr, "source", p.traffic_source);
+    cJSON_AddNumberToObject(tr, "requests", p.traffic_requests);
+    jsonio_add_num(tr, "rate_per_s", p.target_rate);
+    cJSON_AddItemToObject(out, "slo", cJSON_Duplicate(p.slo, 1));
+    cJSON_AddStringToObject(out, "router", p.router);
+    cJSON *se = cJSON_AddObjectToObject(out, "search");
+    cJSON_AddNumberToObject(se, "seeds", p.seeds);
+    cJSON_AddNumberToObject(se, "requests", p.search_requests ? p.search_requests : p.traffic_requests);
+    jsonio_add_num(se, "tolerance", p.tolerance);
+    cJSON_AddNumberToObject(se, "max_replicas", p.max_replicas);
+    cJSON_AddStringToObject(out, "pareto_latency", pareto_names[p.pareto_metric]);
+    cJSON *cands = cJSON_AddArrayToObject(out, "candidates");
+    for (uint32_t k = 0; k < n; k++) {
+        cJSON *c = cJSON_Parse(res[k]);
+        free(res[k]);
+        cJSON_AddItemToArray(cands, c ? c : cJSON_CreateNull());
+    }
+    free(res);
+    rank(&p, out, cands);
+    plan_free(&p);
+    return out;
+}
+
+/* ------------------------------------------------------------ the table */
+
+void plan_print(FILE *f, const cJSON *out)
+{
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(out, "traffic");
+    fprintf(f, "servesim plan: %s\n", cJSON_GetObjectItemCaseSensitive(out, "name")->valuestring);
+    fprintf(f, "  traffic: %s: %.0f requests at %.3f req/s\n",
+            cJSON_GetObjectItemCaseSensitive(tr, "source")->valuestring, num(tr, "requests"), num(tr, "rate_per_s"));
+    const cJSON *slo = cJSON_GetObjectItemCaseSensitive(out, "slo");
+    const cJSON *se = cJSON_GetObjectItemCaseSensitive(out, "search");
+    double pct = num(slo, "percentile");
+    if (isnan(pct)) pct = METRICS_DEFAULT_PERCENTILE;
+    static const char *const keys[] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms"};
+    static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E"};
+    fprintf(f, "  SLO:");
+    const char *sep = " ";
+    for (int k = 0; k < 4; k++)
+        if (!isnan(num(slo, keys[k]))) {
+            fprintf(f, "%sp%g %s <= %g ms", sep, pct, label[k], num(slo, keys[k]));
+            sep = ", ";
+        }
+    if (!isnan(num(slo, "attainment"))) fprintf(f, "%sattainment >= %g%%", sep, num(slo, "attainment") * 100);
+    if (cJSON_GetObjectItemCaseSensitive(slo, "classes")) fprintf(f, " (and per-class targets)");
+    fprintf(f, "; %.0f seed%s; the first %.0f requests for one replica's search; fleets behind %s routers\n",
+            num(se, "seeds"), num(se, "seeds") == 1 ? "" : "s", num(se, "requests"),
+            cJSON_GetObjectItemCaseSensitive(out, "router")->valuestring);
+    fprintf(f, "\n  %-18s %-9s %13s %8s %6s %9s %13s %11s %11s %9s\n", "candidate", "feasible", "max rate/rep",
+            "replicas", "GPUs", "$/h", "$/1M good tok", "p99 TTFT ms", "p99 TPOT ms", "p99 E2E s");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
+        const char *nm = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
+        fprintf(f, "  %-18s %-9s", nm, ok ? "yes" : "no");
+        if (!ok) {
+            fprintf(f, " %13s\n", "-");
+            continue;
+        }
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(c, "fleet");
+        fprintf(f, " %8.3f%s/s %8.0f %6g %9.2f %13.4f %11.1f %11.2f %9.3f\n", num(c, "max_rate_per_replica"),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "max_rate_is_lower_bound")) ? "+" : " ",
+                num(c, "replicas"), num(c, "gpus"), num(c, "usd_per_hour"), num(c, "usd_per_1m_good_tokens"),
+                num(fl, "ttft_p99_s") * 1e3, num(fl, "tpot_p99_s") * 1e3, num(fl, "e2e_p99_s"));
+    }
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(out, "recommended");
+    fprintf(f, "\n  recommended: %s\n", cJSON_IsString(rec) ? rec->valuestring : "none (no feasible candidate)");
+    fprintf(f, "  Pareto frontier ($ per 1M good tokens vs p99 %s):",
+            cJSON_GetObjectItemCaseSensitive(out, "pareto_latency")->valuestring);
+    const cJSON *x;
+    int first = 1;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(out, "pareto")) {
+        fprintf(f, "%s %s", first ? "" : ",", x->valuestring);
+        first = 0;
+    }
+    fprintf(f, "%s\n", first ? " none" : "");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
+        fprintf(f, "  %s: %s\n", cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(c, "why")->valuestring);
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
+            fprintf(f, "    warning: %s\n", x->valuestring);
+    }
+}

@@ -1,0 +1,555 @@
+/*
+ * test_plan.c -- the capacity planner (issue 13): `servesim sweep` and
+ * `servesim plan`, through the library and the command line.
+ *
+ *  - the chapter-8 figure 8-33/34 shape: over 0.5-64 req/s goodput rises
+ *    then falls while completion throughput saturates; every mean, CI and
+ *    the knee are pinned (the linear step model makes them exact);
+ *  - the 95% CI is GSL's t distribution; rates rescale generators, traces
+ *    and lists, and a closed loop is refused with the reason;
+ *  - the small example plan: the recommendation is the cheapest feasible
+ *    per good token, the others say why they lost, L40S is infeasible
+ *    because Qwen3-32B's weights do not fit, and a candidate that prices
+ *    iterations outside its profile's grid carries a warning;
+ *  - the same bytes from 1 process, 2 local workers and (on an MPI build,
+ *    `make test-mpi`) `mpirun -np 2`; output files are written atomically;
+ *    no progress when stderr is not a terminal; bad input names the file,
+ *    the key and what was expected.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "jsonio.h"
+#include "lua_cmd.h"
+#include "plan.h"
+#include "sweep.h"
+#include "testhelp.h"
+
+#define CH8 SERVESIM_DATA_DIR "/workloads/chapters/ch8_goodput_vs_rate.json"
+#define SMALL_PLAN SERVESIM_DATA_DIR "/workloads/plans/chat_qwen32b_small.json"
+
+static char dir[256];
+
+static const char *bin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+/* Runs a shell command line with stderr folded in; the exit status. */
+static int sh(const char *cmd, char *out, size_t n)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t len = fread(out, 1, n - 1, p);
+    out[len] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    Err e;
+    return read_file(path, NULL, &e);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    char *x = slurp(a), *y = slurp(b);
+    int same = x && y && !strcmp(x, y);
+    free(x);
+    free(y);
+    return same;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double mean_of(const cJSON *p, const char *k)
+{
+    const cJSON *v = get(get(p, k), "mean");
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static double ci_of(const cJSON *p, const char *k)
+{
+    const cJSON *v = get(get(p, k), "ci95");
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* ------------------------------------------------------------ sweep */
+
+static cJSON *sweep_file(const char *path, const double *rates, uint32_t n, uint32_t seeds, int workers, Err *e)
+{
+    char *text = slurp(path);
+    if (!text) {
+        err_set(e, "cannot read %s", path);
+        return NULL;
+    }
+    SweepOpts o = {.rates = rates, .n_rates = n, .seeds = seeds, .par = {.workers = workers}};
+    cJSON *out = sweep_run(text, path, &o, e);
+    free(text);
+    return out;
+}
+
+/* Figures 8-33/34: the chapter measured goodput 0.90 at 1 req/s, 1.02 at
+ * 4 (completion 2.33) and 0.60 at 16 (completion 2.38); the scenario
+ * (workloads/chapters/ch8_goodput_vs_rate.json) reproduces the shape with
+ * means over 3 seeds of 16 requests each. */
+static void test_sweep_chapter8_shape(void)
+{
+    static const double rates[] = {0.5, 1, 2, 4, 8, 16, 32, 64};
+    Err e = {{0}};
+    cJSON *out = sweep_file(CH8, rates, 8, 3, 2, &e);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *pts = get(out, "points");
+    CHECK_INT(cJSON_GetArraySize(pts), 8);
+    /* mean completion and goodput (req/s) at each rate, and the mean
+     * attainment of the 3 s E2E deadline */
+    static const double comp[8] = {0.552075446755, 1.02996531796, 1.75857273747, 2.16985982134,
+                                   2.18530952093, 2.18791506253, 2.18791506253, 2.18791506253};
+    static const double good[8] = {0.552075446755, 1.02996531796, 1.72502256015, 1.26532495343,
+                                   0.728165096392, 0.546978765632, 0.546978765632, 0.546978765632};
+    static const double att[8] = {1, 1, 0.979166666667, 0.583333333333, 0.333333333333, 0.25, 0.25, 0.25};
+    for (int i = 0; i < 8; i++) {
+        const cJSON *p = cJSON_GetArrayItem(pts, i);
+        CHECK_NEAR(num(p, "rate_per_s"), rates[i], 0);
+        CHECK_INT(num(p, "seeds"), 3);
+        CHECK_REL(mean_of(p, "completion_rps"), comp[i], 1e-9);
+        CHECK_REL(mean_of(p, "goodput_rps"), good[i], 1e-9);
+        CHECK_NEAR(mean_of(p, "slo_attainment"), att[i], 1e-9);
+    }
+    /* the shape: completion saturates (64 req/s within 1% of 8), goodput
+     * rises to 2 req/s and falls to a quarter of the requests */
+    CHECK(comp[7] / comp[4] < 1.01);
+    CHECK(good[2] > good[1] && good[3] < good[2] && good[7] < good[2] / 3);
+    /* CIs: t(0.975, 2) s / sqrt(3) over the three seeds */
+    const cJSON *p4 = cJSON_GetArrayItem(pts, 3);
+    CHECK_REL(ci_of(p4, "completion_rps"), 0.0440532107469, 1e-9);
+    CHECK_REL(ci_of(p4, "goodput_rps"), 1.70070218066, 1e-9);
+    CHECK_NEAR(ci_of(cJSON_GetArrayItem(pts, 7), "goodput_rps"), 0, 1e-12); /* saturated: every seed alike */
+    /* the knee: golden section between 1 and 4 req/s (2 + 8 rates), and
+     * bisection between 2 (meets 90%) and 4 (fails) to 1% (7 rates) */
+    const cJSON *k = get(out, "knee");
+    CHECK_REL(num(k, "max_goodput_rate_per_s"), 2.01832096381, 1e-9);
+    CHECK_REL(mean_of(k, "max_goodput_rps"), 1.73615042218, 1e-9);
+    CHECK_REL(ci_of(k, "max_goodput_rps"), 0.889097842626, 1e-9);
+    CHECK_NEAR(cJSON_GetArrayItem(get(k, "goodput_bracket_per_s"), 0)->valuedouble, 1, 0);
+    CHECK_NEAR(cJSON_GetArrayItem(get(k, "goodput_bracket_per_s"), 1)->valuedouble, 4, 0);
+    CHECK_INT(cJSON_GetArraySize(get(k, "goodput_search")), 10);
+    CHECK_NEAR(num(k, "attainment_target"), 0.9, 0);
+    CHECK_REL(num(k, "max_rate_meeting_target_per_s"), 2.19285816363, 1e-9);
+    CHECK_INT(cJSON_GetArraySize(get(k, "target_search")), 7);
+    /* the table says so */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sweep_print(f, out);
+    fclose(f);
+    CHECK_CONTAINS(buf, "  3 seeds (1 .. 3), mean +- 95% CI over seeds (t distribution); attainment target 90%\n");
+    CHECK_CONTAINS(buf, "          4        2.17 +- 0.04        1.27 +- 1.70      58.3 +- 78.1");
+    CHECK_CONTAINS(buf, "  knee: goodput peaks at 1.736 +- 0.889 req/s at 2.018 req/s (golden-section search in [1, 4], "
+                        "10 rates)\n");
+    CHECK_CONTAINS(buf, "        largest rate with mean attainment >= 90%: 2.193 req/s (bisection in [2, 4], 7 rates)\n");
+    free(buf);
+    cJSON_Delete(out);
+}
+
+static void test_sweep_stat_t_interval(void)
+{
+    /* mean 2, s = 1: t(0.975, 2) = 4.302652729911275 (GSL), / sqrt(3) */
+    const double v[3] = {1, 2, 3};
+    SweepStat s;
+    sweep_stat(v, 3, &s);
+    CHECK_NEAR(s.mean, 2, 1e-12);
+    CHECK_NEAR(s.ci95, 4.302652729911275 / sqrt(3.0), 1e-9);
+    /* NaN values do not count; one value has no interval */
+    const double w[3] = {NAN, 5, NAN};
+    sweep_stat(w, 3, &s);
+    CHECK_INT(s.n, 1);
+    CHECK_NEAR(s.mean, 5, 0);
+    CHECK(isnan(s.ci95));
+}
+
+static void test_sweep_rates_and_auto(void)
+{
+    Err e = {{0}};
+    /* a request list gets "rate_per_s" (its time_scale goes: they exclude
+     * each other); a generator its own; a closed loop is refused */
+    cJSON *w = cJSON_Parse("{\"requests\": [], \"time_scale\": 2}");
+    CHECK(sweep_set_rate(w, "s.json: workload", 3, &e) == 0);
+    CHECK(get(w, "time_scale") == NULL);
+    CHECK_NEAR(num(w, "rate_per_s"), 3, 0);
+    cJSON_Delete(w);
+    w = cJSON_Parse("{\"kind\": \"closed_loop\", \"clients\": 4}");
+    CHECK(sweep_set_rate(w, "s.json: workload", 3, &e) < 0);
+    CHECK_CONTAINS(e.msg, "s.json: workload.kind: got \"closed_loop\", which has no arrival rate");
+    cJSON_Delete(w);
+    w = cJSON_Parse("{\"kind\": \"piecewise\", \"rates\": [[0, 1]]}");
+    CHECK(sweep_set_rate(w, "s.json: workload", 3, &e) < 0);
+    CHECK_CONTAINS(e.msg, "has several rates");
+    cJSON_Delete(w);
+
+    /* a list of 11 requests 1 s apart swept at 5 req/s runs at 5 req/s:
+     * 10 intervals in 2 s */
+    SweepBase b;
+    const char *list =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"},"
+        " \"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 1, \"per_token_us\": 0},"
+        " \"workload\": {\"requests\": ["
+        "{\"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}, {\"arrival_ms\": 1000, \"prompt_tokens\": 8, \"output_tokens\": 2},"
+        "{\"arrival_ms\": 2000, \"prompt_tokens\": 8, \"output_tokens\": 2}, {\"arrival_ms\": 3000, \"prompt_tokens\": 8, \"output_tokens\": 2},"
+        "{\"arrival_ms\": 4000, \"prompt_tokens\": 8, \"output_tokens\": 2}, {\"arrival_ms\": 5000, \"prompt_tokens\": 8, \"output_tokens\": 2},"
+        "{\"arrival_ms\": 6000, \"prompt_tokens\": 8, \"output_tokens\": 2}, {\"arrival_ms\": 7000, \"prompt_tokens\": 8, \"output_tokens\": 2},"
+        "{\"arrival_ms\": 8000, \"prompt_tokens\": 8, \"output_tokens\": 2}, {\"arrival_ms\": 9000, \"prompt_tokens\": 8, \"output_tokens\": 2},"
+        "{\"arrival_ms\": 10000, \"prompt_tokens\": 8, \"output_tokens\": 2}]}, \"slo\": {\"e2e_ms\": 100}}";
+    CHECK(sweep_base_init(&b, list, "list.json", &e) == 0);
+    if (th_failures) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    CHECK_NEAR(b.own_rate, 1, 1e-12);
+    char *text = sweep_text(&b, 5, &e);
+    SweepRun r;
+    CHECK(text && sweep_run_text(text, "list.json", 1, 5, &r, &e) == 0);
+    /* each request: one 1 ms prefill and one 1 ms decode; the window is
+     * 0 -> 2 s + 2 ms */
+    CHECK_INT(r.finished, 11);
+    CHECK_NEAR(r.window_s, 2.002, 1e-9);
+    CHECK_NEAR(r.completion_rps, 11 / 2.002, 1e-9);
+    free(text);
+    sweep_base_free(&b);
+
+    /* --auto: 9 rates from 1/16 to 16 x the scenario's own 4 req/s */
+    char *ch8 = slurp(CH8);
+    SweepOpts o = {.auto_rates = 1, .seeds = 1, .par = {.workers = 1}};
+    cJSON *out = sweep_run(ch8, CH8, &o, &e);
+    free(ch8);
+    CHECK(out != NULL);
+    const cJSON *pts = get(out, "points");
+    CHECK(cJSON_GetArraySize(pts) >= 9);
+    CHECK_NEAR(num(cJSON_GetArrayItem(pts, 0), "rate_per_s"), 0.25, 1e-12);
+    CHECK_NEAR(num(cJSON_GetArrayItem(pts, 8), "rate_per_s"), 64, 1e-12);
+    cJSON_Delete(out);
+}
+
+/* ------------------------------------------------------------- plan */
+
+static void test_plan_small_example(void)
+{
+    Err e = {{0}};
+    char *text = slurp(SMALL_PLAN);
+    PlanOpts o = {.par = {.workers = 2}};
+    cJSON *out = text ? plan_run(text, SMALL_PLAN, &o, &e) : NULL;
+    free(text);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    CHECK_NEAR(num(get(out, "traffic"), "rate_per_s"), 4, 0);
+    CHECK_INT(num(get(out, "traffic"), "requests"), 200);
+    const cJSON *c = get(out, "candidates");
+    CHECK_INT(cJSON_GetArraySize(c), 5);
+    /* name, max rate per replica (req/s), replicas, $/h, $ per 1M good
+     * output tokens (roofline cost model, 2 seeds) */
+    static const char *const names[4] = {"h100", "h200", "h200-spec", "h200-disagg"};
+    static const double rate[4] = {1.04427378243, 1.36900242297, 1.62802742186, 2};
+    static const int reps[4] = {3, 3, 2, 2};
+    static const double usd_h[4] = {9, 12, 8, 16};
+    static const double usd_m[4] = {5.37089882032, 6.5754088189, 4.12946929047, 8.83089553562};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *x = cJSON_GetArrayItem(c, i);
+        CHECK(!strcmp(get(x, "name")->valuestring, names[i]));
+        CHECK(cJSON_IsTrue(get(x, "feasible")));
+        CHECK_REL(num(x, "max_rate_per_replica"), rate[i], 1e-9);
+        CHECK_INT(num(x, "replicas"), reps[i]);
+        CHECK_NEAR(num(x, "usd_per_hour"), usd_h[i], 1e-9);
+        CHECK_REL(num(x, "usd_per_1m_good_tokens"), usd_m[i], 1e-9);
+    }
+    /* the disaggregated replica is one prefill + one decode H200: 2 of them
+     * are 4 GPUs at $4 */
+    CHECK_INT(num(cJSON_GetArrayItem(c, 3), "gpus"), 4);
+    /* h100's estimate, ceil(4 / 1.044) = 4 replicas, is confirmed and then
+     * beaten: 3 pass on the whole traffic, 2 do not */
+    const cJSON *fs = get(cJSON_GetArrayItem(c, 0), "fleet_search");
+    CHECK_INT(cJSON_GetArraySize(fs), 3);
+    CHECK_INT(num(cJSON_GetArrayItem(fs, 2), "replicas"), 2);
+    CHECK(cJSON_IsFalse(get(cJSON_GetArrayItem(fs, 2), "pass")));
+    /* the L40S: weights do not fit */
+    const cJSON *l = cJSON_GetArrayItem(c, 4);
+    CHECK(cJSON_IsFalse(get(l, "feasible")));
+    CHECK_CONTAINS(get(l, "reason")->valuestring,
+                   "Qwen3-32B weights 61.02 GiB per GPU (tp 1) + runtime reserve 3.50 GiB exceed the 40.49 GiB usable "
+                   "on NVIDIA L40S 48GB (PCIe) (44.99 GiB x 0.90): no room for KV");
+    /* the cheapest per good token wins; the others say why they lost */
+    CHECK(!strcmp(get(out, "recommended")->valuestring, "h200-spec"));
+    CHECK_CONTAINS(get(cJSON_GetArrayItem(c, 2), "why")->valuestring, "recommended: the cheapest feasible per good token");
+    CHECK_CONTAINS(get(cJSON_GetArrayItem(c, 0), "why")->valuestring,
+                   "$5.3709 per 1M good output tokens, 30.1% more than h200-spec ($9.00/h for 3 replicas vs $8.00/h)");
+    CHECK_CONTAINS(get(l, "why")->valuestring, "infeasible: Qwen3-32B weights");
+    /* the frontier of cost against p99 TTFT */
+    const cJSON *pf = get(out, "pareto");
+    CHECK_INT(cJSON_GetArraySize(pf), 2);
+    CHECK(!strcmp(cJSON_GetArrayItem(pf, 0)->valuestring, "h200-spec"));
+    CHECK(!strcmp(cJSON_GetArrayItem(pf, 1)->valuestring, "h200-disagg"));
+    CHECK_CONTAINS(get(cJSON_GetArrayItem(c, 3), "why")->valuestring, "on the Pareto frontier: p99 TTFT 0.778 s vs 0.793 s");
+    cJSON_Delete(out);
+}
+
+/* Prompts of 30,000 tokens in a 65,536-token budget: layer GEMMs with more
+ * rows than the H100 profile measured (8192) are extrapolated. */
+static void test_plan_extrapolation_warning(void)
+{
+    const char *text =
+        "{\"model\": \"qwen3-8b\", \"base\": {\"cost_model\": {\"kind\": \"roofline\"},"
+        " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": 65536}},"
+        " \"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 0.5, \"count\": 20, \"prompt_tokens\": 30000,"
+        "  \"output_tokens\": 16}, \"slo\": {\"e2e_ms\": 20000, \"percentile\": 90},"
+        " \"candidates\": [{\"name\": \"h100\", \"hardware\": \"h100-sxm\"}]}";
+    Err e = {{0}};
+    PlanOpts o = {.par = {.workers = 1}};
+    cJSON *out = plan_run(text, "x.json", &o, &e);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *w = get(cJSON_GetArrayItem(get(out, "candidates"), 0), "warnings");
+    CHECK_INT(cJSON_GetArraySize(w), 1);
+    CHECK_CONTAINS(cJSON_GetArrayItem(w, 0)->valuestring, "extrapolated costs: ");
+    CHECK_CONTAINS(cJSON_GetArrayItem(w, 0)->valuestring, "layer GEMMs: m outside the measured 1 .. 8192");
+    cJSON_Delete(out);
+}
+
+static void test_plan_errors(void)
+{
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {\"ttft_ms\": 500},"
+         " \"candidates\": [{\"name\": \"a\", \"hardware\": \"h100-sxm\", \"gpu\": 1}]}",
+         "p.json: candidates[0]: unknown key \"gpu\""},
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {\"ttft_ms\": 500},"
+         " \"candidates\": [{\"name\": \"a\", \"cluster\": {\"replicas\": 2}}]}",
+         "p.json: candidates[0].cluster: the plan finds the replica count"},
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {\"ttft_ms\": 500},"
+         " \"candidates\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}",
+         "p.json: candidates[1].name: \"a\" names two candidates"},
+        {"{\"slo\": {\"ttft_ms\": 500}, \"candidates\": [{\"name\": \"a\"}]}", "p.json: missing key \"traffic\""},
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {},"
+         " \"candidates\": [{\"name\": \"a\"}]}", "p.json: slo: no target"},
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {\"ttft_p90_ms\": 500},"
+         " \"candidates\": [{\"name\": \"a\"}]}", "p.json: slo.ttft_p90_ms: SLOs are written"},
+        {"{\"traffic\": {\"kind\": \"closed_loop\", \"clients\": 2, \"count\": 5, \"prompt_tokens\": 8,"
+         " \"output_tokens\": 2}, \"slo\": {\"ttft_ms\": 500},"
+         " \"candidates\": [{\"name\": \"a\"}]}", "p.json: traffic.kind: got \"closed_loop\", which has no arrival rate"},
+        {"{\"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5}, \"slo\": {\"ttft_ms\": 500},"
+         " \"base\": {\"seed\": 3}, \"candidates\": [{\"name\": \"a\"}]}", "p.json: base.seed: set by the plan"},
+        /* a candidate's own mistake names it */
+        {"{\"model\": \"qwen3-8b\", \"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5,"
+         " \"prompt_tokens\": 8, \"output_tokens\": 2},"
+         " \"slo\": {\"ttft_ms\": 500}, \"candidates\": [{\"name\": \"a\", \"hardware\": \"h100-sxm\","
+         " \"scheduler\": {\"kind\": \"fifo\"}}]}", "p.json (candidates[0]): scheduler.kind: got \"fifo\""},
+        {NULL, NULL}};
+    for (int i = 0; bad[i].text; i++) {
+        Err e = {{0}};
+        PlanOpts o = {.par = {.workers = 1}};
+        cJSON *out = plan_run(bad[i].text, "p.json", &o, &e);
+        CHECK(out == NULL);
+        CHECK_CONTAINS(e.msg, bad[i].needle);
+        cJSON_Delete(out);
+    }
+}
+
+/* ------------------------------------------------------ command line */
+
+/* No ".tmp" file left beside the outputs. */
+static int no_temp_files(void)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *de;
+    int clean = 1;
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, ".tmp")) clean = 0;
+    closedir(d);
+    return clean;
+}
+
+static void test_cli_same_bytes_any_workers(void)
+{
+    static char out[65536];
+    char cmd[2048];
+    const char *rates = "--rates 0.5,1,2,4,8,16,32,64 --seeds 3";
+    snprintf(cmd, sizeof cmd, "%s sweep %s %s --jobs 1 --json %s/s1.json --csv %s/s1.csv", bin(), CH8, rates, dir, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    /* stderr is a pipe here: no progress line */
+    CHECK(!strstr(out, "ETA"));
+    CHECK_CONTAINS(out, "  knee: goodput peaks at 1.736 +- 0.889 req/s at 2.018 req/s");
+    snprintf(cmd, sizeof cmd, "%s sweep %s %s --jobs 2 --quiet --json %s/s2.json --csv %s/s2.csv", bin(), CH8, rates,
+             dir, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    CHECK(out[0] == '\0'); /* --quiet: nothing */
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/s1.json", dir);
+    snprintf(b, sizeof b, "%s/s2.json", dir);
+    CHECK(same_file(a, b));
+    snprintf(a, sizeof a, "%s/s1.csv", dir);
+    snprintf(b, sizeof b, "%s/s2.csv", dir);
+    CHECK(same_file(a, b));
+    char *csv = slurp(a);
+    CHECK_CONTAINS(csv, "rate_per_s,phase,seeds,completion_rps,completion_rps_ci95,goodput_rps,goodput_rps_ci95,");
+    CHECK_CONTAINS(csv, "\n4,grid,3,2.169859821,0.04405321075,1.265324953,1.700702181,");
+    free(csv);
+    snprintf(cmd, sizeof cmd, "%s plan %s --jobs 1 --quiet --json %s/p1.json", bin(), SMALL_PLAN, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s plan %s --json %s/p2.json", bin(), SMALL_PLAN, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    CHECK_CONTAINS(out, "  recommended: h200-spec\n");
+    CHECK_CONTAINS(out, "  l40s: infeasible: Qwen3-32B weights 61.02 GiB per GPU (tp 1)");
+    snprintf(a, sizeof a, "%s/p1.json", dir);
+    snprintf(b, sizeof b, "%s/p2.json", dir);
+    CHECK(same_file(a, b));
+    CHECK(no_temp_files());
+}
+
+/* Lua gets the same tables (after test_cli_same_bytes_any_workers wrote
+ * s1.json and p1.json). */
+static void test_lua_same_tables(void)
+{
+    char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, dir};
+    Err e = {{0}};
+    LuaCmdLimits lim = {.seed = 1};
+    int rc = lua_cmd_run(SERVESIM_DATA_DIR "/tests/lua/planner.lua", 2, argv, &lim, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_INT(rc, 0);
+}
+
+static void test_cli_errors_and_atomic_files(void)
+{
+    static char out[8192];
+    char cmd[2048];
+    /* a directory that does not exist: nothing is written, the message
+     * says where */
+    snprintf(cmd, sizeof cmd, "%s sweep %s --rates 1 --quiet --json %s/none/x.json", bin(), CH8, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "/none/x.json: cannot create a temporary file beside it");
+    snprintf(cmd, sizeof cmd, "%s sweep %s --rates 1,-2", bin(), CH8);
+    CHECK_INT(sh(cmd, out, sizeof out), 2);
+    CHECK_CONTAINS(out, "servesim: --rates needs rates > 0 in requests/s, comma-separated (e.g. 0.5,1,2,4): 1,-2");
+    snprintf(cmd, sizeof cmd, "%s sweep %s", bin(), CH8);
+    CHECK_INT(sh(cmd, out, sizeof out), 2);
+    CHECK_CONTAINS(out, "give either --rates LIST or --auto");
+    snprintf(cmd, sizeof cmd, "%s sweep %s/missing.json --rates 1", bin(), dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "missing.json");
+    snprintf(cmd, sizeof cmd, "%s plan", bin());
+    CHECK_INT(sh(cmd, out, sizeof out), 2);
+    CHECK_CONTAINS(out, "a plan file is required");
+    /* an overwritten output is replaced whole */
+    char path[512];
+    snprintf(path, sizeof path, "%s/o.json", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("old", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s sweep %s --rates 1 --quiet --json %s", bin(), CH8, path);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    char *t = slurp(path);
+    CHECK(t && t[0] == '{' && t[strlen(t) - 1] == '\n');
+    free(t);
+    CHECK(no_temp_files());
+}
+
+/* mpirun -np 2 gives the bytes one process gives (an MPI build: make
+ * test-mpi; elsewhere it says it was not run). */
+static void test_mpi_same_bytes(void)
+{
+    static char out[65536];
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s sweep --help", bin());
+    sh(cmd, out, sizeof out);
+    int built = strstr(out, "MPI: built with OpenMPI") != NULL;
+    int have_mpirun = sh("command -v mpirun", out, sizeof out) == 0;
+    if (!built || !have_mpirun) {
+        printf("  (mpirun -np 2 not run: %s; `make test-mpi` runs it)\n",
+               !built ? "this servesim is not an MPI=1 build" : "no mpirun");
+        return;
+    }
+    const char *rates = "--rates 0.5,1,2,4,8,16,32,64 --seeds 3";
+    snprintf(cmd, sizeof cmd, "mpirun -np 2 --oversubscribe %s sweep %s %s --quiet --json %s/m2.json --csv %s/m2.csv",
+             bin(), CH8, rates, dir, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    if (th_failures) fprintf(stderr, "  %s\n", out);
+    snprintf(cmd, sizeof cmd, "%s sweep %s %s --jobs 1 --quiet --json %s/m1.json --csv %s/m1.csv", bin(), CH8, rates,
+             dir, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/m1.json", dir);
+    snprintf(b, sizeof b, "%s/m2.json", dir);
+    CHECK(same_file(a, b));
+    snprintf(a, sizeof a, "%s/m1.csv", dir);
+    snprintf(b, sizeof b, "%s/m2.csv", dir);
+    CHECK(same_file(a, b));
+    snprintf(cmd, sizeof cmd, "mpirun -np 2 --oversubscribe %s plan %s --quiet --json %s/mp2.json", bin(), SMALL_PLAN,
+             dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s plan %s --jobs 1 --quiet --json %s/mp1.json", bin(), SMALL_PLAN, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(a, sizeof a, "%s/mp1.json", dir);
+    snprintf(b, sizeof b, "%s/mp2.json", dir);
+    CHECK(same_file(a, b));
+    printf("  (mpirun -np 2: the same sweep and plan bytes as one process)\n");
+}
+
+static void plan_no_tmpdir(void)
+{
+    fprintf(stderr, "  cannot create a temporary directory like %s\n", dir);
+    CHECK(0);
+}
+
+void suite_plan(void);
+void suite_plan(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/servesim-plan-XXXXXX");
+    if (!mkdtemp(dir)) {
+        RUN(plan_no_tmpdir);
+        return;
+    }
+    RUN(test_sweep_chapter8_shape);
+    RUN(test_sweep_stat_t_interval);
+    RUN(test_sweep_rates_and_auto);
+    RUN(test_plan_small_example);
+    RUN(test_plan_extrapolation_warning);
+    RUN(test_plan_errors);
+    RUN(test_cli_same_bytes_any_workers);
+    RUN(test_lua_same_tables);
+    RUN(test_cli_errors_and_atomic_files);
+    RUN(test_mpi_same_bytes);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
