@@ -407,7 +407,19 @@ static void test_cli_same_bytes_any_workers(void)
     CHECK_INT(sh(cmd, out, sizeof out), 0);
     /* stderr is a pipe here: no progress line */
     CHECK(!strstr(out, "ETA"));
-    CHECK_CONTAINS(out, "  knee: goodput peaks at 1.736 +- 0.889 req/s at 2.018 req/s");
+    /* the lines README.md and planner/README.md quote */
+    static const char *const sweep_lines[] = {
+        "        0.5        0.55 +- 0.54        0.55 +- 0.54      100.0 +- 0.0      589.2 +- 387.2       71.81 +- 5.04      1.46 +- 0.08\n",
+        "          1        1.03 +- 0.85        1.03 +- 0.85      100.0 +- 0.0      977.4 +- 690.6       95.18 +- 5.09      1.90 +- 0.45\n",
+        "          2        1.76 +- 0.83        1.73 +- 0.90       97.9 +- 9.0     1767.3 +- 997.0       96.37 +- 0.00      2.64 +- 1.34\n",
+        "          4        2.17 +- 0.04        1.27 +- 1.70      58.3 +- 78.1    3285.7 +- 2714.7       96.37 +- 0.00      4.12 +- 2.15\n",
+        "          8        2.19 +- 0.01        0.73 +- 0.51      33.3 +- 23.7    5060.8 +- 1543.8       96.37 +- 0.00      5.62 +- 1.34\n",
+        "         16        2.19 +- 0.00        0.55 +- 0.00       25.0 +- 0.0     6043.0 +- 692.6       96.37 +- 0.00      6.45 +- 0.68\n",
+        "         32        2.19 +- 0.00        0.55 +- 0.00       25.0 +- 0.0     6479.7 +- 346.3       96.37 +- 0.00      6.88 +- 0.34\n",
+        "         64        2.19 +- 0.00        0.55 +- 0.00       25.0 +- 0.0     6698.0 +- 173.2       96.37 +- 0.00      7.10 +- 0.17\n",
+        "  knee: goodput peaks at 1.736 +- 0.889 req/s at 2.018 req/s (golden-section search in [1, 4], 10 rates)\n",
+        "        largest rate with mean attainment >= 90%: 2.193 req/s (bisection in [2, 4], 7 rates)\n", NULL};
+    for (int i = 0; sweep_lines[i]; i++) CHECK_CONTAINS(out, sweep_lines[i]);
     snprintf(cmd, sizeof cmd, "%s sweep %s %s --jobs 2 --quiet --json %s/s2.json --csv %s/s2.csv", bin(), CH8, rates,
              dir, dir);
     CHECK_INT(sh(cmd, out, sizeof out), 0);
@@ -427,7 +439,15 @@ static void test_cli_same_bytes_any_workers(void)
     CHECK_INT(sh(cmd, out, sizeof out), 0);
     snprintf(cmd, sizeof cmd, "%s plan %s --json %s/p2.json", bin(), SMALL_PLAN, dir);
     CHECK_INT(sh(cmd, out, sizeof out), 0);
-    CHECK_CONTAINS(out, "  recommended: h200-spec\n");
+    static const char *const plan_lines[] = {
+        "  h100               yes          1.044 /s        3      3      9.00        5.3709      3264.6       64.57    16.214\n",
+        "  h200               yes          1.369 /s        3      3     12.00        6.5754       803.2       30.67    12.280\n",
+        "  h200-spec          yes          1.628 /s        2      2      8.00        4.1295       793.1       23.30     7.775\n",
+        "  h200-disagg        yes          2.000 /s        2      4     16.00        8.8309       778.4       20.00    11.661\n",
+        "  l40s               no                    -\n",
+        "  recommended: h200-spec\n",
+        "  Pareto frontier ($ per 1M good tokens vs p99 ttft): h200-spec, h200-disagg\n", NULL};
+    for (int i = 0; plan_lines[i]; i++) CHECK_CONTAINS(out, plan_lines[i]);
     CHECK_CONTAINS(out, "  l40s: infeasible: Qwen3-32B weights 61.02 GiB per GPU (tp 1)");
     snprintf(a, sizeof a, "%s/p1.json", dir);
     snprintf(b, sizeof b, "%s/p2.json", dir);
