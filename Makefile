@@ -14,6 +14,7 @@
 
 CC      ?= cc
 PKGS    := gsl libcjson lua5.4
+# gnuplot-nox: servesim plot; its gnuplot has the pngcairo and svg terminals (no X needed)
 DEB_PKGS := build-essential pkg-config libgsl-dev libcjson-dev liblua5.4-dev gnuplot-nox
 
 # MPI=1: OpenMPI's compiler wrapper and its own build directory, so the two

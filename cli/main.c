@@ -18,6 +18,7 @@
 #include "lua_register.h"
 #include "metrics.h"
 #include "plancmd.h"
+#include "plot.h"
 #include "report.h"
 #include "calibcmd.h"
 #include "cluster.h"
@@ -50,6 +51,7 @@ static const char usage_main[] =
     "  sweep SCENARIO        arrival rates x seeds: throughput, goodput, attainment with CIs, the knee\n"
     "  plan PLAN.json        the cheapest deployment that meets the SLOs (hardware, tp, engine, replicas)\n"
     "  validate FILE         simulate measured serving runs and report the prediction error\n"
+    "  plot KIND INPUT... -o FILE.png|.svg  gnuplot pictures: cdf, timeline, kv, batch, roofline, rate, pareto\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
     "  help [COMMAND]        this text, or a command's options\n"
     "\n"
@@ -522,6 +524,7 @@ int main(int argc, char **argv)
         if (topic && !strcmp(topic, "validate")) return validate_main(1, hv);
         if (topic && !strcmp(topic, "sweep")) return plancmd_sweep(1, hv);
         if (topic && !strcmp(topic, "plan")) return plancmd_plan(1, hv);
+        if (topic && !strcmp(topic, "plot")) return plot_main(1, hv);
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
@@ -541,6 +544,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "validate")) return validate_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep")) return plancmd_sweep(argc - 2, argv + 2);
     if (!strcmp(cmd, "plan")) return plancmd_plan(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot")) return plot_main(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -1,0 +1,304 @@
+/*
+ * test_plots.c -- `servesim plot`: every kind writes data files holding the
+ * numbers of the report it came from, and (where gnuplot is installed) a
+ * non-empty PNG and SVG; bad input fails with a message naming the file,
+ * key or value.  Runs the binary named by $SERVESIM_BIN in a directory made
+ * by mkdtemp.  Nothing here depends on wall time: the calibration input is a
+ * fixed CSV (tests/fixtures/calib_small.csv).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "common.h"
+#include "jsonio.h"
+#include "testhelp.h"
+
+/* the source tree: scenarios and fixtures */
+#define ROOT SERVESIM_DATA_DIR "/"
+
+static char dir[256];
+static int have_gnuplot;
+
+static const char *bin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+static int sh(const char *args, char *out, size_t n)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t len = fread(out, 1, n - 1, p);
+    out[len] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *fmt, const char *a)
+{
+    char path[1024];
+    snprintf(path, sizeof path, fmt, dir, a);
+    Err e;
+    return read_file(path, NULL, &e);
+}
+
+static long file_size(const char *name)
+{
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Plots KIND INPUTS to NAME.png and NAME.svg (data in NAME.data/).  The
+ * data files exist whether or not gnuplot does; the pictures only with it. */
+static void plot_both(const char *kind, const char *inputs, const char *name)
+{
+    static char out[16384], args[2048];
+    for (int svg = 0; svg < 2; svg++) {
+        snprintf(args, sizeof args, "plot %s %s -o %s/%s.%s --data %s/%s.data", kind, inputs, dir, name,
+                 svg ? "svg" : "png", dir, name);
+        int rc = sh(args, out, sizeof out);
+        if (!have_gnuplot) {
+            CHECK(rc == 1);
+            CHECK_CONTAINS(out, "gnuplot is not installed");
+            continue;
+        }
+        if (rc != 0) fprintf(stderr, "  servesim %s:\n%s", args, out);
+        CHECK(rc == 0);
+        char f[300];
+        snprintf(f, sizeof f, "%s.%s", name, svg ? "svg" : "png");
+        CHECK(file_size(f) > 1000);
+        char *t = slurp("%s/%s", f);
+        if (svg) CHECK_CONTAINS(t, "<svg");
+        else CHECK(t && !memcmp(t, "\x89PNG", 4));
+        free(t);
+    }
+}
+
+static void test_plot_cdf(void)
+{
+    static char out[8192], args[1024];
+    snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet --json %s/c.json "
+             "--iterations-csv %s/it.csv --trace-events %s/trace.json", dir, dir, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_static.json --quiet --json %s/s.json", dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    snprintf(args, sizeof args, "%s/c.json %s/s.json", dir, dir);
+    plot_both("cdf", args, "cdf");
+    /* the CDF's points are the report's per-request TTFTs, sorted, in ms */
+    char *t = slurp("%s/cdf.data/%s", "cdf_ttft_1.dat");
+    CHECK_CONTAINS(t, "\n163.327456 0\n163.327456 0.250000\n163.327456 0.500000\n");
+    char *rep = slurp("%s/%s", "c.json");
+    cJSON *root = rep ? cJSON_Parse(rep) : NULL;
+    CHECK(root != NULL);
+    double v[4];
+    int n = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(root, "requests")) if (n < 4) v[n++] =
+        cJSON_GetObjectItemCaseSensitive(r, "ttft_s")->valuedouble * 1e3;
+    CHECK_INT(n, 4);
+    for (int i = 0; i < n; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\n%.6f ", v[i]);
+        CHECK_CONTAINS(t, want);
+    }
+    CHECK_CONTAINS(t, "\n656.711300 1.000000\n"); /* max TTFT 656.71 ms (README) */
+    free(t);
+    t = slurp("%s/cdf.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "slo_ttft = 500\n");
+    CHECK_CONTAINS(t, "slo_tpot = 50\n");
+    CHECK_CONTAINS(t, "label_2 = \"s.json\"\n");
+    free(t);
+    t = slurp("%s/cdf.data/%s", "cdf_e2e_1.dat");
+    CHECK_CONTAINS(t, "\n0.765591 1.000000\n"); /* E2E in s: r0 finishes at 765.59 ms */
+    free(t);
+    cJSON_Delete(root);
+    free(rep);
+}
+
+static void test_plot_timeline(void)
+{
+    static char args[1024];
+    /* chapter 8, continuous: r0's decode step beside r2's whole prefill is
+     * the 375.97 ms gap (189.62 -> 565.59 ms) */
+    snprintf(args, sizeof args, "%s/c.json", dir);
+    plot_both("timeline", args, "tl");
+    char *t = slurp("%s/tl.data/%s", "timeline_1.dat");
+    CHECK_CONTAINS(t, "\n0 0.000000 163.327456 1\n0 163.327456 189.620550 2\n0 189.620550 565.589484 2\n");
+    CHECK_CONTAINS(t, "\n2 20.000000 189.620550 0\n2 189.620550 565.589484 1\n"); /* r2 queued, then prefill */
+    free(t);
+    t = slurp("%s/tl.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "ytics_1 = \"('r0' 0, 'r1' 1, 'r2' 2, 'r3' 3)\"");
+    free(t);
+    /* the trace shows the same step as one engine iteration */
+    snprintf(args, sizeof args, "%s/trace.json", dir);
+    plot_both("timeline", args, "tltrace");
+    t = slurp("%s/tltrace.data/%s", "timeline_1.dat");
+    CHECK_CONTAINS(t, "\n0 189.620550 565.589484 2\n");
+    CHECK_CONTAINS(t, "\n2 189.620550 565.589484 1\n");
+    free(t);
+    /* table 31.1 (replay schedules): B arrives at 20 ms, first token at 260 */
+    plot_both("timeline", ROOT "workloads/chapters/ch31_table_31_1_serial.json "
+              ROOT "workloads/chapters/ch31_table_31_1_continuous.json", "t31");
+    t = slurp("%s/t31.data/%s", "timeline_1.dat");
+    CHECK_CONTAINS(t, "\n1 20.000000 260.000000 3\n1 260.000000 300.000000 2\n");
+    CHECK_CONTAINS(t, "\n2 40.000000 360.000000 3\n");
+    free(t);
+    t = slurp("%s/t31.data/%s", "timeline_2.dat");
+    CHECK_CONTAINS(t, "\n0 0.000000 100.000000 3\n");
+    free(t);
+}
+
+static void test_plot_kv_batch(void)
+{
+    static char args[1024];
+    snprintf(args, sizeof args, "%s/it.csv", dir);
+    plot_both("kv", args, "kv");
+    plot_both("batch", args, "batch");
+    /* iteration 2 of the continuous schedule: r2's 8192-token prefill and
+     * r0's decode, 375.97 ms, 642 blocks, 2 running and 1 waiting */
+    char *t = slurp("%s/kv.data/%s", "kv.dat");
+    CHECK_CONTAINS(t, "\n0.189620550 642 2 1\n");
+    CHECK_CONTAINS(t, "\n0.765590636 258 2 0\n"); /* the last values held to the end */
+    free(t);
+    t = slurp("%s/batch.data/%s", "batch.dat");
+    CHECK_CONTAINS(t, "\n0.189620550 8192 1 375.968934 0.565589484\n");
+    CHECK_CONTAINS(t, "\n0.000000000 4096 0 163.327456 0.163327456\n");
+    free(t);
+}
+
+static void test_plot_rate_pareto(void)
+{
+    static char out[8192], args[1024];
+    plot_both("rate", ROOT "tests/fixtures/sweep_small.json", "rate");
+    char *t = slurp("%s/rate.data/%s", "rate.dat");
+    /* sorted by rate, the means and CI half-widths as in points[] */
+    CHECK_CONTAINS(t, "\n1 1.03 0.8 1.03 0.8 1 0\n2 1.76 0.8 1.72 0.9 0.97 0.05\n4 2.2 0.1 1.25 0.5 0.58 0.2\n");
+    free(t);
+    t = slurp("%s/rate.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "knee_goodput_rate = 2.018\n");
+    CHECK_CONTAINS(t, "knee_target_rate = 2.193\n");
+    free(t);
+    /* a real sweep's report has the same shape */
+    snprintf(args, sizeof args, "sweep " ROOT "workloads/chapters/ch8_goodput_vs_rate.json --rates 1,2 --seeds 2 --json "
+             "%s/sw.json --quiet", dir);
+    if (sh(args, out, sizeof out) == 0) {
+        snprintf(args, sizeof args, "%s/sw.json", dir);
+        plot_both("rate", args, "rate2");
+        t = slurp("%s/rate2.data/%s", "rate.dat");
+        CHECK_CONTAINS(t, "\n1 ");
+        CHECK_CONTAINS(t, "\n2 ");
+        free(t);
+    } else {
+        fprintf(stderr, "  note: servesim sweep failed (%s); the real-sweep check is skipped\n", out);
+    }
+    plot_both("pareto", ROOT "tests/fixtures/plan_small.json", "pareto");
+    t = slurp("%s/pareto.data/%s", "pareto.dat");
+    CHECK_CONTAINS(t, "\n778.000000 8.83 16 \"h200-disagg\"\n793.000000 4.13 8 \"h200-spec\"\n"
+                      "3260.000000 5.37 9 \"h100\"\n");
+    free(t);
+    t = slurp("%s/pareto.data/%s", "frontier.dat");
+    CHECK_CONTAINS(t, "\n778.000000 8.83 16 \"h200-disagg\"\n793.000000 4.13 8 \"h200-spec\"\n");
+    CHECK(!strstr(t, "h100\""));
+    free(t);
+    t = slurp("%s/pareto.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "not_plotted = \"l40s (infeasible)\"");
+    CHECK_CONTAINS(t, "recommended = \"h200-spec\"");
+    free(t);
+}
+
+static void test_plot_roofline(void)
+{
+    plot_both("roofline", ROOT "tests/fixtures/calib_small.csv h100-sxm", "roof");
+    char *t = slurp("%s/roof.data/%s", "roofline_gemm_bf16.dat");
+    /* row 1: m=32 n=512 k=256, 8388608 FLOP, 622592 B, 2.541306 ms measured */
+    CHECK_CONTAINS(t, "\n13.4737 0.0033009 ");
+    CHECK_CONTAINS(t, " 2.54131 ");
+    int rows = 0;
+    for (const char *p = t; p && (p = strchr(p, '\n')); p++) rows += p[1] && p[1] != '#';
+    CHECK_INT(rows, 5);
+    free(t);
+    t = slurp("%s/roof.data/%s", "roofline_attn_decode.dat");
+    CHECK(t != NULL);
+    free(t);
+    t = slurp("%s/roof.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "n_ops = 3\n");
+    free(t);
+}
+
+static void test_plot_errors(void)
+{
+    static char out[8192], args[1024];
+    snprintf(args, sizeof args, "plot histogram %s/c.json -o %s/x.png", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "unknown kind \"histogram\"; expected one of cdf, timeline");
+    snprintf(args, sizeof args, "plot cdf %s/nope.json -o %s/x.png", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "nope.json");
+    /* a run report is not a sweep */
+    snprintf(args, sizeof args, "plot rate %s/c.json -o %s/x.png", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "c.json: points: missing; expected a sweep report");
+    snprintf(args, sizeof args, "plot pareto " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "candidates: missing; expected a plan report");
+    snprintf(args, sizeof args, "plot kv %s/c.json -o %s/x.png", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "no column \"start_s\"");
+    snprintf(args, sizeof args, "plot timeline " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "expected a run report");
+    snprintf(args, sizeof args, "plot cdf " ROOT "tests/fixtures/list_truncated.json -o %s/x.png", dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "list_truncated.json");
+    snprintf(args, sizeof args, "plot cdf %s/c.json -o %s/x.jpg", dir, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "must be .png or .svg");
+    CHECK(sh("plot cdf", out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "-o FILE.png or FILE.svg is required");
+    CHECK(file_size("x.png") < 0);
+    /* without gnuplot: a clear message, non-zero, no picture */
+    snprintf(args, sizeof args, "plot cdf %s/c.json -o %s/y.png", dir, dir);
+    {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "SERVESIM_GNUPLOT=%s/no-such-gnuplot %s %s 2>&1", dir, bin(), args);
+        FILE *p = popen(cmd, "r");
+        size_t len = p ? fread(out, 1, sizeof out - 1, p) : 0;
+        out[len] = '\0';
+        int st = p ? pclose(p) : -1;
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        CHECK_CONTAINS(out, "gnuplot is not installed");
+        CHECK(file_size("y.png") < 0);
+    }
+}
+
+void suite_plots(void);
+void suite_plots(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/servesim-plots-XXXXXX");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "  cannot create a temporary directory like %s\n", dir);
+        return;
+    }
+    have_gnuplot = system("gnuplot --version >/dev/null 2>&1") == 0;
+    if (!have_gnuplot)
+        printf("note: gnuplot is not installed: the plot tests check the data files and the error message, "
+               "and skip the pictures (make deps installs gnuplot-nox)\n");
+    RUN(test_plot_cdf);
+    RUN(test_plot_timeline);
+    RUN(test_plot_kv_batch);
+    RUN(test_plot_rate_pareto);
+    RUN(test_plot_roofline);
+    RUN(test_plot_errors);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
