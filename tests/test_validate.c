@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "jsonio.h"
 #include "scenario.h"
 #include "testhelp.h"
 #include "validate.h"
@@ -326,6 +327,53 @@ static void test_compare_warns_on_workload(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The figures validate/README.md and README.md quote, from the data in
+ * ../shared/data/e2e with the bundled profiles and engine files. */
+static double json_num_at(const char *path, const char *k1, const char *k2, const char *k3)
+{
+    Err e = {{0}};
+    cJSON *root = jsonio_parse_file(path, &e), *o = root;
+    const char *ks[3] = {k1, k2, k3};
+    for (int i = 0; i < 3 && o && ks[i]; i++) o = cJSON_GetObjectItemCaseSensitive(o, ks[i]);
+    double v = cJSON_IsNumber(o) ? o->valuedouble : NAN;
+    cJSON_Delete(root);
+    return v;
+}
+
+static void test_validate_published_figures(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    const char *sil = "../shared/data/e2e/silicon_visible.csv", *spl = "../shared/data/e2e/splitwise_perf_model.csv";
+    FILE *f = fopen(sil, "r");
+    if (!b || !f) {
+        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", sil);
+        if (f) fclose(f);
+        return;
+    }
+    fclose(f);
+    char dir[] = "/tmp/servesim-valfig-XXXXXX", cmd[2048], js[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(js, sizeof js, "%s/silicon.json", dir);
+    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, sil, js);
+    CHECK(system(cmd) == 0);
+    CHECK_NEAR(json_num_at(js, "overall", "rows", NULL), 594, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 594, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.515, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.197, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.434, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "median_abs_error"), 0.154, 0.0005);
+    snprintf(js, sizeof js, "%s/splitwise.json", dir);
+    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, spl, js);
+    CHECK(system(cmd) == 0);
+    CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 480, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 780, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.407, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.144, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.060, 0.0005);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 void suite_validate(void);
 void suite_validate(void)
 {
@@ -336,4 +384,5 @@ void suite_validate(void)
     RUN(test_request_overhead);
     RUN(test_validate_rows);
     RUN(test_compare_warns_on_workload);
+    RUN(test_validate_published_figures);
 }
