@@ -61,7 +61,10 @@ static const char usage_main[] =
     "  --json FILE            the JSON report (summary + every request) ('-' = stdout)\n" \
     "  --csv FILE             one row per request (empty cells for undefined values)\n" \
     "  --iterations-csv FILE  one row per iteration: batch, duration, FLOPs, bytes, MFU, MBU, KV\n" \
-    "  --trace-events FILE    Chrome trace-event JSON (open in Perfetto): engine and request lanes\n" \
+    "  --trace-events FILE    Chrome trace-event JSON (open in Perfetto): engine and request lanes,\n" \
+    "                         counter tracks (KV blocks, tokens per iteration, running/waiting)\n" \
+    "  --trace-window T0,T1   trace only what meets [T0, T1] seconds (run only)\n" \
+    "  --trace-requests N     request lanes for the first N requests only (run only)\n" \
     "  --vllm-json FILE       summary with vLLM benchmark result keys (mean_ttft_ms, ...)\n" \
     "  --window-ms T0,T1      fixed throughput window instead of first arrival -> last completion\n" \
     "  --quiet                do not print the table\n"
@@ -143,6 +146,7 @@ static double wall_s(void)
 typedef struct Outputs {
     const char *json, *csv, *iter_csv, *trace, *vllm;
     const char *window;
+    const char *trace_window, *trace_requests;
     int quiet;
 } Outputs;
 
@@ -151,9 +155,10 @@ typedef struct Outputs {
 static int output_opt(int argc, char **argv, int *i, Outputs *o)
 {
     static const char *const names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json",
-                                        "--window-ms"};
-    const char **dst[] = {&o->json, &o->csv, &o->iter_csv, &o->trace, &o->vllm, &o->window};
-    for (int k = 0; k < 6; k++)
+                                        "--window-ms", "--trace-window", "--trace-requests"};
+    const char **dst[] = {&o->json, &o->csv, &o->iter_csv, &o->trace, &o->vllm, &o->window, &o->trace_window,
+                          &o->trace_requests};
+    for (int k = 0; k < 8; k++)
         if (!strcmp(argv[*i], names[k])) {
             if (++*i >= argc) return -1;
             *dst[k] = argv[*i];
@@ -255,7 +260,30 @@ static int cmd_run(int argc, char **argv)
         scenario_free(&s);
         return fail(&e);
     }
+    if ((out.trace_window || out.trace_requests) && !out.trace) {
+        scenario_free(&s);
+        return bad_usage("--trace-window and --trace-requests narrow --trace-events FILE; give it too", NULL,
+                         usage_run);
+    }
+    double tw0 = 0, tw1 = 0;
+    uint64_t treq = 0;
+    if (out.trace_window) {
+        char *end;
+        tw0 = strtod(out.trace_window, &end);
+        if (*end == ',') tw1 = strtod(end + 1, &end);
+        if (*end || !(tw0 >= 0) || !(tw1 > tw0) || end == out.trace_window) {
+            scenario_free(&s);
+            return bad_usage("--trace-window: expected T0,T1 in seconds with 0 <= T0 < T1", out.trace_window,
+                             usage_run);
+        }
+    }
+    if (out.trace_requests && (parse_u64(out.trace_requests, &treq) < 0 || treq < 1 || treq > UINT32_MAX)) {
+        scenario_free(&s);
+        return bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
+    }
     Timeline *tl = out.trace ? timeline_new() : NULL;
+    if (tl && out.trace_window) timeline_set_window(tl, (int64_t)(tw0 * 1e9), (int64_t)(tw1 * 1e9));
+    if (tl && treq) timeline_set_max_requests(tl, (uint32_t)treq);
     MetricsSink sink = tl ? timeline_sink(tl) : (MetricsSink){0};
     Cluster *cl = cluster_new(&s, tl ? &sink : NULL, &e);
     if (!cl || cluster_run(cl, &e) < 0) {

@@ -2,7 +2,12 @@
  * timeline.c -- trace-event recording and writing (see timeline.h).
  *
  * Recording appends to two growable arrays (iterations, and the items of
- * each); nothing is allocated per token.  Writing builds the cJSON tree.
+ * each); nothing is allocated per token.  Writing streams the JSON out with
+ * fprintf (no tree in memory) to a temporary file that is renamed over the
+ * path once complete.  A window and a request limit narrow what is written;
+ * counter tracks ("C" events on the engine process) carry KV blocks used
+ * and tokens per iteration (prefill, decode) per iteration, and running /
+ * waiting requests from the request records.
  */
 #include "timeline.h"
 
@@ -11,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct TlIter {
     int64_t t_ns, dur_ns;
@@ -29,6 +35,9 @@ struct Timeline {
     size_t n_items, cap_items;
     MetricsSink tail;
     uint32_t n_replicas;
+    int has_window;          /* write only spans meeting [w0_ns, w1_ns] */
+    int64_t w0_ns, w1_ns;
+    uint32_t max_requests;   /* request lanes for the first N requests only; 0 = all */
 };
 
 static void tl_on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
@@ -86,85 +95,202 @@ void timeline_free(Timeline *tl)
     free(tl);
 }
 
-static double us(int64_t ns)
+/* ------------------------------------------------------------ writing */
+
+void timeline_set_window(Timeline *tl, int64_t t0_ns, int64_t t1_ns)
 {
-    return (double)ns / 1e3;
+    tl->has_window = 1;
+    tl->w0_ns = t0_ns;
+    tl->w1_ns = t1_ns;
 }
 
-static cJSON *event(cJSON *arr, const char *name, const char *cat, const char *ph, int64_t ts_ns, int pid, uint32_t tid)
+void timeline_set_max_requests(Timeline *tl, uint32_t n)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", name);
-    if (cat) cJSON_AddStringToObject(o, "cat", cat);
-    cJSON_AddStringToObject(o, "ph", ph);
-    cJSON_AddNumberToObject(o, "ts", us(ts_ns));
-    cJSON_AddNumberToObject(o, "pid", pid);
-    cJSON_AddNumberToObject(o, "tid", tid);
-    cJSON_AddItemToArray(arr, o);
-    return o;
+    tl->max_requests = n;
 }
 
-static void meta(cJSON *arr, const char *what, int pid, uint32_t tid, const char *name)
+/* [t, t + dur] meets the window (every span does without one). */
+static int tl_in(const Timeline *tl, int64_t t, int64_t dur)
 {
-    cJSON *o = event(arr, what, NULL, "M", 0, pid, tid);
-    cJSON_AddItemToObject(o, "args", cJSON_CreateObject());
-    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(o, "args"), "name", name);
+    return !tl->has_window || (t + dur >= tl->w0_ns && t <= tl->w1_ns);
+}
+
+/* Trace timestamps are microseconds; three decimals keep the nanoseconds. */
+static void tl_ev(FILE *f, int *first, const char *name, const char *cat, const char *ph, int64_t ts_ns, int pid,
+                  uint32_t tid)
+{
+    fprintf(f, "%s\n{\"name\":\"%s\",", *first ? "" : ",", name);
+    if (cat) fprintf(f, "\"cat\":\"%s\",", cat);
+    fprintf(f, "\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%d,\"tid\":%u", ph, (double)ts_ns / 1e3, pid, tid);
+    *first = 0;
+}
+
+static void tl_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void tl_meta(FILE *f, int *first, const char *what, int pid, uint32_t tid, const char *name)
+{
+    tl_ev(f, first, what, NULL, "M", 0, pid, tid);
+    fputs(",\"args\":{\"name\":", f);
+    tl_json_str(f, name);
+    fputs("}}", f);
+}
+
+/* Running / waiting requests over time, from the request records: waiting
+ * from arrival to first admission (or rejection), running from first
+ * admission to the last token.  A preempted request that waits again is
+ * still counted as running (the records keep its first admission only). */
+typedef struct TlStep {
+    int64_t t_ns;
+    int d_wait, d_run;
+} TlStep;
+
+static int tl_step_cmp(const void *a, const void *b)
+{
+    const TlStep *x = a, *y = b;
+    return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+static void tl_queue_counters(const Timeline *tl, FILE *f, int *first, const Request *reqs, uint32_t n)
+{
+    TlStep *st = xmalloc((size_t)(n ? n : 1) * 4 * sizeof *st);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *r = &reqs[i];
+        if (r->state == REQ_PENDING) continue;
+        int admitted = r->t_first_sched_ns >= 0 && r->state != REQ_REJECTED;
+        st[k++] = (TlStep){r->t_arrive_ns, +1, 0};
+        if (admitted) st[k++] = (TlStep){r->t_first_sched_ns, -1, 0};
+        else if (r->state == REQ_REJECTED && r->t_finish_ns >= 0) st[k++] = (TlStep){r->t_finish_ns, -1, 0};
+        if (admitted) {
+            st[k++] = (TlStep){r->t_first_sched_ns, 0, +1};
+            if (r->state == REQ_FINISHED && r->t_finish_ns >= r->t_first_sched_ns) st[k++] = (TlStep){r->t_finish_ns, 0, -1};
+        }
+    }
+    qsort(st, k, sizeof *st, tl_step_cmp);
+    int wait = 0, run = 0;
+    for (size_t i = 0; i < k;) {
+        int64_t t = st[i].t_ns;
+        for (; i < k && st[i].t_ns == t; i++) {
+            wait += st[i].d_wait;
+            run += st[i].d_run;
+        }
+        if (tl->has_window && t > tl->w1_ns) break;
+        /* inside the window, plus the last value before it (so the
+         * counter starts at the right level) */
+        if (tl->has_window && t < tl->w0_ns && (i < k && st[i].t_ns < tl->w0_ns)) continue;
+        int64_t ts = tl->has_window && t < tl->w0_ns ? tl->w0_ns : t;
+        tl_ev(f, first, "requests", NULL, "C", ts, 1, 0);
+        fprintf(f, ",\"args\":{\"running\":%d,\"waiting\":%d}}", run, wait);
+    }
+    free(st);
 }
 
 int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
-    cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
-    meta(ev, "process_name", 1, 0, "engine");
+    size_t plen = strlen(path);
+    char *tmp = xmalloc(plen + 16);
+    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int err = errno;
+        if (fd >= 0) close(fd);
+        remove(tmp);
+        free(tmp);
+        return err_set(e, "%s: cannot write: %s", path, strerror(err));
+    }
+    uint32_t nreq = tl->max_requests && tl->max_requests < n ? tl->max_requests : n;
+    /* which request lanes have something to show */
+    uint8_t *shown = xcalloc(nreq ? nreq : 1, 1);
+    for (size_t k = 0; k < tl->n_iters; k++) {
+        const TlIter *it = &tl->iters[k];
+        if (!tl_in(tl, it->t_ns, it->dur_ns)) continue;
+        for (uint32_t j = 0; j < it->n_items; j++)
+            if (tl->items[it->first_item + j].req < nreq) shown[tl->items[it->first_item + j].req] = 1;
+    }
+    for (uint32_t i = 0; i < nreq; i++) {
+        const Request *r = &reqs[i];
+        if (r->state != REQ_PENDING && tl_in(tl, r->t_arrive_ns, MAX(r->t_first_sched_ns - r->t_arrive_ns, 0)))
+            shown[i] = 1;
+    }
+
+    int first = 1;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+    tl_meta(f, &first, "process_name", 1, 0, "engine");
     for (uint32_t k = 0; k < (tl->n_replicas ? tl->n_replicas : 1); k++) {
         char name[32];
         snprintf(name, sizeof name, "replica %u iterations", k);
-        meta(ev, "thread_name", 1, k + 1, name);
+        tl_meta(f, &first, "thread_name", 1, k + 1, name);
     }
-    meta(ev, "process_name", 2, 0, "requests");
-    for (uint32_t i = 0; i < n; i++) meta(ev, "thread_name", 2, i + 1, reqs[i].id);
+    tl_meta(f, &first, "process_name", 2, 0, "requests");
+    for (uint32_t i = 0; i < nreq; i++)
+        if (shown[i]) tl_meta(f, &first, "thread_name", 2, i + 1, reqs[i].id);
     for (size_t k = 0; k < tl->n_iters; k++) {
         const TlIter *it = &tl->iters[k];
-        cJSON *o = event(ev, "iteration", "engine", "X", it->t_ns, 1, it->replica + 1);
-        cJSON_AddNumberToObject(o, "dur", us(it->dur_ns));
-        cJSON *a = cJSON_AddObjectToObject(o, "args");
-        cJSON_AddNumberToObject(a, "prefill_requests", it->n_prefill);
-        cJSON_AddNumberToObject(a, "decode_requests", it->n_decode);
-        cJSON_AddNumberToObject(a, "new_tokens", (double)it->new_tokens);
-        cJSON_AddNumberToObject(a, "kv_used_blocks", (double)it->kv_used);
+        if (!tl_in(tl, it->t_ns, it->dur_ns)) continue;
+        uint64_t pre_tok = 0, dec_tok = 0;
         for (uint32_t j = 0; j < it->n_items; j++) {
             const BatchItem *b = &tl->items[it->first_item + j];
+            if (b->kind == ITEM_PREFILL) pre_tok += b->c;
+            else dec_tok += b->c;
+        }
+        tl_ev(f, &first, "iteration", "engine", "X", it->t_ns, 1, it->replica + 1);
+        fprintf(f, ",\"dur\":%.3f,\"args\":{\"prefill_requests\":%u,\"decode_requests\":%u,\"new_tokens\":%llu,"
+                   "\"kv_used_blocks\":%llu}}", (double)it->dur_ns / 1e3, it->n_prefill, it->n_decode,
+                (unsigned long long)it->new_tokens, (unsigned long long)it->kv_used);
+        /* counter tracks: one sample per iteration, per replica */
+        char cname[48];
+        snprintf(cname, sizeof cname, tl->n_replicas > 1 ? "KV blocks used (replica %u)" : "KV blocks used",
+                 it->replica);
+        tl_ev(f, &first, cname, NULL, "C", it->t_ns, 1, 0);
+        fprintf(f, ",\"args\":{\"blocks\":%llu}}", (unsigned long long)it->kv_used);
+        snprintf(cname, sizeof cname, tl->n_replicas > 1 ? "tokens per iteration (replica %u)"
+                                                         : "tokens per iteration", it->replica);
+        tl_ev(f, &first, cname, NULL, "C", it->t_ns, 1, 0);
+        fprintf(f, ",\"args\":{\"prefill\":%llu,\"decode\":%llu}}", (unsigned long long)pre_tok,
+                (unsigned long long)dec_tok);
+        for (uint32_t j = 0; j < it->n_items; j++) {
+            const BatchItem *b = &tl->items[it->first_item + j];
+            if (b->req >= nreq) continue;
             const char *name = b->kind == ITEM_PREFILL ? "prefill" : b->kind == ITEM_VERIFY ? "verify" : "decode";
-            cJSON *x = event(ev, name, name, "X", it->t_ns, 2, b->req + 1);
-            cJSON_AddNumberToObject(x, "dur", us(it->dur_ns));
-            cJSON *xa = cJSON_AddObjectToObject(x, "args");
-            cJSON_AddNumberToObject(xa, "new_tokens", b->c);
-            cJSON_AddNumberToObject(xa, "cached_tokens", b->h);
-            cJSON_AddBoolToObject(xa, "emits_token", b->samples);
+            tl_ev(f, &first, name, NULL, "X", it->t_ns, 2, b->req + 1);
+            fprintf(f, ",\"dur\":%.3f,\"args\":{\"new_tokens\":%u,\"cached_tokens\":%u,\"emits_token\":%s}}",
+                    (double)it->dur_ns / 1e3, b->c, b->h, b->samples ? "true" : "false");
         }
     }
-    for (uint32_t i = 0; i < n; i++) {
+    tl_queue_counters(tl, f, &first, reqs, n);
+    for (uint32_t i = 0; i < nreq; i++) {
         const Request *r = &reqs[i];
-        if (r->state == REQ_PENDING) continue;
+        if (r->state == REQ_PENDING || !shown[i]) continue;
         if (r->t_first_sched_ns > r->t_arrive_ns) {
-            cJSON *q = event(ev, "queued", "queue", "X", r->t_arrive_ns, 2, i + 1);
-            cJSON_AddNumberToObject(q, "dur", us(r->t_first_sched_ns - r->t_arrive_ns));
+            tl_ev(f, &first, "queued", "queue", "X", r->t_arrive_ns, 2, i + 1);
+            fprintf(f, ",\"dur\":%.3f}", (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e3);
         }
-        if (r->state == REQ_REJECTED) {
-            cJSON *x = event(ev, "rejected", "reject", "i", r->t_finish_ns, 2, i + 1);
-            cJSON_AddStringToObject(x, "s", "t");
+        if (r->state == REQ_REJECTED && tl_in(tl, r->t_finish_ns, 0)) {
+            tl_ev(f, &first, "rejected", "reject", "i", r->t_finish_ns, 2, i + 1);
+            fputs(",\"s\":\"t\"}", f);
         }
     }
-    char *txt = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cJSON_free(txt);
-        return err_set(e, "%s: cannot write: %s", path, strerror(errno));
-    }
-    int bad = fputs(txt, f) < 0 || fputc('\n', f) == EOF;
+    fputs("\n]}\n", f);
+    free(shown);
+    int bad = ferror(f);
     bad |= fclose(f) != 0;
-    cJSON_free(txt);
-    return bad ? err_set(e, "%s: write error", path) : 0;
+    chmod(tmp, 0644); /* mkstemp made it 0600 */
+    if (bad || rename(tmp, path) != 0) {
+        int err = errno;
+        remove(tmp);
+        free(tmp);
+        return err_set(e, "%s: write error: %s", path, strerror(err));
+    }
+    free(tmp);
+    return 0;
 }

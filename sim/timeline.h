@@ -8,6 +8,9 @@
  * holds one lane per request with its queueing span (arrival to first
  * admission), one event per prefill chunk or decode step it took part in,
  * and an instant event when it was rejected.  ts and dur are microseconds.
+ * The engine process also carries counter tracks: "KV blocks used" and
+ * "tokens per iteration" (prefill, decode) sampled at every iteration, and
+ * "requests" (running, waiting) at every change.
  * Within a lane no two events overlap: iterations never overlap, and a
  * request's queueing ends where its first iteration starts.
  */
@@ -22,6 +25,11 @@ Timeline *timeline_new(void);
 MetricsSink timeline_sink(Timeline *tl);
 /* tail, when not NULL, is a sink the timeline passes every call on to. */
 void timeline_chain(Timeline *tl, const MetricsSink *tail);
+/* Narrowing (for large runs): only spans that meet [t0_ns, t1_ns], and
+ * request lanes for the first n requests only (0 = all). */
+void timeline_set_window(Timeline *tl, int64_t t0_ns, int64_t t1_ns);
+void timeline_set_max_requests(Timeline *tl, uint32_t n);
+/* Streams the trace to path (atomically: a temporary file, then rename). */
 int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e);
 void timeline_free(Timeline *tl);
 

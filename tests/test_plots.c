@@ -280,6 +280,59 @@ static void test_plot_errors(void)
     }
 }
 
+/* run --trace-events narrowed by --trace-window and --trace-requests, with
+ * counter tracks; the default run's 10 s window stays under 5 MB */
+static void test_trace_narrowing(void)
+{
+    static char out[8192], args[1024];
+    snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet "
+             "--trace-events %s/n.json --trace-requests 2 --trace-window 0.2,0.6", dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    char *t = slurp("%s/%s", "n.json");
+    Err e;
+    cJSON *root = t ? jsonio_parse(t, "n.json", &e) : NULL;
+    CHECK(root != NULL);
+    int iters = 0, lanes = 0, kv = 0, tok = 0, req = 0, bad_tid = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+        const char *name = cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring;
+        const char *ph = cJSON_GetObjectItemCaseSensitive(x, "ph")->valuestring;
+        int pid = cJSON_GetObjectItemCaseSensitive(x, "pid")->valueint;
+        int tid = cJSON_GetObjectItemCaseSensitive(x, "tid")->valueint;
+        iters += !strcmp(name, "iteration");
+        lanes += !strcmp(name, "thread_name") && pid == 2;
+        bad_tid += pid == 2 && tid > 2;
+        if (!strcmp(ph, "C")) {
+            kv += !strcmp(name, "KV blocks used");
+            tok += !strcmp(name, "tokens per iteration");
+            req += !strcmp(name, "requests");
+        }
+    }
+    /* iterations 2 (0.190-0.566 s), 3 (0.566-0.592 s) and 4 (from 0.592 s)
+     * meet the window; of r0 and r1 only r0 (r1 finished at 0.190 s) */
+    CHECK_INT(iters, 3);
+    CHECK_INT(lanes, 1);
+    CHECK_INT(bad_tid, 0);
+    CHECK_INT(kv, 3);
+    CHECK_INT(tok, 3);
+    CHECK(req >= 2);
+    CHECK_CONTAINS(t, "\"name\":\"KV blocks used\",\"ph\":\"C\",\"ts\":189620.550,\"pid\":1,\"tid\":0,"
+                      "\"args\":{\"blocks\":642}}");
+    CHECK_CONTAINS(t, "\"args\":{\"prefill\":8192,\"decode\":1}}");
+    cJSON_Delete(root);
+    free(t);
+    snprintf(args, sizeof args, "run --quiet --trace-events %s/d.json --trace-window 100,110", dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    long size = file_size("d.json");
+    CHECK(size > 100000 && size < 5000000);
+    snprintf(args, sizeof args, "run --quiet --trace-window 1,2");
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "give it too");
+    snprintf(args, sizeof args, "run --quiet --trace-events %s/z.json --trace-window 2,1", dir);
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "--trace-window: expected T0,T1");
+}
+
 void suite_plots(void);
 void suite_plots(void)
 {
@@ -298,6 +351,7 @@ void suite_plots(void)
     RUN(test_plot_rate_pareto);
     RUN(test_plot_roofline);
     RUN(test_plot_errors);
+    RUN(test_trace_narrowing);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
