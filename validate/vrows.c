@@ -181,9 +181,9 @@ static double vrows_num(const char *s)
 
 #define COL(name) (col[name] >= 0 ? f[col[name]] : "")
 
-enum { S_ID, S_BACKEND, S_MODEL, S_SYSTEM, S_MODE, S_ISL, S_OSL, S_QUANT, S_BATCH, S_TP, S_PP, S_ATTN_DP,
+enum { S_ID, S_BACKEND, S_VERSION, S_MODEL, S_SYSTEM, S_MODE, S_ISL, S_OSL, S_QUANT, S_BATCH, S_TP, S_PP, S_ATTN_DP,
        S_MOE_TP, S_MOE_EP, S_TTFT, S_TPOT, S_NCOLS };
-static const char *const silicon_cols[] = {"id", "backend", "model_path", "system", "mode", "isl", "osl",
+static const char *const silicon_cols[] = {"id", "backend", "backend_version", "model_path", "system", "mode", "isl", "osl",
                                            "gemm_quant_mode", "batch_size", "tp_size", "pp_size",
                                            "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms",
                                            "silicon_tpot_ms"};
@@ -202,6 +202,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
                      : !strcmp(q, "fp8") ? "fp8" : !strcmp(q, "fp8_block") ? "fp8_block"
                      : !strcmp(q, "nvfp4") ? "nvfp4" : NULL;
     snprintf(r->slice, sizeof r->slice, "%s | %s | %s | %s", COL(S_MODEL), COL(S_SYSTEM), eng, *q ? q : "bf16");
+    /* the engine profile's name, when the version has its own (below) */
     long isl = vrows_int(COL(S_ISL)), osl = vrows_int(COL(S_OSL)), c = vrows_int(COL(S_BATCH));
     long tp = vrows_int(COL(S_TP)), pp = COL(S_PP)[0] ? vrows_int(COL(S_PP)) : 1;
     long adp = COL(S_ATTN_DP)[0] ? vrows_int(COL(S_ATTN_DP)) : 1, mep = COL(S_MOE_EP)[0] ? vrows_int(COL(S_MOE_EP)) : 1;
@@ -236,7 +237,18 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
     if (r->skip[0]) return;
     snprintf(r->model, sizeof r->model, "%s", model);
     snprintf(r->hw, sizeof r->hw, "%s", gpu);
+    /* an engine version with a profile of its own (models/engines/trtllm-1.0.json
+     * for backend_version 1.0.0rc3), else the engine's current one */
     snprintf(r->engine, sizeof r->engine, "%s", eng);
+    const char *ver = COL(S_VERSION);
+    int dots = 0;
+    size_t vl = 0;
+    while (ver[vl] && (isdigit((unsigned char)ver[vl]) || ver[vl] == '.') && !(ver[vl] == '.' && ++dots == 2)) vl++;
+    if (vl > 0 && vl < 12 && dots >= 1) {
+        char name[48];
+        snprintf(name, sizeof name, "%s-%.*s", eng, (int)vl, ver);
+        if (strlen(name) < sizeof r->engine && vrows_exists("engines/", name)) snprintf(r->engine, sizeof r->engine, "%s", name);
+    }
     snprintf(r->dtype, sizeof r->dtype, "%s", dt);
     r->isl = (int)isl;
     r->osl = (int)osl;
@@ -333,8 +345,8 @@ int vrows_read(const char *path, VFormat fmt, const VFilter *filters, int n_filt
             for (int i = 0; i < nneed; i++) {
                 col[i] = vrows_col(hdr, nh, need[i]);
                 /* id, pp, attention DP and MoE columns are optional */
-                int optional = fmt == VFMT_SILICON && (i == S_ID || i == S_PP || i == S_ATTN_DP || i == S_MOE_TP ||
-                                                       i == S_MOE_EP);
+                int optional = fmt == VFMT_SILICON && (i == S_ID || i == S_VERSION || i == S_PP || i == S_ATTN_DP ||
+                                                       i == S_MOE_TP || i == S_MOE_EP);
                 if (col[i] < 0 && !optional) {
                     err_set(e, "%s:%u: the %s format needs a column \"%s\"", path, lineno,
                             fmt == VFMT_SILICON ? "silicon" : "splitwise", need[i]);
