@@ -6,6 +6,8 @@
 #   make asan     the same suite under AddressSanitizer + UBSan
 #   make bench    100,000 Poisson requests: simulated requests and iterations per wall second
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
+#   make deps-html  install Debian's chromium: make test then renders the --html pages headless
+#   make plots    regenerate the example pictures in plots/examples/ (needs gnuplot)
 #   make kernels  build the CUDA calibration kernels with nvcc (sm_80/89/90/100/120), if nvcc exists
 #   make calib-cpu  measure a tiny model on the CPU, fit a profile, query it (calib/README.md)
 #   make MPI=1    build with OpenMPI (mpicc; objects in build-mpi/): `mpirun -np N ./servesim sweep|plan ...`
@@ -59,7 +61,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 NVCC    := $(shell command -v nvcc 2>/dev/null)
 MPICC   := $(shell command -v mpicc 2>/dev/null)
 
-.PHONY: all run test test-mpi asan bench deps clean check-deps info-optional
+.PHONY: all run test test-mpi asan bench deps deps-html plots clean check-deps info-optional
 
 all: servesim info-optional
 
@@ -95,6 +97,46 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "missing Debian packages:$$missing"; \
 	  echo "run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; fi
+
+# chromium: the browser test of the --html pages (tests/test_plots.c skips
+# it, saying so, without one); about a minute to install
+deps-html:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then echo "installing: chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "missing Debian package: chromium"; \
+	  echo "run: sudo apt-get update && sudo apt-get install -y chromium"; exit 1; fi
+
+# The README's pictures, 1200x800 PNGs: the same inputs give the same bytes.
+# The runs' reports and the plots' data files stay in build/plots/.
+PLOTS_OUT  := plots/examples
+PLOTS_WORK := $(BUILD)/plots
+SHARED_DATA ?= ../shared/data
+plots: servesim
+	@mkdir -p $(PLOTS_OUT) $(PLOTS_WORK)
+	./servesim run workloads/chapters/ch8_four_requests_static.json --quiet --json $(PLOTS_WORK)/ch8_static.json
+	./servesim run workloads/chapters/ch8_four_requests_continuous.json --quiet --json $(PLOTS_WORK)/ch8_continuous.json
+	./servesim run workloads/chapters/ch8_four_requests_chunked.json --quiet --json $(PLOTS_WORK)/ch8_chunked.json
+	./servesim plot timeline $(PLOTS_WORK)/ch8_static.json $(PLOTS_WORK)/ch8_continuous.json \
+	  $(PLOTS_WORK)/ch8_chunked.json -o $(PLOTS_OUT)/timeline_ch8.png --data $(PLOTS_WORK)/timeline_ch8.data \
+	  --title "chapter 8: four requests, static / continuous / chunked scheduling"
+	./servesim run --quiet --json $(PLOTS_WORK)/default.json
+	./servesim plot cdf $(PLOTS_WORK)/default.json -o $(PLOTS_OUT)/cdf_default.png --data $(PLOTS_WORK)/cdf.data \
+	  --title "the default run: Qwen3-8B on one H100, Poisson 10 req/s"
+	./servesim sweep workloads/chapters/ch8_goodput_vs_rate.json --rates 0.5,1,1.5,2,2.5,3,4 --seeds 5 --quiet \
+	  --json $(PLOTS_WORK)/sweep.json
+	./servesim plot rate $(PLOTS_WORK)/sweep.json -o $(PLOTS_OUT)/rate_ch8.png --data $(PLOTS_WORK)/rate.data \
+	  --title "chapter 8: completion throughput and goodput vs arrival rate (5 seeds)"
+	./servesim plan workloads/plans/chat_qwen32b_small.json --quiet --json $(PLOTS_WORK)/plan.json
+	./servesim plot pareto $(PLOTS_WORK)/plan.json -o $(PLOTS_OUT)/pareto_chat_qwen32b.png \
+	  --data $(PLOTS_WORK)/pareto.data --title "plan: Qwen3-32B chat at 4 req/s"
+	@if [ -f $(SHARED_DATA)/e2e/splitwise_perf_model.csv ]; then \
+	  echo "./servesim validate $(SHARED_DATA)/e2e/splitwise_perf_model.csv --no-rows --json $(PLOTS_WORK)/validate.json"; \
+	  ./servesim validate $(SHARED_DATA)/e2e/splitwise_perf_model.csv --no-rows --json $(PLOTS_WORK)/validate.json \
+	    > /dev/null && \
+	  ./servesim plot scatter $(PLOTS_WORK)/validate.json -o $(PLOTS_OUT)/scatter_splitwise.png \
+	    --data $(PLOTS_WORK)/scatter.data --title "validate: Splitwise measurements vs servesim"; \
+	else echo "plots: $(SHARED_DATA)/e2e/splitwise_perf_model.csv not found: scatter_splitwise.png not remade"; fi
 
 run: deps
 	@$(MAKE) --no-print-directory servesim

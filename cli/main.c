@@ -14,6 +14,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "jsonio.h"
+#include "html.h"
 #include "lua_cmd.h"
 #include "lua_register.h"
 #include "metrics.h"
@@ -51,7 +52,8 @@ static const char usage_main[] =
     "  sweep SCENARIO        arrival rates x seeds: throughput, goodput, attainment with CIs, the knee\n"
     "  plan PLAN.json        the cheapest deployment that meets the SLOs (hardware, tp, engine, replicas)\n"
     "  validate FILE         simulate measured serving runs and report the prediction error\n"
-    "  plot KIND INPUT... -o FILE.png|.svg  gnuplot pictures: cdf, timeline, kv, batch, roofline, rate, pareto\n"
+    "  plot KIND INPUT... -o FILE.png|.svg  gnuplot pictures: cdf, timeline, kv, batch, roofline, rate, pareto,\n"
+    "                        scatter\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
     "  help [COMMAND]        this text, or a command's options\n"
     "\n"
@@ -77,6 +79,8 @@ static const char usage_run[] =
     "                         the embedded default\n"
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
+    "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
+    "                         the timeline (runs of <= 64 requests) as SVGs in DIR, with the report\n"
     OUTPUT_OPTIONS;
 
 static const char usage_replay[] =
@@ -212,7 +216,7 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *html_dir = NULL;
     uint64_t seed = 0;
     int has_seed = 0;
     Outputs out = {0};
@@ -224,6 +228,9 @@ static int cmd_run(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_run, stdout);
             return 0;
+        } else if (!strcmp(a, "--html")) {
+            if (++i >= argc) return bad_usage("--html needs a directory", NULL, usage_run);
+            html_dir = argv[i];
         } else if (!strcmp(a, "--print-default")) {
             fputs(scenario_default_json, stdout);
             return 0;
@@ -308,6 +315,13 @@ static int cmd_run(int argc, char **argv)
     cluster_rundata(cl, &rd);
     metrics_summarize(&mc, &rd, &sum);
     rc = emit(&out, &s, &mc, &rd, &sum, &e);
+    if (rc == 0 && html_dir) {
+        HtmlCmd hc = {"run", argc, argv};
+        cJSON *sc = cJSON_CreateObject();
+        scenario_to_json(&s, sc);
+        rc = html_run(html_dir, &hc, sc, &mc, &rd, &sum, s.keep_iterations && cluster_replicas(cl) == 1, &e);
+        cJSON_Delete(sc);
+    }
     if (rc == 0 && tl) rc = timeline_write(tl, out.trace, s.wl.reqs, s.wl.n, &e);
     cluster_free(cl);
     timeline_free(tl);

@@ -12,9 +12,11 @@
  */
 #include "lua_api.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -25,6 +27,7 @@
 #include "metrics.h"
 #include "paths.h"
 #include "plan.h"
+#include "plot.h"
 #include "report.h"
 #include "scenario.h"
 #include "sweep.h"
@@ -519,10 +522,68 @@ static int lua_api_plan(lua_State *L)
     return lua_api_push_json(L, out);
 }
 
+/* Saves the table at idx (a report as servesim.run, sweep or plan returns
+ * it) as DIR/input_N.json for the plot to read; path receives its name. */
+static int lua_api_plot_table(lua_State *L, int idx, const char *dir, int n, char *path, size_t len, Err *e)
+{
+    cJSON *root = lua_json_from(L, idx, "plot input", e);
+    if (!root) return -1;
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!txt) return err_set(e, "plot input %d: cannot render JSON", n);
+    snprintf(path, len, "%s/input_%d.json", dir, n);
+    int rc = plot_write_atomic(path, txt, strlen(txt), e);
+    cJSON_free(txt);
+    return rc;
+}
+
+/* servesim.plot(kind, inputs, out [, {title = T, data = DIR}]) -> out.
+ * Draws through plot_render, as `servesim plot KIND INPUT... -o OUT` does.
+ * inputs: a path, a table holding a report (servesim.run/sweep/plan's
+ * result), or a list of either; a table is saved as JSON in the data
+ * directory (DIR, default OUT without its extension + ".data") first. */
 static int lua_api_plot(lua_State *L)
 {
-    return luaL_error(L, "servesim.plot: not available yet (it arrives with the gnuplot plots issue); write the "
-                         "data with servesim.write_csv and plot it with plots/*.gp meanwhile");
+    const char *kind = luaL_checkstring(L, 1);
+    luaL_argexpected(L, lua_type(L, 2) == LUA_TSTRING || lua_istable(L, 2), 2, "a path, a report table or a list");
+    const char *out = luaL_checkstring(L, 3);
+    if (!lua_isnoneornil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
+    PlotJob job = {.kind = kind, .out = out};
+    if (lua_istable(L, 4)) {
+        if (lua_getfield(L, 4, "title") != LUA_TNIL) job.title = luaL_checkstring(L, -1);
+        if (lua_getfield(L, 4, "data") != LUA_TNIL) job.data_dir = luaL_checkstring(L, -1);
+        lua_pop(L, 2); /* the strings stay alive in the options table */
+    }
+    char dir[1024], paths[PLOT_MAX_INPUTS][1100];
+    const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (job.data_dir) snprintf(dir, sizeof dir, "%s", job.data_dir);
+    else snprintf(dir, sizeof dir, "%.*s.data", (int)(dot && (!slash || dot > slash) ? dot - out : (long)strlen(out)),
+                  out);
+    job.data_dir = dir;
+    int list = lua_istable(L, 2) && lua_rawlen(L, 2) > 0;
+    int n = lua_type(L, 2) == LUA_TSTRING || !list ? 1 : (int)lua_rawlen(L, 2);
+    if (n > PLOT_MAX_INPUTS) return luaL_error(L, "servesim.plot: %d inputs; at most %d", n, PLOT_MAX_INPUTS);
+    Err e = {{0}};
+    for (int i = 1; i <= n; i++) {
+        if (list) lua_rawgeti(L, 2, i);
+        else lua_pushvalue(L, 2);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            snprintf(paths[i - 1], sizeof paths[0], "%s", lua_tostring(L, -1));
+        } else if (lua_istable(L, -1)) {
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+                return luaL_error(L, "servesim.plot: %s: cannot create the data directory: %s", dir, strerror(errno));
+            if (lua_api_plot_table(L, lua_gettop(L), dir, i, paths[i - 1], sizeof paths[0], &e) < 0)
+                return lua_api_fail(L, "plot", &e);
+        } else {
+            return luaL_error(L, "servesim.plot: inputs[%d]: expected a path or a report table, got a %s", i,
+                              luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+        job.inputs[job.n_inputs++] = paths[i - 1];
+    }
+    if (plot_render(&job, &e) < 0) return lua_api_fail(L, "plot", &e);
+    lua_pushstring(L, out);
+    return 1;
 }
 
 static int lua_api_clock(lua_State *L)

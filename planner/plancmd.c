@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "html.h"
 #include "outfile.h"
 #include "par.h"
 #include "plan.h"
@@ -38,12 +39,13 @@ const char plancmd_sweep_usage[] =
     "                  under mpirun (make MPI=1) the ranks share the runs\n"
     "  --json FILE     points[] and knee ('-' = stdout)\n"
     "  --csv FILE      one row per rate evaluated (grid and searches)\n"
+    "  --html DIR      DIR/index.html: the rate plot (SVG) and the points table, with sweep.json\n"
     "  --quiet         no table, no progress\n"
     "\n"
     "The same scenario, rates and seeds give byte-identical files however many processes run them.\n";
 
 const char plancmd_plan_usage[] =
-    "usage: servesim plan PLAN.json [--json FILE] [--jobs N] [--quiet]\n"
+    "usage: servesim plan PLAN.json [--json FILE] [--html DIR] [--jobs N] [--quiet]\n"
     "\n"
     "For each candidate deployment (hardware, tp, engine, scheduler, KV, speculation,\n"
     "disaggregation): memory feasibility, the largest rate one replica sustains within the SLO\n"
@@ -53,6 +55,7 @@ const char plancmd_plan_usage[] =
     "examples in workloads/plans/.\n"
     "\n"
     "  --json FILE     candidates[] and recommended ('-' = stdout)\n"
+    "  --html DIR      DIR/index.html: the Pareto plot (SVG) and the candidates table, with plan.json\n"
     "  --jobs N        local worker processes (default: every core); under mpirun the ranks\n"
     "                  share the candidates\n"
     "  --quiet         no table, no progress\n";
@@ -161,7 +164,7 @@ static char *read_input(const char *path, Err *e)
 
 int plancmd_sweep(int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL, *csv = NULL;
+    const char *path = NULL, *json = NULL, *csv = NULL, *html = NULL;
     double rates[SWEEP_RATES_MAX];
     uint32_t n_rates = 0;
     long seeds = 1, jobs = 0;
@@ -196,9 +199,10 @@ int plancmd_sweep(int argc, char **argv)
         } else if (!strcmp(a, "--jobs")) {
             if (parse_uint(v, 1, 4096, &jobs) < 0) rc = usage_error("--jobs needs an integer >= 1", v, plancmd_sweep_usage);
             i++;
-        } else if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--csv") || !strcmp(a, "--html")) {
             if (!v) rc = usage_error("option needs a file name", a, plancmd_sweep_usage);
             else if (a[2] == 'j') json = v;
+            else if (a[2] == 'h') html = v;
             else csv = v;
             i++;
         } else if (!strcmp(a, "--quiet")) {
@@ -240,6 +244,8 @@ int plancmd_sweep(int argc, char **argv)
         if (!quiet && !to_stdout) sweep_print(stdout, out);
         if (json && outfile_write_json(json, out, &e) < 0) rc = fail(&e);
         if (rc == 0 && csv && sweep_write_csv(out, csv, &e) < 0) rc = fail(&e);
+        HtmlCmd hc = {"sweep", argc, argv};
+        if (rc == 0 && html && html_sweep(html, &hc, out, &e) < 0) rc = fail(&e);
     }
     cJSON_Delete(out);
     par_finalize();
@@ -250,7 +256,7 @@ int plancmd_sweep(int argc, char **argv)
 
 int plancmd_plan(int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL;
+    const char *path = NULL, *json = NULL, *html = NULL;
     long jobs = 0;
     int quiet = 0, rc = 0;
     par_init();
@@ -261,9 +267,10 @@ int plancmd_plan(int argc, char **argv)
             print_help(plancmd_plan_usage);
             par_finalize();
             return 0;
-        } else if (!strcmp(a, "--json")) {
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--html")) {
             if (!v) rc = usage_error("option needs a file name", a, plancmd_plan_usage);
-            json = v;
+            if (a[2] == 'j') json = v;
+            else html = v;
             i++;
         } else if (!strcmp(a, "--jobs")) {
             if (parse_uint(v, 1, 4096, &jobs) < 0) rc = usage_error("--jobs needs an integer >= 1", v, plancmd_plan_usage);
@@ -303,6 +310,8 @@ int plancmd_plan(int argc, char **argv)
         int to_stdout = json && !strcmp(json, "-");
         if (!quiet && !to_stdout) plan_print(stdout, out);
         if (json && outfile_write_json(json, out, &e) < 0) rc = fail(&e);
+        HtmlCmd hc = {"plan", argc, argv};
+        if (rc == 0 && html && html_plan(html, &hc, out, &e) < 0) rc = fail(&e);
     }
     cJSON_Delete(out);
     par_finalize();

@@ -37,7 +37,9 @@ const char plot_kinds_help[] =
     "            (inputs: MEASUREMENTS.csv... PROFILE, a name in models/profiles/ or a .json path)\n"
     "  rate      goodput and completion throughput vs arrival rate with 95% CI bands and the knee\n"
     "            (sweep --json)\n"
-    "  pareto    $ per 1M good tokens vs p99 latency of a plan's candidates, the frontier (plan --json)\n";
+    "  pareto    $ per 1M good tokens vs p99 latency of a plan's candidates, the frontier (plan --json)\n"
+    "  scatter   measured vs predicted mean TTFT and TPOT per row, one colour per slice, y = x and +-20%\n"
+    "            lines, log-log (validate --json)\n";
 
 static const char usage_plot[] =
     "usage: servesim plot KIND INPUT... -o FILE.png|FILE.svg [--title T] [--data DIR]\n"

@@ -28,7 +28,7 @@
 #define PLOT_MAX_LANES 64   /* timeline: requests drawn per panel */
 
 typedef struct PlotJob {
-    const char *kind;                      /* cdf, timeline, kv, batch, roofline, rate, pareto */
+    const char *kind;                      /* cdf, timeline, kv, batch, roofline, rate, pareto, scatter */
     const char *inputs[PLOT_MAX_INPUTS];
     int n_inputs;
     const char *out;                       /* FILE.png or FILE.svg */

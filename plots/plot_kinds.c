@@ -648,6 +648,138 @@ static int kind_pareto(PlotCtx *c, Err *e)
     return plotbuf_commit(c, &fr, "frontier.dat", e);
 }
 
+/* -------------------------------------------------------------- scatter */
+
+#define SCATTER_MAX_SLICES 64
+
+static const char *const scatter_metric[2] = {"ttft", "tpot"};
+
+/* validate --json: measured against predicted mean TTFT and TPOT, one data
+ * file per slice and metric, the slices in order of first appearance.  Rows
+ * not modelled, failed (null prediction) or not positive (log axes) are
+ * left out and counted. */
+static int kind_scatter(PlotCtx *c, Err *e)
+{
+    const char *path = c->job->inputs[0];
+    cJSON *root = jsonio_parse_file(path, e);
+    if (!root) return -1;
+    const cJSON *rows = cJSON_IsObject(root) ? get(root, "rows") : NULL;
+    if (!cJSON_IsArray(rows)) {
+        cJSON_Delete(root);
+        return err_set(e, "%s: rows: %s; expected a validate report (servesim validate --json) with rows[]", path,
+                       rows ? "not an array" : "missing");
+    }
+    const char *slices[SCATTER_MAX_SLICES];
+    int n_slices = 0, i = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, rows) {
+        const cJSON *sl = get(r, "slice");
+        if (!cJSON_IsString(sl)) {
+            cJSON_Delete(root);
+            return err_set(e, "%s: rows[%d].slice: %s; expected a string (model | GPU | ...)", path, i,
+                           sl ? "not a string" : "missing");
+        }
+        /* a slice none of whose rows has a prediction (all not modelled)
+         * has nothing to draw and no place in the key */
+        int drawable = 0;
+        for (int m = 0; m < 2; m++) {
+            char mk[32], pk[32];
+            snprintf(mk, sizeof mk, "measured_%s_ms", scatter_metric[m]);
+            snprintf(pk, sizeof pk, "predicted_%s_ms", scatter_metric[m]);
+            const cJSON *x = get(r, mk), *y = get(r, pk);
+            drawable |= cJSON_IsNumber(x) && cJSON_IsNumber(y) && x->valuedouble > 0 && y->valuedouble > 0;
+        }
+        int k = 0;
+        while (k < n_slices && strcmp(slices[k], sl->valuestring)) k++;
+        if (k == n_slices && drawable) {
+            if (n_slices == SCATTER_MAX_SLICES) {
+                cJSON_Delete(root);
+                return err_set(e, "%s: more than %d slices; narrow the rows (validate --filter KEY=VALUE)", path,
+                               SCATTER_MAX_SLICES);
+            }
+            slices[n_slices++] = sl->valuestring;
+        }
+        i++;
+    }
+    int drawn = 0, left_out = 0;
+    for (int m = 0; m < 2; m++) {
+        char mk[32], pk[32];
+        snprintf(mk, sizeof mk, "measured_%s_ms", scatter_metric[m]);
+        snprintf(pk, sizeof pk, "predicted_%s_ms", scatter_metric[m]);
+        double lo = INFINITY, hi = 0;
+        for (int s = 0; s < n_slices; s++) {
+            PlotBuf b;
+            plotbuf_open(&b);
+            fprintf(b.f, "# %s %s id -- rows[] of %s with slice \"%s\" (ms)\n", mk, pk, path, slices[s]);
+            int n = 0;
+            i = 0;
+            cJSON_ArrayForEach(r, rows) {
+                int at = i++;
+                if (strcmp(get(r, "slice")->valuestring, slices[s])) continue;
+                const cJSON *x = get(r, mk), *y = get(r, pk), *id = get(r, "id");
+                if ((x && !cJSON_IsNumber(x) && !cJSON_IsNull(x)) || (y && !cJSON_IsNumber(y) && !cJSON_IsNull(y))) {
+                    plotbuf_discard(&b);
+                    cJSON_Delete(root);
+                    return err_set(e, "%s: rows[%d]: %s and %s: expected numbers or null", path, at, mk, pk);
+                }
+                if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y) || !(x->valuedouble > 0) || !(y->valuedouble > 0))
+                    continue;
+                fprintf(b.f, "%.9g %.9g ", x->valuedouble, y->valuedouble);
+                gp_quoted(b.f, cJSON_IsString(id) ? id->valuestring : "");
+                fputc('\n', b.f);
+                lo = fmin(lo, fmin(x->valuedouble, y->valuedouble));
+                hi = fmax(hi, fmax(x->valuedouble, y->valuedouble));
+                n++;
+            }
+            if (!n) fputs("NaN NaN \"\"\n", b.f);
+            drawn += m == 0 ? n : 0;
+            char name[64];
+            snprintf(name, sizeof name, "scatter_%s_%d.dat", scatter_metric[m], s + 1);
+            if (plotbuf_commit(c, &b, name, e) < 0) {
+                cJSON_Delete(root);
+                return -1;
+            }
+        }
+        if (m == 0) left_out = cJSON_GetArraySize(rows) - drawn;
+        if (!(hi > 0)) {
+            cJSON_Delete(root);
+            return err_set(e, "%s: no row has positive %s and %s to plot (%d rows not modelled or failed)", path, mk,
+                           pk, left_out);
+        }
+        /* the same range on both axes, so y = x is the diagonal */
+        char pn[32];
+        snprintf(pn, sizeof pn, "lo_%s", scatter_metric[m]);
+        plot_param_num(c->params, pn, lo / 1.25);
+        snprintf(pn, sizeof pn, "hi_%s", scatter_metric[m]);
+        plot_param_num(c->params, pn, hi * 1.25);
+        /* under two decades gnuplot labels too few ticks: 1-2-5 ones (1-2-3-5-7
+         * under one) */
+        fprintf(c->params, "tics_%s = \"", scatter_metric[m]);
+        if (hi / lo < 100) {
+            static const double steps[2][5] = {{1, 2, 5, 0, 0}, {1, 2, 3, 5, 7}};
+            const double *st = steps[hi / lo < 10];
+            int first = 1;
+            for (double dec = pow(10, floor(log10(lo / 1.25))); dec <= hi * 1.25; dec *= 10)
+                for (int q = 0; q < 5 && st[q] > 0; q++) {
+                    double t = dec * st[q];
+                    if (t < lo / 1.25 || t > hi * 1.25) continue;
+                    fprintf(c->params, "%s%g", first ? "(" : ", ", t);
+                    first = 0;
+                }
+            if (!first) fputc(')', c->params);
+        }
+        fputs("\"\n", c->params);
+    }
+    fprintf(c->params, "n_slices = %d\nrows_drawn = %d\nrows_left_out = %d\n", n_slices, drawn, left_out);
+    for (int s = 0; s < n_slices; s++) {
+        char pn[32];
+        snprintf(pn, sizeof pn, "slice_%d", s + 1);
+        plot_param_str(c->params, pn, slices[s]);
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
 /* ------------------------------------------------------------- roofline */
 
 static int kind_roofline(PlotCtx *c, Err *e)
@@ -752,5 +884,6 @@ const PlotKind plot_kind_table[] = {
     {"roofline", "roofline", 2, PLOT_MAX_INPUTS, kind_roofline, "measurements against the fitted roofline"},
     {"rate", "rate", 1, 1, kind_rate, "goodput and throughput vs arrival rate"},
     {"pareto", "pareto", 1, 1, kind_pareto, "cost vs p99 latency"},
+    {"scatter", "scatter", 1, 1, kind_scatter, "measured vs predicted TTFT and TPOT"},
 };
 const int plot_kind_count = (int)(sizeof plot_kind_table / sizeof plot_kind_table[0]);

@@ -5,6 +5,11 @@
  * key or value.  Runs the binary named by $SERVESIM_BIN in a directory made
  * by mkdtemp.  Nothing here depends on wall time: the calibration input is a
  * fixed CSV (tests/fixtures/calib_small.csv).
+ *
+ * The --html pages of run, sweep, plan and validate: every file a page
+ * refers to is in its directory, nothing names a URL, and (where Debian's
+ * chromium is installed, `make deps-html`) headless Chromium renders the
+ * page to a non-blank PNG without console messages.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -12,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "jsonio.h"
@@ -21,7 +27,7 @@
 #define ROOT SERVESIM_DATA_DIR "/"
 
 static char dir[256];
-static int have_gnuplot;
+static int have_gnuplot, have_chromium;
 
 static const char *bin(void)
 {
@@ -57,6 +63,18 @@ static long file_size(const char *name)
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
+/* Whether DIR/name starts with the 8-byte PNG signature (read_file takes
+ * text only). */
+static int is_png(const char *name)
+{
+    char path[1024], head[8];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    return n == 8 && !memcmp(head, "\x89PNG\r\n\x1a\n", 8);
+}
+
 /* Plots KIND INPUTS to NAME.png and NAME.svg (data in NAME.data/).  The
  * data files exist whether or not gnuplot does; the pictures only with it. */
 static void plot_both(const char *kind, const char *inputs, const char *name)
@@ -76,10 +94,13 @@ static void plot_both(const char *kind, const char *inputs, const char *name)
         char f[300];
         snprintf(f, sizeof f, "%s.%s", name, svg ? "svg" : "png");
         CHECK(file_size(f) > 1000);
-        char *t = slurp("%s/%s", f);
-        if (svg) CHECK_CONTAINS(t, "<svg");
-        else CHECK(t && !memcmp(t, "\x89PNG", 4));
-        free(t);
+        if (svg) {
+            char *t = slurp("%s/%s", f);
+            CHECK_CONTAINS(t, "<svg");
+            free(t);
+        } else {
+            CHECK(is_png(f));
+        }
     }
 }
 
@@ -333,6 +354,254 @@ static void test_trace_narrowing(void)
     CHECK_CONTAINS(out, "--trace-window: expected T0,T1");
 }
 
+static void test_plot_scatter(void)
+{
+    plot_both("scatter", ROOT "tests/fixtures/validate_small.json", "sc");
+    /* one file per slice and metric, the rows' numbers as they are; the
+     * row not modelled (b) and the null TPOT prediction (f) are left out */
+    char *t = slurp("%s/sc.data/%s", "scatter_ttft_1.dat");
+    CHECK_CONTAINS(t, "\n40 44 \"a\"\n120 100 \"c\"\n");
+    free(t);
+    t = slurp("%s/sc.data/%s", "scatter_ttft_2.dat");
+    CHECK_CONTAINS(t, "\n600 780 \"f\"\n");
+    free(t);
+    t = slurp("%s/sc.data/%s", "scatter_tpot_1.dat");
+    CHECK_CONTAINS(t, "\n8 7.5 \"a\"\n9 9.9 \"c\"\n");
+    free(t);
+    t = slurp("%s/sc.data/%s", "scatter_tpot_2.dat");
+    CHECK(t && !strstr(t, "\"f\""));
+    free(t);
+    t = slurp("%s/sc.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "n_slices = 2\n");         /* unknown-7b has no prediction: no slice of its own */
+    CHECK_CONTAINS(t, "slice_2 = \"qwen3-32b | h200 | trtllm | fp8\"\n");
+    CHECK_CONTAINS(t, "rows_drawn = 3\nrows_left_out = 1\n");
+    CHECK_CONTAINS(t, "lo_ttft = 32\nhi_ttft = 975\n"); /* the same range on both axes: 40 / 1.25 to 780 * 1.25 */
+    free(t);
+    static char out[8192], args[1024];
+    snprintf(args, sizeof args, "plot scatter " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "sweep_small.json: rows: missing; expected a validate report");
+}
+
+/* Reads DIR/sub/index.html and checks that it is self-contained: no URL,
+ * no script, and every src/href a file that exists in DIR/sub.  Returns
+ * the page (the caller frees it). */
+static char *html_page(const char *sub)
+{
+    char *t = slurp("%s/%s/index.html", sub);
+    CHECK(t != NULL);
+    if (!t) return NULL;
+    CHECK(!strstr(t, "http://") && !strstr(t, "https://"));
+    CHECK(!strstr(t, "<script"));
+    CHECK_CONTAINS(t, "<!DOCTYPE html>");
+    CHECK_CONTAINS(t, "</html>\n");
+    int refs = 0;
+    for (const char *p = t; (p = strstr(p, "=\"")) != NULL; p += 2) {
+        if (!(p >= t + 3 && (!strncmp(p - 3, "src", 3) || !strncmp(p - 4, "href", 4)))) continue;
+        const char *q = strchr(p + 2, '"');
+        if (!q) break;
+        char ref[512], path[1024];
+        snprintf(ref, sizeof ref, "%.*s", (int)(q - p - 2), p + 2);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, sub, ref);
+        int ok = ref[0] && ref[0] != '/' && !strchr(ref, ':') && !strstr(ref, "..") && access(path, R_OK) == 0;
+        if (!ok) fprintf(stderr, "  %s/index.html refers to \"%s\", not a file in its directory\n", sub, ref);
+        CHECK(ok);
+        refs++;
+    }
+    CHECK(refs >= 2);
+    return t;
+}
+
+/* Renders DIR/sub/index.html in headless Chromium: the screenshot is a PNG
+ * with something on it, and the page logs nothing to the console. */
+static void html_browser(const char *sub)
+{
+    if (!have_chromium) return;
+    char cmd[4096], shot[600], log[600];
+    snprintf(shot, sizeof shot, "%s/%s.png", dir, sub);
+    snprintf(log, sizeof log, "%s/%s.chromium.log", dir, sub);
+    snprintf(cmd, sizeof cmd, "timeout 120 chromium --headless --disable-gpu --no-sandbox --user-data-dir=%s/chromium "
+             "--enable-logging=stderr --v=0 --screenshot=%s --window-size=1200,800 file://%s/%s/index.html > %s 2>&1",
+             dir, shot, dir, sub, log);
+    CHECK(system(cmd) == 0);
+    struct stat st;
+    CHECK(stat(shot, &st) == 0);
+    /* a blank 1200x800 page compresses to a few kB; tables and plots do not */
+    CHECK(st.st_size > 20000);
+    CHECK(is_png(strrchr(shot, '/') + 1));
+    char *l = slurp("%s/%s", strrchr(log, '/') + 1);
+    if (l && strstr(l, "CONSOLE")) fprintf(stderr, "  chromium console on %s:\n%s", sub, strstr(l, "CONSOLE"));
+    CHECK(l && !strstr(l, "CONSOLE"));
+    free(l);
+}
+
+/* The page's plots: SVG files where gnuplot is installed; otherwise the
+ * page says why each is missing. */
+static void html_plots(const char *page, const char *sub, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char f[300], img[300];
+        snprintf(f, sizeof f, "%s/%s.svg", sub, names[i]);
+        snprintf(img, sizeof img, "<img src=\"%s.svg\"", names[i]);
+        if (have_gnuplot) {
+            CHECK(file_size(f) > 1000);
+            CHECK_CONTAINS(page, img);
+        } else {
+            CHECK(!strstr(page, img));
+        }
+    }
+    if (!have_gnuplot) CHECK_CONTAINS(page, "not drawn: plot: gnuplot is not installed");
+}
+
+static void test_html_reports(void)
+{
+    static char out[16384], args[2048];
+    int want = have_gnuplot ? 0 : 1;
+    if (!have_chromium)
+        printf("note: chromium is not installed: the --html tests check the pages and skip the browser "
+               "(make deps-html installs it)\n");
+    /* run: chapter 8's four requests, so the timeline is drawn */
+    snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet --html %s/hrun",
+             dir);
+    CHECK(sh(args, out, sizeof out) == want);
+    char *t = html_page("hrun");
+    CHECK_CONTAINS(t, "<title>servesim run: chapter 8 (003), figures 8-5/8-6/8-7");
+    CHECK_CONTAINS(t, "--html ");
+    CHECK_CONTAINS(t, "<p class=\"fail\">FAIL</p>");          /* p99 TTFT 653.38 ms > 500 ms */
+    CHECK_CONTAINS(t, "<td class=\"n\">500.00</td><td class=\"n\">653.38</td>");
+    CHECK_CONTAINS(t, "<a href=\"report.json\">");
+    CHECK_CONTAINS(t, "<a href=\"iterations.csv\">");
+    static const char *const run_plots[] = {"cdf", "kv", "batch", "timeline"};
+    html_plots(t, "hrun", run_plots, 4);
+    free(t);
+    /* the saved report is the one run --json writes */
+    char *rep = slurp("%s/%s", "hrun/report.json");
+    char *ref = slurp("%s/%s", "c.json");
+    CHECK(rep && ref && !strcmp(rep, ref));
+    free(rep);
+    free(ref);
+    if (t) html_browser("hrun");
+    /* the same command gives the same page */
+    rep = slurp("%s/%s", "hrun/index.html");
+    CHECK(sh(args, out, sizeof out) == want);
+    ref = slurp("%s/%s", "hrun/index.html");
+    CHECK(rep && ref && !strcmp(rep, ref));
+    free(rep);
+    free(ref);
+
+    snprintf(args, sizeof args, "sweep " ROOT "workloads/chapters/ch8_goodput_vs_rate.json --rates 1,2,4 --seeds 2 "
+             "--jobs 1 --quiet --html %s/hsweep", dir);
+    CHECK(sh(args, out, sizeof out) == want);
+    t = html_page("hsweep");
+    CHECK_CONTAINS(t, "<a href=\"sweep.json\">");
+    CHECK_CONTAINS(t, "<tr><td class=\"n\">1</td><td class=\"n\">2</td>");
+    CHECK_CONTAINS(t, "<tr><td class=\"n\">4</td><td class=\"n\">2</td>");
+    static const char *const sweep_plots[] = {"rate"};
+    html_plots(t, "hsweep", sweep_plots, 1);
+    free(t);
+
+    snprintf(args, sizeof args, "plan " ROOT "workloads/plans/chat_qwen32b_small.json --jobs 2 --quiet --html %s/hplan",
+             dir);
+    CHECK(sh(args, out, sizeof out) == want);
+    t = html_page("hplan");
+    CHECK_CONTAINS(t, "<a href=\"plan.json\">");
+    CHECK_CONTAINS(t, "<tr class=\"best\"><td>");
+    CHECK_CONTAINS(t, "<td>l40s</td>");
+    static const char *const plan_plots[] = {"pareto"};
+    html_plots(t, "hplan", plan_plots, 1);
+    free(t);
+
+    /* validate: two slices simulated, one row not modelled */
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/vrows.csv", dir);
+    FILE *f = fopen(csv, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,"
+              "silicon_tpot_ms\n"
+              "a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+              "b,vllm,someone/Unknown-7B,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+              "c,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,1024,64,,4,1,1,60,9\n"
+              "f,trtllm,qwen/qwen3-32b-fp8,h200_sxm,agg,512,32,fp8,4,2,1,60,9\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "validate %s --jobs 1 --no-rows --html %s/hval", csv, dir);
+    CHECK(sh(args, out, sizeof out) == want);
+    t = html_page("hval");
+    CHECK_CONTAINS(t, "4 rows, 3 simulated, 1 not modelled, 0 failed.");
+    CHECK_CONTAINS(t, "<td>qwen/qwen3-32b-fp8 | h200_sxm | trtllm | fp8</td>");
+    CHECK_CONTAINS(t, "<a href=\"validate.json\">");
+    static const char *const val_plots[] = {"scatter"};
+    html_plots(t, "hval", val_plots, 1);
+    free(t);
+    if (have_gnuplot) {
+        /* the scatter's points are the rows of the saved validate.json */
+        t = slurp("%s/%s", "hval/scatter.data/scatter_ttft_1.dat");
+        CHECK_CONTAINS(t, "\n40 ");
+        CHECK_CONTAINS(t, " \"a\"\n60 ");
+        free(t);
+        html_browser("hval");
+    }
+
+    /* bad input: the page's directory cannot be made */
+    snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet "
+             "--html %s/c.json", dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "c.json: exists and is not a directory");
+    CHECK(sh("run --quiet --html", out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "--html needs a directory");
+}
+
+/* servesim.plot in Lua draws through the same plot_render: a report table
+ * is saved as JSON beside the data files, a path is read as it is. */
+static void test_lua_plot(void)
+{
+    static char out[8192], args[1024];
+    char script[600];
+    snprintf(script, sizeof script, "%s/plot.lua", dir);
+    FILE *f = fopen(script, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "local r = servesim.run('%sworkloads/chapters/ch8_four_requests_continuous.json')\n"
+               "local ok, err = pcall(servesim.plot, 'cdf', r, '%s/lua_cdf.svg', {title = 'from Lua'})\n"
+               "print('cdf', ok, err)\n"
+               "ok, err = pcall(servesim.plot, 'timeline', {'%sworkloads/chapters/ch31_table_31_1_serial.json', r},"
+               " '%s/lua_tl.png')\n"
+               "print('timeline', ok, err)\n"
+               "print('bad', pcall(servesim.plot, 'histogram', r, '%s/lua_x.png'))\n"
+               "print('badarg', pcall(servesim.plot, 'cdf', 42, '%s/lua_x.png'))\n",
+            ROOT, dir, ROOT, dir, dir, dir);
+    fclose(f);
+    snprintf(args, sizeof args, "lua %s", script);
+    CHECK(sh(args, out, sizeof out) == 0);
+    if (have_gnuplot) {
+        char want[700];
+        snprintf(want, sizeof want, "cdf\ttrue\t%s/lua_cdf.svg\n", dir);
+        CHECK_CONTAINS(out, want);
+        snprintf(want, sizeof want, "timeline\ttrue\t%s/lua_tl.png\n", dir);
+        CHECK_CONTAINS(out, want);
+        CHECK(file_size("lua_cdf.svg") > 1000);
+        CHECK(is_png("lua_tl.png"));
+    } else {
+        CHECK_CONTAINS(out, "cdf\tfalse\tservesim.plot: plot: gnuplot is not installed");
+    }
+    CHECK_CONTAINS(out, "bad\tfalse\tservesim.plot: plot: unknown kind \"histogram\"");
+    CHECK_CONTAINS(out, "badarg\tfalse\t");
+    CHECK_CONTAINS(out, "a path, a report table or a list");
+    /* the same numbers as `servesim plot cdf` of run --json's report */
+    char *t = slurp("%s/%s", "lua_cdf.data/cdf_ttft_1.dat");
+    CHECK_CONTAINS(t, "\n163.327456 0\n163.327456 0.250000\n163.327456 0.500000\n");
+    CHECK_CONTAINS(t, "\n656.711300 1.000000\n");
+    free(t);
+    t = slurp("%s/%s", "lua_cdf.data/params.gp");
+    CHECK_CONTAINS(t, "plot_title = \"from Lua\"\n");
+    free(t);
+    CHECK(file_size("lua_tl.data/input_2.json") > 1000);
+    t = slurp("%s/%s", "lua_tl.data/timeline_2.dat");
+    CHECK_CONTAINS(t, "\n2 20.000000 189.620550 0\n2 189.620550 565.589484 1\n");
+    free(t);
+}
+
 void suite_plots(void);
 void suite_plots(void)
 {
@@ -342,6 +611,7 @@ void suite_plots(void)
         return;
     }
     have_gnuplot = system("gnuplot --version >/dev/null 2>&1") == 0;
+    have_chromium = system("chromium --version >/dev/null 2>&1") == 0;
     if (!have_gnuplot)
         printf("note: gnuplot is not installed: the plot tests check the data files and the error message, "
                "and skip the pictures (make deps installs gnuplot-nox)\n");
@@ -352,6 +622,9 @@ void suite_plots(void)
     RUN(test_plot_roofline);
     RUN(test_plot_errors);
     RUN(test_trace_narrowing);
+    RUN(test_plot_scatter);
+    RUN(test_html_reports);
+    RUN(test_lua_plot);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -35,6 +35,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "html.h"
 #include "jsonio.h"
 #include "vrows.h"
 
@@ -44,7 +45,7 @@
 
 const char validate_usage[] =
     "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
-    "                         [--json OUT] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
+    "                         [--json OUT] [--html DIR] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
     "                         [--set K=V[,K=V...]]\n"
     "\n"
     "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
@@ -56,6 +57,7 @@ const char validate_usage[] =
     "  --format F        silicon (aiconfigurator) or splitwise; default: from the header\n"
     "  --filter K=V      keep rows whose column K equals V (repeatable; all must match)\n"
     "  --json OUT        {\"rows\": [...], \"slices\": [...], \"overall\": {...}}\n"
+    "  --html DIR        DIR/index.html: the per-slice table and the measured-vs-predicted scatter\n"
     "  --jobs N          worker processes (default: the online CPUs)\n"
     "  --fit             fit the engine constants (host time per iteration and per\n"
     "                    sequence, per-request overhead) to these rows and print them\n"
@@ -407,7 +409,7 @@ static int fail(const Err *e)
 
 int validate_main(int argc, char **argv)
 {
-    const char *file = NULL, *json = NULL;
+    const char *file = NULL, *json = NULL, *html = NULL;
     VFormat fmt = VFMT_AUTO;
     VFilter flt[VALIDATE_MAX_FILTERS];
     int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0;
@@ -435,6 +437,9 @@ int validate_main(int argc, char **argv)
             flt[n_flt].key[eq - argv[i]] = 0;
             snprintf(flt[n_flt].value, sizeof flt[0].value, "%s", eq + 1);
             n_flt++;
+        } else if (!strcmp(a, "--html")) {
+            if (++i >= argc) return bad("--html needs a directory", NULL);
+            html = argv[i];
         } else if (!strcmp(a, "--json")) {
             if (++i >= argc) return bad("--json needs a file", NULL);
             json = argv[i];
@@ -629,7 +634,7 @@ int validate_main(int argc, char **argv)
     printf("\n%u rows: %u simulated, %u not modelled, %u failed\n", n, m - n_fail, n_skip, n_fail);
     for (uint32_t i = 0; i < n; i++)
         if (rows[i].skip[0]) printf("  not modelled: line %u %s: %s\n", rows[i].line, rows[i].id, rows[i].skip);
-    if (json) {
+    if (json || html) {
         cJSON *root = cJSON_CreateObject(), *ra = cJSON_AddArrayToObject(root, "rows");
         cJSON_AddStringToObject(root, "file", file);
         cJSON_AddStringToObject(root, "format", fmt == VFMT_SILICON ? "silicon" : "splitwise");
@@ -695,7 +700,9 @@ int validate_main(int argc, char **argv)
                 cJSON_AddItemToArray(fa, o);
             }
         }
-        rc = jsonio_write_file(root, json, 1, &e);
+        rc = json ? jsonio_write_file(root, json, 1, &e) : 0;
+        HtmlCmd hc = {"validate", argc, argv};
+        if (rc == 0 && html) rc = html_validate(html, &hc, root, &e);
         cJSON_Delete(root);
         if (rc < 0) fprintf(stderr, "servesim: %s\n", e.msg);
     }
