@@ -5,7 +5,8 @@
  * DIR/index.html after its inputs and pictures are in DIR.  The pictures
  * go through plot_render exactly as `servesim plot` draws them, from the
  * JSON (and CSV) files saved beside the page, so every picture in a page
- * can be redrawn by hand from DIR alone.
+ * can be redrawn by hand from DIR alone; each SVG is also copied into the
+ * page inline, so index.html shows everything on its own.
  *
  * Invariants: the page refers only to files inside DIR, by relative name,
  * and never to a URL; it has no scripts; every text that comes from an
@@ -200,7 +201,7 @@ static const char html_style[] =
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "code,pre{font-family:monospace;font-size:13px}pre{background:#f6f6f6;padding:8px;overflow-x:auto;"
     "white-space:pre-wrap;word-break:break-all}\n"
-    "figure{margin:12px 0}figure img{width:100%;max-width:1200px;height:auto;border:1px solid #ddd}\n"
+    "figure{margin:12px 0}.plot svg{display:block;width:100%;max-width:1200px;height:auto;border:1px solid #ddd}\n"
     "figcaption{font-size:13px;color:#555}\n"
     ".pass{color:#1a7f37;font-weight:bold}.fail{color:#c0392b;font-weight:bold}"
     ".missing{color:#c0392b;border:1px dashed #c0392b;padding:8px}\n"
@@ -225,6 +226,71 @@ static int html_open(HtmlDoc *d, const char *dir, const char *title, const HtmlC
         shell_arg(f, cmd->argv[i]);
     }
     fputs("</code></p>\n", f);
+    return 0;
+}
+
+/* Copies the SVG file `path` into the page as inline markup: without its
+ * XML declaration, DOCTYPE and namespace declarations (the HTML parser
+ * knows <svg>), with every id prefixed by `name-` and every reference to
+ * one (href="#x", url(#x)) rewritten to match, since gnuplot gives every
+ * picture the same ids; xlink:href becomes href.  The page then needs no
+ * file beside it to show the picture. */
+static int html_inline_svg(FILE *f, const char *path, const char *name, const char *title, Err *e)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
+    char *t = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&t, &len);
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, k, m);
+    int bad = ferror(in);
+    fclose(in);
+    fclose(m);
+    const char *p = t ? strstr(t, "<svg") : NULL;
+    if (bad || !p) {
+        free(t);
+        return err_set(e, "%s: not an SVG picture", path);
+    }
+    fputs("<div class=\"plot\" role=\"img\" aria-label=\"", f);
+    esc(f, title);
+    fputs("\">", f);
+    while (*p) {
+        if (!strncmp(p, " xmlns", 6)) { /* drop the attribute: name="value" */
+            const char *q = strchr(p, '=');
+            char quote = q ? q[1] : 0;
+            const char *r = (quote == '"' || quote == '\'') ? strchr(q + 2, quote) : NULL;
+            if (r) {
+                p = r + 1;
+                continue;
+            }
+        }
+        if (!strncmp(p, "xlink:href=", 11)) {
+            p += 6; /* href= follows */
+            continue;
+        }
+        if (!strncmp(p, " id='", 5) || !strncmp(p, " id=\"", 5)) {
+            fwrite(p, 1, 5, f);
+            fprintf(f, "%s-", name);
+            p += 5;
+            continue;
+        }
+        if (!strncmp(p, "href='#", 7) || !strncmp(p, "href=\"#", 7)) {
+            fwrite(p, 1, 7, f);
+            fprintf(f, "%s-", name);
+            p += 7;
+            continue;
+        }
+        if (!strncmp(p, "url(#", 5)) {
+            fprintf(f, "url(#%s-", name);
+            p += 5;
+            continue;
+        }
+        fputc(*p++, f);
+    }
+    fputs("</div>", f);
+    free(t);
     return 0;
 }
 
@@ -253,9 +319,16 @@ static void html_plot(HtmlDoc *d, const char *kind, const char *const *inputs, i
         fputs("</p>\n", f);
         return;
     }
-    fprintf(f, "<figure><img src=\"%s.svg\" width=\"1200\" height=\"800\" alt=\"", name);
-    esc(f, title);
-    fputs("\"><figcaption>", f);
+    fputs("<figure>", f);
+    if (html_inline_svg(f, out, name, title, &e) < 0) {
+        if (!d->n_failed++) d->first = e;
+        fputs("<p class=\"missing\">", f);
+        esc(f, title);
+        fputs(": not drawn: ", f);
+        esc(f, e.msg);
+        fputs("</p>", f);
+    }
+    fputs("<figcaption>", f);
     esc(f, caption);
     fprintf(f, " Data and gnuplot script: <code>%s.data/</code> (<code>sh %s.data/plot.sh</code> redraws it).</figcaption>"
                "</figure>\n", name, name);
