@@ -14,10 +14,37 @@
 static const char *const metric_names[CMP_METRICS] = {"ttft", "tpot", "itl", "e2e"};
 static const char *const stat_names[CMP_STATS] = {"mean", "p50", "p90", "p99"};
 
-static double num(const cJSON *o, const char *k)
+/* Every number compare reads: absent or null is "not reported" (NaN, shown
+ * as n/a); anything else must be a number in [0, hi] (issue 15: strings,
+ * negative and absurd values printed nan or nonsense). */
+#define CMP_LAT_MAX_S 1e7      /* ~4 months: no latency is longer */
+#define CMP_RATE_MAX 1e12      /* per second */
+#define CMP_COUNT_MAX 1e15     /* requests or tokens */
+#define CMP_LEN_MAX 1e8        /* tokens in one request */
+
+static int num(const cJSON *o, const char *k, const char *where, double hi, double *out, Err *e)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+    *out = NAN;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= hi)) {
+        char got[64];
+        if (cJSON_IsNumber(v)) snprintf(got, sizeof got, "%g", v->valuedouble);
+        else snprintf(got, sizeof got, "a %s", cJSON_IsString(v) ? "string" : cJSON_IsArray(v) ? "list"
+                                                 : cJSON_IsObject(v) ? "object" : "boolean");
+        return err_set(e, "%s: \"%s\": got %s, expected a number in [0, %g]", where, k, got, hi);
+    }
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* An element of a per-request list: a number in [0, hi]. */
+static int elem(const cJSON *x, const char *where, const char *list, int i, double hi, Err *e)
+{
+    if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= hi) return 0;
+    if (cJSON_IsNumber(x))
+        return err_set(e, "%s: %s[%d]: got %g, expected a number in [0, %g]", where, list, i, x->valuedouble, hi);
+    return err_set(e, "%s: %s[%d]: expected a number in [0, %g]", where, list, i, hi);
 }
 
 static void from_dist(double *dst, const Dist *d)
@@ -28,22 +55,29 @@ static void from_dist(double *dst, const Dist *d)
     dst[CMP_P99] = d->p99;
 }
 
-static int from_ours(const cJSON *su, CmpSide *out)
+static int from_ours(const cJSON *su, const char *name, CmpSide *out, Err *e)
 {
     static const char *const keys[CMP_METRICS] = {"ttft_s", "tpot_s", "itl_s", "e2e_s"};
+    char w[600];
     for (int m = 0; m < CMP_METRICS; m++) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(su, keys[m]);
-        for (int s = 0; s < CMP_STATS; s++) out->lat[m][s] = d ? num(d, stat_names[s]) : NAN;
+        snprintf(w, sizeof w, "%s: summary.%s", name, keys[m]);
+        for (int s = 0; s < CMP_STATS; s++)
+            if (num(d, stat_names[s], w, CMP_LAT_MAX_S, &out->lat[m][s], e) < 0) return -1;
     }
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(su, "throughput");
-    out->output_tokens_per_s = th ? num(th, "output_tokens_per_s") : NAN;
-    out->requests_per_s = th ? num(th, "requests_per_s") : NAN;
+    snprintf(w, sizeof w, "%s: summary.throughput", name);
+    double done, win, otok, tot;
+    if (num(th, "output_tokens_per_s", w, CMP_RATE_MAX, &out->output_tokens_per_s, e) < 0 ||
+        num(th, "requests_per_s", w, CMP_RATE_MAX, &out->requests_per_s, e) < 0 ||
+        num(th, "completed", w, CMP_COUNT_MAX, &done, e) < 0 || num(th, "window_s", w, CMP_LAT_MAX_S, &win, e) < 0 ||
+        num(th, "output_tokens", w, CMP_COUNT_MAX, &otok, e) < 0 ||
+        num(th, "total_tokens_per_s", w, CMP_RATE_MAX, &tot, e) < 0)
+        return -1;
     /* input tokens come out of the total and output rates over the window */
-    double done = th ? num(th, "completed") : NAN, win = th ? num(th, "window_s") : NAN;
     out->completed = done;
-    out->mean_output_tokens = th && done > 0 ? num(th, "output_tokens") / done : NAN;
-    out->mean_input_tokens = th && done > 0 ? (num(th, "total_tokens_per_s") - num(th, "output_tokens_per_s")) * win / done
-                                            : NAN;
+    out->mean_output_tokens = done > 0 ? otok / done : NAN;
+    out->mean_input_tokens = done > 0 ? (tot - out->output_tokens_per_s) * win / done : NAN;
     strcpy(out->format, "servesim");
     return 0;
 }
@@ -64,28 +98,44 @@ static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, E
     uint32_t cnt[4] = {0};
     const cJSON *ilens = cJSON_GetObjectItemCaseSensitive(root, "input_lens");
     double in_sum = 0, out_sum = 0;
-    for (int i = 0; i < n; i++) {
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         const cJSON *t = cJSON_GetArrayItem(ttfts, i), *il = cJSON_GetArrayItem(itls, i);
         const cJSON *ol = cJSON_GetArrayItem(olens, i);
         if (!cJSON_IsNumber(t) || !cJSON_IsArray(il) || !cJSON_IsNumber(ol)) {
-            for (int m = 0; m < 4; m++) free(v[m]);
-            return err_set(e, "%s: request %d: expected a number in ttfts, an array in itls, a number in output_lens",
-                           name, i);
+            rc = err_set(e, "%s: request %d: expected a number in ttfts, an array in itls, a number in output_lens",
+                         name, i);
+            break;
+        }
+        if (elem(t, name, "ttfts", i, CMP_LAT_MAX_S, e) < 0 || elem(ol, name, "output_lens", i, CMP_LEN_MAX, e) < 0) {
+            rc = -1;
+            break;
         }
         if (t->valuedouble <= 0) continue; /* vLLM records failed requests with ttft 0 */
         const cJSON *il_n = cJSON_GetArrayItem(ilens, i);
-        in_sum += cJSON_IsNumber(il_n) ? il_n->valuedouble : NAN;
+        if (il_n && elem(il_n, name, "input_lens", i, CMP_LEN_MAX, e) < 0) {
+            rc = -1;
+            break;
+        }
+        in_sum += il_n ? il_n->valuedouble : NAN;
         out_sum += ol->valuedouble;
         double sum = 0;
         const cJSON *x;
         cJSON_ArrayForEach(x, il) {
-            if (!cJSON_IsNumber(x)) continue;
+            if (elem(x, name, "itls[]", i, CMP_LAT_MAX_S, e) < 0) {
+                rc = -1;
+                break;
+            }
             sum += x->valuedouble;
             v[CMP_ITL][cnt[CMP_ITL]++] = x->valuedouble;
         }
         v[CMP_TTFT][cnt[CMP_TTFT]++] = t->valuedouble;
         v[CMP_E2E][cnt[CMP_E2E]++] = t->valuedouble + sum;
         if (ol->valuedouble > 1) v[CMP_TPOT][cnt[CMP_TPOT]++] = sum / (ol->valuedouble - 1);
+    }
+    if (rc < 0) {
+        for (int m = 0; m < 4; m++) free(v[m]);
+        return -1;
     }
     out->completed = cnt[CMP_TTFT];
     out->mean_input_tokens = cnt[CMP_TTFT] && cJSON_IsArray(ilens) ? in_sum / cnt[CMP_TTFT] : NAN;
@@ -102,11 +152,15 @@ static int from_vllm_arrays(const cJSON *root, const char *name, CmpSide *out, E
 static int from_vllm(const cJSON *root, const char *name, CmpSide *out, Err *e)
 {
     strcpy(out->format, "vllm");
-    out->output_tokens_per_s = num(root, "output_throughput");
-    out->requests_per_s = num(root, "request_throughput");
-    out->completed = num(root, "completed");
-    out->mean_input_tokens = out->completed > 0 ? num(root, "total_input_tokens") / out->completed : NAN;
-    out->mean_output_tokens = out->completed > 0 ? num(root, "total_output_tokens") / out->completed : NAN;
+    double tin, tout;
+    if (num(root, "output_throughput", name, CMP_RATE_MAX, &out->output_tokens_per_s, e) < 0 ||
+        num(root, "request_throughput", name, CMP_RATE_MAX, &out->requests_per_s, e) < 0 ||
+        num(root, "completed", name, CMP_COUNT_MAX, &out->completed, e) < 0 ||
+        num(root, "total_input_tokens", name, CMP_COUNT_MAX, &tin, e) < 0 ||
+        num(root, "total_output_tokens", name, CMP_COUNT_MAX, &tout, e) < 0)
+        return -1;
+    out->mean_input_tokens = out->completed > 0 ? tin / out->completed : NAN;
+    out->mean_output_tokens = out->completed > 0 ? tout / out->completed : NAN;
     if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) &&
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "ttfts")) > 0)
         return from_vllm_arrays(root, name, out, e);
@@ -116,7 +170,8 @@ static int from_vllm(const cJSON *root, const char *name, CmpSide *out, Err *e)
     for (int m = 0; m < CMP_METRICS; m++)
         for (int s = 0; s < CMP_STATS; s++) {
             snprintf(k, sizeof k, "%s_%s_ms", vs[s], vk[m]);
-            out->lat[m][s] = num(root, k) / 1e3;
+            if (num(root, k, name, CMP_LAT_MAX_S * 1e3, &out->lat[m][s], e) < 0) return -1;
+            out->lat[m][s] /= 1e3;
         }
     return 0;
 }
@@ -126,7 +181,7 @@ int compare_from_json(const cJSON *root, const char *name, CmpSide *out, Err *e)
     memset(out, 0, sizeof *out);
     if (!cJSON_IsObject(root)) return err_set(e, "%s: expected a JSON object", name);
     const cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "summary");
-    if (cJSON_IsObject(su)) return from_ours(su, out);
+    if (cJSON_IsObject(su)) return from_ours(su, name, out, e);
     if (cJSON_GetObjectItemCaseSensitive(root, "ttfts") || cJSON_GetObjectItemCaseSensitive(root, "mean_ttft_ms"))
         return from_vllm(root, name, out, e);
     return err_set(e, "%s: neither a servesim report (no \"summary\") nor a vLLM benchmark result (no \"ttfts\" "

@@ -18,6 +18,7 @@
 #include "lua_cmd.h"
 #include "lua_register.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "plancmd.h"
 #include "plot.h"
 #include "report.h"
@@ -177,13 +178,25 @@ static int output_opt(int argc, char **argv, int *i, Outputs *o)
 
 static int write_json(cJSON *root, const char *path, Err *e)
 {
-    if (!strcmp(path, "-")) {
-        char *txt = cJSON_Print(root);
-        puts(txt);
-        cJSON_free(txt);
-        return 0;
+    return outfile_write_json(path, root, e);
+}
+
+/* Every output path is checked before any work, and none may name the
+ * input (issue 15): a bad --vllm-json must not leave --json written. */
+static int outputs_check(const Outputs *o, const char *input, Err *e)
+{
+    const char *paths[] = {o->json, o->csv, o->iter_csv, o->trace, o->vllm};
+    const char *names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json"};
+    for (int k = 0; k < 5; k++) {
+        if (!paths[k]) continue;
+        if (outfile_check(paths[k], names[k], e) < 0) return -1;
+        if (input && (outfile_same(paths[k], input) || !strcmp(paths[k], input)))
+            return err_set(e, "%s %s: is the input file; choose another output name", names[k], paths[k]);
+        for (int j = 0; j < k; j++)
+            if (paths[j] && strcmp(paths[k], "-") && !strcmp(paths[j], paths[k]))
+                return err_set(e, "%s and %s both name %s", names[j], names[k], paths[k]);
     }
-    return jsonio_write_file(root, path, 1, e);
+    return 0;
 }
 
 /* Writes every requested output of a run or replay; s may be NULL. */
@@ -247,6 +260,7 @@ static int cmd_run(int argc, char **argv)
         }
     }
     Err e = {{0}};
+    if (outputs_check(&out, path, &e) < 0) return fail(&e);
     Scenario s;
     int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
                   : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
@@ -351,6 +365,7 @@ static int cmd_replay(int argc, char **argv)
         return bad_usage("a replay has no iterations: --iterations-csv and --trace-events need a run", NULL,
                          usage_replay);
     Err e = {{0}};
+    if (outputs_check(&out, path, &e) < 0) return fail(&e);
     Replay rp;
     if (replay_load(path, &rp, &e) < 0) return fail(&e);
     if (out.window && mcfg_parse_window_arg(out.window, &rp.mcfg, &e) < 0) {
@@ -547,7 +562,29 @@ static int cmd_bench(int argc, char **argv)
     return 0;
 }
 
+#ifndef SERVESIM_VERSION
+#define SERVESIM_VERSION "0.15"
+#endif
+
+static const char *const help_topics[] = {"run", "replay", "compare", "workload", "spec-plan", "spec-verify", "info",
+                                          "cost", "sweep", "plan", "calib", "lua", "bench", "validate", "plot", NULL};
+
+static int main_dispatch(int argc, char **argv);
+
+/* A result printed to stdout counts only if it got there: a full disk or a
+ * closed pipe fails the command (issue 15). */
 int main(int argc, char **argv)
+{
+    int rc = main_dispatch(argc, argv);
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "servesim: stdout: write error: %s\n", errno ? strerror(errno) : "unknown");
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
+static int main_dispatch(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     lua_plugins_register();
@@ -567,9 +604,22 @@ int main(int argc, char **argv)
         if (topic && !strcmp(topic, "sweep")) return plancmd_sweep(1, hv);
         if (topic && !strcmp(topic, "plan")) return plancmd_plan(1, hv);
         if (topic && !strcmp(topic, "plot")) return plot_main(1, hv);
+        if (topic && !strcmp(topic, "spec-plan")) return speccmd_plan(1, hv);
+        if (topic && !strcmp(topic, "spec-verify")) return speccmd_verify(1, hv);
+        int known = !topic;
+        for (int k = 0; topic && help_topics[k]; k++) known |= !strcmp(topic, help_topics[k]);
+        if (!known) {
+            fprintf(stderr, "servesim: no help on '%s'; topics: run, replay, compare, workload, spec-plan, "
+                            "spec-verify, info, cost, sweep, plan, calib, lua, bench, validate, plot\n", topic);
+            return 2;
+        }
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
               : !strcmp(topic, "bench") ? usage_bench : !strcmp(topic, "replay") ? usage_replay
               : !strcmp(topic, "compare") ? usage_compare : usage_main, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("servesim %s\n", SERVESIM_VERSION);
         return 0;
     }
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);

@@ -48,7 +48,7 @@ static int parse_list(const char *s, double *out, int max)
     while (*s && n < max) {
         char *end;
         double v = strtod(s, &end);
-        if (end == s) return -1;
+        if (end == s || !isfinite(v)) return -1; /* nan and inf are no probabilities or rates */
         out[n++] = v;
         s = end;
         if (*s == ',') s++;

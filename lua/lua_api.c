@@ -11,6 +11,7 @@
  * report_json and scenario_to_json.
  */
 #include "lua_api.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -263,33 +264,78 @@ static int lua_api_write_json(lua_State *L)
     return 1;
 }
 
+/* The CSV text is built in C memory owned by a userdata with a __gc, not
+ * in a luaL_Buffer: the cells are pushed onto the stack while the text
+ * grows, which a luaL_Buffer forbids (issue 15: past LUAL_BUFFERSIZE its
+ * box moved under the pushed values and write_csv crashed). */
+typedef struct LuaApiText {
+    char *p;
+    size_t len, cap;
+} LuaApiText;
+
+static int lua_api_text_gc(lua_State *L)
+{
+    LuaApiText *t = lua_touserdata(L, 1);
+    free(t->p);
+    t->p = NULL;
+    return 0;
+}
+
+static LuaApiText *lua_api_text_new(lua_State *L)
+{
+    LuaApiText *t = lua_newuserdatauv(L, sizeof *t, 0);
+    memset(t, 0, sizeof *t);
+    if (luaL_newmetatable(L, "servesim.text")) {
+        lua_pushcfunction(L, lua_api_text_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return t;
+}
+
+static void lua_api_text_add(LuaApiText *t, const char *s, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (t->len + n + 1 > cap) cap *= 2;
+        t->p = xrealloc(t->p, cap);
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+#define LUA_API_ADDS(t, s) lua_api_text_add((t), (s), strlen(s))
+#define LUA_API_ADDC(t, c) do { char _c = (c); lua_api_text_add((t), &_c, 1); } while (0)
+
 /* Appends one CSV cell (the value at idx) to b; raises on a table or a
  * function.  Whole numbers print as integers, others with 12 significant
  * digits (as in the JSON report). */
-static void lua_api_csv_cell(lua_State *L, luaL_Buffer *b, int idx, lua_Integer row, const char *col)
+static void lua_api_csv_cell(lua_State *L, LuaApiText *b, int idx, lua_Integer row, const char *col)
 {
     char num[64];
     switch (lua_type(L, idx)) {
     case LUA_TNIL: break;
-    case LUA_TBOOLEAN: luaL_addstring(b, lua_toboolean(L, idx) ? "true" : "false"); break;
+    case LUA_TBOOLEAN: LUA_API_ADDS(b, lua_toboolean(L, idx) ? "true" : "false"); break;
     case LUA_TNUMBER:
         if (lua_isinteger(L, idx)) snprintf(num, sizeof num, "%lld", (long long)lua_tointeger(L, idx));
         else snprintf(num, sizeof num, "%.12g", (double)lua_tonumber(L, idx));
-        luaL_addstring(b, num);
+        LUA_API_ADDS(b, num);
         break;
     case LUA_TSTRING: {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len);
         if (strpbrk(s, ",\"\n\r") == NULL) {
-            luaL_addlstring(b, s, len);
+            lua_api_text_add(b, s, len);
             break;
         }
-        luaL_addchar(b, '"');
+        LUA_API_ADDC(b, '"');
         for (size_t i = 0; i < len; i++) {
-            if (s[i] == '"') luaL_addchar(b, '"');
-            luaL_addchar(b, s[i]);
+            if (s[i] == '"') LUA_API_ADDC(b, '"');
+            LUA_API_ADDC(b, s[i]);
         }
-        luaL_addchar(b, '"');
+        LUA_API_ADDC(b, '"');
         break;
     }
     default:
@@ -368,48 +414,41 @@ static int lua_api_write_csv(lua_State *L)
             qsort(cols, (size_t)ncols, sizeof *cols, lua_api_strcmp);
         }
     }
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
+    LuaApiText *b = lua_api_text_new(L);
     if (records) {
         for (lua_Integer c = 0; c < ncols; c++) {
-            if (c) luaL_addchar(&b, ',');
+            if (c) LUA_API_ADDC(b, ',');
             lua_pushstring(L, cols[c]);
-            lua_api_csv_cell(L, &b, lua_gettop(L), 0, cols[c]);
+            lua_api_csv_cell(L, b, lua_gettop(L), 0, cols[c]);
             lua_pop(L, 1);
         }
-        luaL_addchar(&b, '\n');
+        LUA_API_ADDC(b, '\n');
     }
     for (lua_Integer i = 1; i <= nrows; i++) {
         lua_rawgeti(L, 2, i);
         int row = lua_gettop(L);
         if (records) {
             for (lua_Integer c = 0; c < ncols; c++) {
-                if (c) luaL_addchar(&b, ',');
+                if (c) LUA_API_ADDC(b, ',');
                 lua_pushstring(L, cols[c]);
                 lua_rawget(L, row);
-                lua_api_csv_cell(L, &b, lua_gettop(L), i, cols[c]);
+                lua_api_csv_cell(L, b, lua_gettop(L), i, cols[c]);
                 lua_pop(L, 1);
             }
         } else {
             lua_Integer n = (lua_Integer)lua_rawlen(L, row);
             for (lua_Integer c = 1; c <= n; c++) {
-                if (c > 1) luaL_addchar(&b, ',');
+                if (c > 1) LUA_API_ADDC(b, ',');
                 lua_rawgeti(L, row, c);
-                lua_api_csv_cell(L, &b, lua_gettop(L), i, "?");
+                lua_api_csv_cell(L, b, lua_gettop(L), i, "?");
                 lua_pop(L, 1);
             }
         }
-        luaL_addchar(&b, '\n');
+        LUA_API_ADDC(b, '\n');
         lua_remove(L, row);
     }
-    luaL_pushresult(&b);
-    size_t len;
-    const char *text = lua_tolstring(L, -1, &len);
-    FILE *f = fopen(path, "w");
-    if (!f) return luaL_error(L, "servesim.write_csv: cannot write %s", path);
-    size_t w = fwrite(text, 1, len, f);
-    int bad = fclose(f) != 0 || w != len;
-    if (bad) return luaL_error(L, "servesim.write_csv: error writing %s", path);
+    Err e = {{0}};
+    if (outfile_write(path, b->p ? b->p : "", &e) < 0) return luaL_error(L, "servesim.write_csv: %s", e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -164,8 +164,10 @@ static uint32_t lua_router_route(void *ctx, const Request *r, const ReplicaLoad 
     if (rc < 0) {
         lua_plugin_prefix(&rt->plug, NULL, "route(%s)", r->id ? r->id : "?");
     } else {
+        /* a number, not a string Lua would convert ("1"): a policy's
+         * answer has one type (issue 15) */
         int isint = 0;
-        lua_Integer k = lua_tointegerx(L, -1, &isint);
+        lua_Integer k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
         if (!isint || k < 1 || k > (lua_Integer)n) {
             char got[64];
             if (isint) snprintf(got, sizeof got, "%lld", (long long)k);

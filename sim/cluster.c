@@ -313,7 +313,7 @@ int cluster_run(Cluster *c, Err *e)
     /* busy time per replica on average, so that GPUs x busy is GPU time */
     a->busy_ns /= c->n;
     a->replicas = c->n;
-    return 0;
+    return engine_check_invariants(w->reqs, w->n, c->tt, a, e);
 }
 
 void cluster_rundata(const Cluster *c, RunData *rd)

@@ -9,6 +9,91 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The length of the valid UTF-8 character at s (1..4), or 0 when the
+ * bytes there are not one (overlong forms and surrogates included). */
+static size_t utf8_char_len(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if (c >= 0xc2 && c <= 0xdf) n = 2, min = 0x80, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, min = 0x800, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, min = 0x10000, cp = c & 0x07;
+    else return 0;
+    if (n > avail) return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+/* Appends s[0..len) to out (room n with the NUL) as valid UTF-8, escaping
+ * control and invalid bytes; keep_nl keeps '\n' and '\t' as they are.
+ * Returns the bytes written; stops before a piece that does not fit
+ * (leaving room for "..." when more is cut). */
+static size_t utf8_clean(const char *s, size_t len, char *out, size_t n, int keep_nl, int *cut)
+{
+    size_t o = 0;
+    *cut = 0;
+    if (!n) return 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        char piece[8];
+        size_t pn, step;
+        size_t cl = utf8_char_len(u + i, len - i);
+        if (cl == 1 && (u[i] >= 0x20 || (keep_nl && (u[i] == '\n' || u[i] == '\t'))) && u[i] != 0x7f) {
+            piece[0] = (char)u[i];
+            pn = step = 1;
+        } else if (cl > 1) {
+            memcpy(piece, u + i, cl);
+            pn = step = cl;
+        } else {
+            snprintf(piece, sizeof piece, "\\x%02x", u[i]);
+            pn = 4;
+            step = 1;
+        }
+        if (o + pn + 1 > n) {
+            *cut = 1;
+            break;
+        }
+        memcpy(out + o, piece, pn);
+        o += pn;
+        i += step;
+    }
+    out[o] = '\0';
+    return o;
+}
+
+const char *text_excerpt(const char *s, size_t len, char *buf, size_t n)
+{
+    if (!n) return buf;
+    int cut;
+    size_t o = utf8_clean(s, len, buf, n, 0, &cut);
+    if (cut && n >= 4) {
+        /* make room for "..." at a character boundary */
+        while (o > 0 && o + 4 > n) {
+            o--;
+            while (o > 0 && ((unsigned char)buf[o] & 0xc0) == 0x80) o--;
+        }
+        memcpy(buf + o, "...", 4);
+    }
+    return buf;
+}
+
+/* Messages are text: whatever input bytes a caller quoted, the stored
+ * message is valid UTF-8 without control bytes (newlines kept). */
+static void err_clean(Err *e)
+{
+    char tmp[ERR_MSG_MAX];
+    int cut;
+    utf8_clean(e->msg, strlen(e->msg), tmp, sizeof tmp, 1, &cut);
+    memcpy(e->msg, tmp, sizeof tmp);
+}
+
 int err_set(Err *e, const char *fmt, ...)
 {
     if (!e) return -1;
@@ -16,6 +101,7 @@ int err_set(Err *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    err_clean(e);
     return -1;
 }
 
@@ -38,7 +124,61 @@ int err_prefix(Err *e, const char *fmt, ...)
     if (m > room) m = room;
     memcpy(e->msg + n + 2, old, m);
     e->msg[n + 2 + m] = '\0';
+    err_clean(e);
     return -1;
+}
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || x == 0) return dflt;
+    return (size_t)x;
+}
+
+size_t common_max_file_bytes(void)
+{
+    return env_size("SERVESIM_MAX_FILE_BYTES", (size_t)1 << 30);
+}
+
+size_t common_max_line_bytes(void)
+{
+    return env_size("SERVESIM_MAX_LINE_BYTES", (size_t)16 << 20);
+}
+
+long common_read_line(FILE *f, char **line, size_t *cap, const char *what, Err *e)
+{
+    size_t max = common_max_line_bytes(), len = 0;
+    int c;
+    if (!*line || *cap < 256) {
+        *cap = 256;
+        *line = xrealloc(*line, *cap);
+    }
+    while ((c = getc(f)) != EOF) {
+        if (c == '\n') break;
+        if (c == '\0') {
+            (*line)[len] = '\0';
+            err_set(e, "%s: a NUL byte at column %zu; expected a text file", what, len + 1);
+            return -2;
+        }
+        if (len >= max) {
+            (*line)[len] = '\0';
+            err_set(e, "%s: a line longer than %zu bytes (the line cap; %s)", what, max, COMMON_LINE_CAP_HINT);
+            return -2;
+        }
+        if (len + 2 > *cap) {
+            *cap *= 2;
+            *line = xrealloc(*line, *cap);
+        }
+        (*line)[len++] = (char)c;
+    }
+    if (c == EOF && len == 0) return -1;
+    if (c == '\n') (*line)[len++] = '\n';
+    (*line)[len] = '\0';
+    return (long)len;
 }
 
 static void oom(size_t n)
@@ -76,19 +216,35 @@ char *xstrdup(const char *s)
     return p;
 }
 
-char *read_file(const char *path, size_t *len_out, Err *e)
+static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         err_set(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    size_t max = common_max_file_bytes();
     size_t cap = 1 << 16, len = 0;
     char *buf = xmalloc(cap);
     for (;;) {
         if (len + 1 >= cap) buf = xrealloc(buf, cap *= 2);
         size_t got = fread(buf + len, 1, cap - len - 1, f);
+        /* a NUL is not text: every reader would stop there (and /dev/zero
+         * fails at once instead of filling memory) */
+        const char *nul = text && got ? memchr(buf + len, '\0', got) : NULL;
+        if (nul) {
+            fclose(f);
+            err_set(e, "%s: a NUL byte at offset %zu; expected a text file", path, (size_t)(nul - buf));
+            free(buf);
+            return NULL;
+        }
         len += got;
+        if (len > max) {
+            fclose(f);
+            free(buf);
+            err_set(e, "%s: larger than %zu bytes (the file-size cap; %s)", path, max, COMMON_FILE_CAP_HINT);
+            return NULL;
+        }
         if (got == 0) break;
     }
     int bad = ferror(f);
@@ -101,4 +257,14 @@ char *read_file(const char *path, size_t *len_out, Err *e)
     buf[len] = '\0';
     if (len_out) *len_out = len;
     return buf;
+}
+
+char *read_file(const char *path, size_t *len_out, Err *e)
+{
+    return read_whole(path, len_out, 0, e);
+}
+
+char *read_text_file(const char *path, size_t *len_out, Err *e)
+{
+    return read_whole(path, len_out, 1, e);
 }

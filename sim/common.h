@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define ERR_MSG_MAX 1024
 
@@ -40,8 +41,31 @@ void *xcalloc(size_t count, size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
-/* Reads a whole file into a NUL-terminated buffer; NULL + err on failure. */
+/* Reads a whole file into a NUL-terminated buffer; NULL + err on failure
+ * and past the file-size cap.  read_text_file also refuses a NUL byte
+ * (every parser would stop there, silently reading half the file). */
 char *read_file(const char *path, size_t *len_out, Err *e);
+char *read_text_file(const char *path, size_t *len_out, Err *e);
+
+/* Caps on what one input may make servesim hold (issue 15): a file read
+ * whole and one line of a line reader.  Defaults 1 GiB and 16 MiB; the
+ * environment variables SERVESIM_MAX_FILE_BYTES and SERVESIM_MAX_LINE_BYTES
+ * lift (or lower) them.  COMMON_*_HINT words the way out in messages. */
+size_t common_max_file_bytes(void);
+size_t common_max_line_bytes(void);
+#define COMMON_FILE_CAP_HINT "set SERVESIM_MAX_FILE_BYTES to lift the cap"
+#define COMMON_LINE_CAP_HINT "set SERVESIM_MAX_LINE_BYTES to lift the cap"
+
+/* One line of f (without its newline) into *line (grown as needed, like
+ * getline): its length, -1 at end of file, -2 with e filled when the line
+ * passes the line cap or holds a NUL byte.  what names the file. */
+long common_read_line(FILE *f, char **line, size_t *cap, const char *what, Err *e);
+
+/* An excerpt of input text for a message, always valid UTF-8: at most
+ * n - 1 bytes into buf, control bytes and bytes that are not UTF-8 written
+ * as \xNN, a multi-byte character never cut, "..." when shortened.  Every
+ * message that quotes input goes through this. */
+const char *text_excerpt(const char *s, size_t len, char *buf, size_t n);
 
 #define NS_PER_S 1000000000LL
 #define NS_PER_MS 1000000LL

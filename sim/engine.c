@@ -629,7 +629,8 @@ int engine_run(Engine *eng, Err *e)
         } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
         if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
     }
-    return engine_check_drained(eng, e);
+    if (engine_check_drained(eng, e) != 0) return -1;
+    return engine_check_invariants(eng->reqs, eng->n_reqs, eng->token_times, &eng->st, e);
 }
 
 int engine_check_drained(Engine *eng, Err *e)
@@ -652,6 +653,47 @@ int engine_check_drained(Engine *eng, Err *e)
     if (used != 0 || eng->n_running != 0)
         return err_set(e, "internal: the run ended with %llu KV blocks in use and %u requests running",
                        (unsigned long long)used, eng->n_running);
+    return 0;
+}
+
+static int invariant(Err *e, const Request *r, int64_t t_ns, const char *what)
+{
+    return err_set(e, "internal: invariant violated: request %s at t = %.9f s: %s", r->id ? r->id : "?",
+                   (double)t_ns / 1e9, what);
+}
+
+int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *token_times, const EngineStats *st,
+                            Err *e)
+{
+    uint64_t fin = 0, rej = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *r = &reqs[i];
+        if (r->state == REQ_FINISHED) fin++;
+        else if (r->state == REQ_REJECTED) rej++;
+        if (r->generated > r->output_tokens)
+            return invariant(e, r, r->t_last_token_ns, "emitted more tokens than its output_tokens");
+        if (r->state == REQ_PENDING) continue;
+        if (r->t_first_sched_ns >= 0 && r->t_first_sched_ns < r->t_arrive_ns)
+            return invariant(e, r, r->t_first_sched_ns, "scheduled before it arrived (clock not monotonic)");
+        if (r->state == REQ_FINISHED && r->generated != r->output_tokens)
+            return invariant(e, r, r->t_finish_ns, "finished without all its output tokens");
+        if (r->t_finish_ns >= 0 && r->t_finish_ns < r->t_arrive_ns)
+            return invariant(e, r, r->t_finish_ns, "finished before it arrived (clock not monotonic)");
+        if (!token_times) continue;
+        int64_t prev = r->t_arrive_ns;
+        for (uint32_t k = 0; k < r->generated; k++) {
+            int64_t t = token_times[r->token_off + k];
+            if (t < prev) return invariant(e, r, t, "a token before the previous one or the arrival (clock not monotonic)");
+            prev = t;
+        }
+        if (r->state == REQ_FINISHED && r->t_finish_ns < prev)
+            return invariant(e, r, r->t_finish_ns, "finished before its last token (clock not monotonic)");
+    }
+    if (st && (fin != st->finished || rej != st->rejected)) {
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu finished and %llu rejected "
+                          "by state, %llu and %llu counted", (unsigned long long)fin, (unsigned long long)rej,
+                       (unsigned long long)st->finished, (unsigned long long)st->rejected);
+    }
     return 0;
 }
 

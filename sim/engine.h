@@ -131,6 +131,15 @@ int engine_busy(const Engine *eng);
  * extrapolation) into the statistics, and fails unless every block went
  * back to the pool and nothing runs (called by every engine_run). */
 int engine_check_drained(Engine *eng, Err *e);
+/* The invariants every run must end with (issue 15), checked by engine_run
+ * and cluster_run: requests conserved (the finished and rejected counts
+ * match the requests' states, every other one unfinished or never
+ * arrived), no request emitted more tokens than asked, and each request's
+ * clock monotonic (arrival <= first scheduling <= token times, in order,
+ * <= finish).  token_times may be NULL (not kept).  A violation fails
+ * naming the request, the time and the invariant. */
+int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *token_times, const EngineStats *st,
+                            Err *e);
 const KvPolicy *engine_kv(const Engine *eng);
 /* The cluster's side of a disaggregated handoff: the KV transfer is done,
  * the prefill replica frees its copy. */

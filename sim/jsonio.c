@@ -16,6 +16,7 @@
  * holds a valid value.
  */
 #include "jsonio.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -121,11 +122,11 @@ cJSON *jsonio_parse(const char *text, const char *name, Err *e)
             col++;
         }
     }
-    char near[24];
+    /* 23 bytes of the rest of the line, as valid UTF-8 (issue 15) */
+    char near[48];
     size_t k = 0;
-    for (size_t i = off; i < len && k + 1 < sizeof near && text[i] != '\n'; i++)
-        near[k++] = (text[i] == '\t' || text[i] == '\r') ? ' ' : text[i];
-    near[k] = '\0';
+    while (off + k < len && k < 23 && text[off + k] != '\n') k++;
+    text_excerpt(text + off, k, near, sizeof near);
     if (k == 0)
         err_set(e, "%s: line %d, column %d: malformed JSON (unexpected end of input)", name,
                 line, col);
@@ -136,7 +137,7 @@ cJSON *jsonio_parse(const char *text, const char *name, Err *e)
 
 cJSON *jsonio_parse_file(const char *path, Err *e)
 {
-    char *text = read_file(path, NULL, e);
+    char *text = read_text_file(path, NULL, e);
     if (!text) return NULL;
     cJSON *root = jsonio_parse(text, path, e);
     free(text);
@@ -336,18 +337,16 @@ int jsonio_write_file(const cJSON *root, const char *path, int pretty, Err *e)
 {
     char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     if (!s) return err_set(e, "%s: cannot render JSON", path);
-    FILE *f = fopen(path, "w");
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
     if (!f) {
-        int saved = errno;
         cJSON_free(s);
-        return err_set(e, "%s: cannot open for writing: %s", path, strerror(saved));
+        return -1;
     }
-    int bad = fputs(s, f) < 0 || fputc('\n', f) == EOF;
+    fputs(s, f);
+    fputc('\n', f);
     cJSON_free(s);
-    bad |= ferror(f) != 0;
-    if (fclose(f) != 0) bad = 1;
-    if (bad) return err_set(e, "%s: write error", path);
-    return 0;
+    return outfile_commit(&o, e);
 }
 
 cJSON *jsonio_add_num(cJSON *obj, const char *key, double v)

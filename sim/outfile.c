@@ -1,5 +1,9 @@
 /*
  * outfile.c -- atomic result files (see outfile.h).
+ *
+ * Invariant: the target is replaced only by rename(2) of a complete,
+ * fsynced temporary file in the same directory; every error path unlinks
+ * the temporary file.
  */
 #include "outfile.h"
 
@@ -10,56 +14,145 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int outfile_write(const char *path, const char *text, Err *e)
+FILE *outfile_open(OutFile *o, const char *path, Err *e)
 {
-    size_t n = strlen(text);
+    memset(o, 0, sizeof *o);
+    o->path = xstrdup(path);
     if (!strcmp(path, "-")) {
-        if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0) return err_set(e, "stdout: write error");
-        return 0;
+        o->f = stdout;
+        return o->f;
     }
     size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 16);
-    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
+    o->tmp = xmalloc(plen + 16);
+    snprintf(o->tmp, plen + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
     if (fd < 0) {
-        int saved = errno;
-        free(tmp);
-        return err_set(e, "%s: cannot create a temporary file beside it: %s", path, strerror(saved));
+        err_set(e, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        free(o->tmp);
+        free(o->path);
+        memset(o, 0, sizeof *o);
+        return NULL;
     }
     /* mkstemp makes the file 0600; a report is as readable as any other */
     mode_t um = umask(0);
     umask(um);
-    fchmod(fd, 0666 & ~um);
-    FILE *f = fdopen(fd, "w");
-    int bad = !f;
-    if (f) {
-        bad |= fwrite(text, 1, n, f) != n;
-        bad |= fflush(f) != 0 || ferror(f) != 0;
-        bad |= fclose(f) != 0;
-    } else {
+    if (fchmod(fd, 0666 & ~um) != 0) { /* not fatal: the file stays private */ }
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        err_set(e, "%s: cannot write: %s", path, strerror(errno));
         close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        free(o->path);
+        memset(o, 0, sizeof *o);
     }
-    if (bad || rename(tmp, path) != 0) {
+    return o->f;
+}
+
+static void outfile_release(OutFile *o)
+{
+    free(o->tmp);
+    free(o->path);
+    memset(o, 0, sizeof *o);
+}
+
+int outfile_commit(OutFile *o, Err *e)
+{
+    if (!o->f) return err_set(e, "%s: not open", o->path ? o->path : "(output)");
+    if (!o->tmp) {
+        errno = 0;
+        int bad = fflush(stdout) != 0 || ferror(stdout);
         int saved = errno;
-        unlink(tmp);
-        free(tmp);
-        return err_set(e, "%s: write error: %s", path, strerror(saved));
+        clearerr(stdout);
+        outfile_release(o);
+        if (bad) return err_set(e, "stdout: write error: %s", saved ? strerror(saved) : "unknown");
+        return 0;
     }
-    free(tmp);
+    errno = 0;
+    int bad = fflush(o->f) != 0 || ferror(o->f);
+    if (!bad && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) bad = 1;
+    int saved = errno;
+    if (fclose(o->f) != 0 && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    o->f = NULL;
+    if (!bad && rename(o->tmp, o->path) != 0) {
+        bad = 1;
+        saved = errno;
+    }
+    if (bad) {
+        unlink(o->tmp);
+        err_set(e, "%s: write error: %s", o->path, saved ? strerror(saved) : "unknown");
+        outfile_release(o);
+        return -1;
+    }
+    outfile_release(o);
     return 0;
+}
+
+void outfile_abort(OutFile *o)
+{
+    if (o->tmp) {
+        if (o->f) fclose(o->f);
+        unlink(o->tmp);
+    }
+    outfile_release(o);
+}
+
+int outfile_write(const char *path, const char *text, Err *e)
+{
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
+    size_t n = strlen(text);
+    if (fwrite(text, 1, n, f) != n) { /* the error is sticky: commit reports it */ }
+    return outfile_commit(&o, e);
 }
 
 int outfile_write_json(const char *path, const cJSON *root, Err *e)
 {
     char *s = cJSON_Print(root);
     if (!s) return err_set(e, "%s: cannot render JSON", path);
-    size_t n = strlen(s);
-    char *t = xmalloc(n + 2);
-    memcpy(t, s, n);
-    t[n] = '\n';
-    t[n + 1] = '\0';
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) {
+        cJSON_free(s);
+        return -1;
+    }
+    fputs(s, f);
+    fputc('\n', f);
     cJSON_free(s);
-    int rc = outfile_write(path, t, e);
-    free(t);
+    return outfile_commit(&o, e);
+}
+
+int outfile_check(const char *path, const char *what, Err *e)
+{
+    if (!*path) return err_set(e, "%s: expected a file name, got \"\"", what);
+    if (!strcmp(path, "-")) return 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(e, "%s %s: is a directory; expected a file name", what, path);
+    size_t len = strlen(path);
+    char *dir = xmalloc(len + 2);
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = err_set(e, "%s %s: the directory %s does not exist", what, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = err_set(e, "%s %s: cannot write in %s: %s", what, path, dir, strerror(errno));
+    free(dir);
     return rc;
+}
+
+int outfile_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return 0;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -1,19 +1,46 @@
 /*
  * outfile.h -- writing a result file whole or not at all: the text goes to
- * a temporary file in the target's directory, which is then renamed over
- * the target (rename is atomic within a file system), so a reader never
- * sees half a report and a failed run leaves the old file in place.
- * "-" writes to stdout.
+ * a temporary file in the target's directory, which is flushed, fsynced and
+ * then renamed over the target (rename is atomic within a file system), so
+ * a reader never sees half a report and a failed or killed run leaves the
+ * old file in place.  "-" writes to stdout, whose write errors (a full
+ * disk, a closed pipe) are reported like any other.
+ *
+ * Every command checks its output paths with outfile_check before it does
+ * its work, so a bad path fails at once and no output is written; an
+ * output that names one of the inputs is refused (outfile_same).
  */
 #ifndef SERVESIM_OUTFILE_H
 #define SERVESIM_OUTFILE_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "common.h"
+
+/* An output being written: f is the temporary file (or stdout). */
+typedef struct OutFile {
+    FILE *f;
+    char *path;  /* the target */
+    char *tmp;   /* the temporary file beside it; NULL for stdout */
+} OutFile;
+
+/* Opens a temporary file beside path (stdout for "-"); NULL + err. */
+FILE *outfile_open(OutFile *o, const char *path, Err *e);
+/* Flushes, fsyncs, closes and renames onto the target; on any write error
+ * removes the temporary file and fails naming the target. */
+int outfile_commit(OutFile *o, Err *e);
+/* Drops the temporary file; the target is untouched. */
+void outfile_abort(OutFile *o);
 
 int outfile_write(const char *path, const char *text, Err *e);
 /* Pretty-printed JSON and a final newline. */
 int outfile_write_json(const char *path, const cJSON *root, Err *e);
+
+/* Before any work: the directory of path exists and is writable, path is
+ * not a directory.  what names the option ("--json"). */
+int outfile_check(const char *path, const char *what, Err *e);
+/* 1 when both name the same existing file (device and inode). */
+int outfile_same(const char *a, const char *b);
 
 #endif

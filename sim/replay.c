@@ -112,6 +112,29 @@ static int parse_request(Replay *rp, const cJSON *it, const char *rp_where, uint
     return 0;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    const Request *x = *(const Request *const *)a, *y = *(const Request *const *)b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Ids name requests in every output; two requests with one id would be
+ * one row twice (run refuses them too). */
+static int check_unique_ids(const Replay *rp, const char *where, Err *e)
+{
+    const Request **by = xmalloc(rp->n * sizeof *by);
+    for (uint32_t i = 0; i < rp->n; i++) by[i] = &rp->reqs[i];
+    qsort(by, rp->n, sizeof *by, id_cmp);
+    int rc = 0;
+    for (uint32_t i = 1; i < rp->n && rc == 0; i++)
+        if (!strcmp(by[i - 1]->id, by[i]->id))
+            rc = err_set(e, "%s[%u]: duplicate request id \"%s\" (also requests[%u])", where,
+                         (unsigned)(by[i] - rp->reqs), by[i]->id, (unsigned)(by[i - 1] - rp->reqs));
+    free((void *)by);
+    return rc;
+}
+
 static int parse(Replay *rp, const cJSON *root, const char *name, Err *e)
 {
     static const char *const keys[] = {"requests", "price", "slo", "metrics", "name", "description", NULL};
@@ -144,6 +167,7 @@ static int parse(Replay *rp, const cJSON *root, const char *name, Err *e)
         if (parse_request(rp, it, ip, i, &tok, &np, e) < 0) return -1;
         i++;
     }
+    if (check_unique_ids(rp, p, e) < 0) return -1;
     rp->mcfg.price = (Price){.usd_per_gpu_hour = 0, .gpus = 1, .billing = BILL_EXACT};
     const cJSON *v;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "price"))) {
@@ -180,7 +204,7 @@ int replay_load_text(const char *text, const char *name, Replay *out, Err *e)
 
 int replay_load(const char *path, Replay *out, Err *e)
 {
-    char *text = read_file(path, NULL, e);
+    char *text = read_text_file(path, NULL, e);
     if (!text) {
         memset(out, 0, sizeof *out);
         return -1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonio.h"
+#include "outfile.h"
 
 const char *report_status_name(const Request *r)
 {
@@ -468,11 +469,18 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 m->spec_drafted ? 100.0 * (double)m->spec_accepted / (double)m->spec_drafted : 0.0,
                 m->busy_s > 0 ? 100.0 * m->spec_draft_s / (m->busy_s * m->replicas) : 0.0);
     if (!isnan(m->mfu_mean)) fprintf(f, "  MFU %.1f%%, MBU %.1f%% (over busy time)\n", m->mfu_mean * 100, m->mbu_mean * 100);
-    fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; $%.6f per 1k output tokens\n",
-            cfg->price.usd_per_gpu_hour, cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s,
-            metrics_billing_names[cfg->price.billing], m->cost_usd, m->usd_per_1k_output_tokens);
-    if (!isnan(m->energy_j))
-        fprintf(f, "  energy: %.1f J (%.2f J per good request)\n", m->energy_j, m->j_per_good_request);
+    fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; ", cfg->price.usd_per_gpu_hour,
+            cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s, metrics_billing_names[cfg->price.billing],
+            m->cost_usd);
+    /* a run whose requests were all rejected has no tokens to divide by */
+    if (isfinite(m->usd_per_1k_output_tokens)) fprintf(f, "$%.6f per 1k output tokens\n", m->usd_per_1k_output_tokens);
+    else fputs("no output tokens to price\n", f);
+    if (!isnan(m->energy_j)) {
+        if (isfinite(m->j_per_good_request))
+            fprintf(f, "  energy: %.1f J (%.2f J per good request)\n", m->energy_j, m->j_per_good_request);
+        else
+            fprintf(f, "  energy: %.1f J (no good request)\n", m->energy_j);
+    }
 }
 
 /* -------------------------------------------------------------------- CSV */
@@ -482,20 +490,14 @@ static void csv_num(FILE *f, double v)
     if (!isnan(v) && !isinf(v)) fprintf(f, "%.9g", v);
 }
 
-static FILE *csv_open(const char *path, Err *e)
+static FILE *csv_open(OutFile *o, const char *path, Err *e)
 {
-    if (!strcmp(path, "-")) return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f) err_set(e, "%s: cannot write: %s", path, strerror(errno));
-    return f;
+    return outfile_open(o, path, e);
 }
 
-static int csv_close(FILE *f, const char *path, Err *e)
+static int csv_close(OutFile *o, Err *e)
 {
-    if (f == stdout) return fflush(f) == 0 ? 0 : err_set(e, "%s: write error", path);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return err_set(e, "%s: write error", path);
-    return 0;
+    return outfile_commit(o, e);
 }
 
 /* Ids are written quoted with doubled quotes, as RFC 4180 asks. */
@@ -511,10 +513,11 @@ static void csv_str(FILE *f, const char *s)
 
 int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
 {
-    FILE *f = csv_open(path, e);
+    OutFile o;
+    FILE *f = csv_open(&o, path, e);
     if (!f) return -1;
     fprintf(f, "id,arrival_s,prompt_tokens,output_tokens,class,status,ttft_s,tpot_s,itl_max_s,e2e_s,queue_s,"
-               "preemptions,good\n");
+               "preemptions,good,reject_reason\n");
     for (uint32_t i = 0; i < rd->n; i++) {
         const Request *r = &rd->reqs[i];
         int done = r->state == REQ_FINISHED;
@@ -533,16 +536,18 @@ int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *
         csv_num(f, done ? ns_s(metrics_e2e_ns(cfg, r)) : NAN);
         fputc(',', f);
         csv_num(f, r->t_first_sched_ns >= 0 ? ns_s(r->t_first_sched_ns - r->t_arrive_ns) : NAN);
-        fprintf(f, ",%u,%d\n", r->preemptions, metrics_misses(cfg, r) == 0);
+        const char *why = r->state == REQ_REJECTED ? reject_name(r->reject_reason) : NULL;
+        fprintf(f, ",%u,%d,%s\n", r->preemptions, metrics_misses(cfg, r) == 0, why ? why : "");
     }
-    return csv_close(f, path, e);
+    return csv_close(&o, e);
 }
 
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
 {
     if (!rd->iters && rd->st && rd->st->iterations)
         return err_set(e, "%s: no per-iteration records (the scenario sets report.iterations to false)", path);
-    FILE *f = csv_open(path, e);
+    OutFile o;
+    FILE *f = csv_open(&o, path, e);
     if (!f) return -1;
     double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
     fprintf(f, "iteration,start_s,duration_s,prefill_requests,decode_requests,new_tokens,prefill_tokens,"
@@ -559,7 +564,7 @@ int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData
         csv_num(f, cfg->mem_bw_per_gpu > 0 && it->bytes > 0 ? it->bytes / (cfg->mem_bw_per_gpu * gpus * d) : NAN);
         fprintf(f, ",%llu,%u,%u\n", (unsigned long long)it->kv_used_blocks, it->running, it->waiting);
     }
-    return csv_close(f, path, e);
+    return csv_close(&o, e);
 }
 
 /* -------------------------------------------------------------- vLLM-style */

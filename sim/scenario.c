@@ -213,9 +213,13 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 
 /* An empirical distribution of accepted draft counts from a file: one
  * observed count per line ('#' comments allowed). */
-static int spec_counts_file(const char *path, const char *where, SpecCfg *c, Err *e)
+static int spec_counts_file(const char *name, const char *where, SpecCfg *c, Err *e)
 {
-    char *text = read_file(path, NULL, e);
+    /* relative to the scenario's directory first, as every other file it names */
+    char dir[512], path[1024];
+    workload_base_dir(where, dir, sizeof dir);
+    if (workload_resolve(dir, name, where, path, sizeof path, e) < 0) return -1;
+    char *text = read_text_file(path, NULL, e);
     if (!text) return err_prefix(e, "%s", where);
     memset(c->counts, 0, sizeof c->counts);
     c->n_counts = 0;
@@ -231,8 +235,11 @@ static int spec_counts_file(const char *path, const char *where, SpecCfg *c, Err
             long k = strtol(q, &end, 10);
             while (*end == ' ' || *end == '\t' || *end == '\r') end++;
             if (end == q || *end || k < 0 || k > SPEC_M_MAX) {
+                /* the excerpt is copied out before the text is freed */
+                char ex[64];
+                text_excerpt(q, strlen(q), ex, sizeof ex);
                 free(text);
-                return err_set(e, "%s:%d: got \"%s\", expected an accepted-draft count in 0..%d", path, line, q,
+                return err_set(e, "%s:%d: got \"%s\", expected an accepted-draft count in 0..%d", path, line, ex,
                                SPEC_M_MAX);
             }
             c->counts[k] += 1;
@@ -779,7 +786,7 @@ int scenario_load_text(const char *text, const char *name, int has_seed, uint64_
 
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
-    char *text = read_file(path, NULL, e);
+    char *text = read_text_file(path, NULL, e);
     if (!text) return -1;
     int rc = scenario_load_text(text, path, has_seed, seed, s, e);
     free(text);

@@ -10,6 +10,7 @@
  * waiting requests from the request records.
  */
 #include "timeline.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -196,18 +197,9 @@ static void tl_queue_counters(const Timeline *tl, FILE *f, int *first, const Req
 
 int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e)
 {
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 16);
-    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int err = errno;
-        if (fd >= 0) close(fd);
-        remove(tmp);
-        free(tmp);
-        return err_set(e, "%s: cannot write: %s", path, strerror(err));
-    }
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
     uint32_t nreq = tl->max_requests && tl->max_requests < n ? tl->max_requests : n;
     /* which request lanes have something to show */
     uint8_t *shown = xcalloc(nreq ? nreq : 1, 1);
@@ -282,15 +274,5 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
     }
     fputs("\n]}\n", f);
     free(shown);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    chmod(tmp, 0644); /* mkstemp made it 0600 */
-    if (bad || rename(tmp, path) != 0) {
-        int err = errno;
-        remove(tmp);
-        free(tmp);
-        return err_set(e, "%s: write error: %s", path, strerror(err));
-    }
-    free(tmp);
-    return 0;
+    return outfile_commit(&o, e);
 }

@@ -120,6 +120,11 @@ void workload_init(Workload *w, const char *kind);
 /* Appends a request_init()ed record whose id is its index; the pointer is
  * valid until the next push. */
 Request *workload_push(Workload *w);
+/* The most requests one workload may hold: about 370 B each, so the
+ * default 10,000,000 is ~3.7 GB; SERVESIM_MAX_REQUESTS lifts it.  Every
+ * generator and trace loader refuses more at once, naming the limit. */
+uint32_t workload_max_requests(void);
+#define WL_MAX_REQUESTS_HINT "set SERVESIM_MAX_REQUESTS to lift the limit (about 370 B of memory per request)"
 /* Copies into the arena (valid until workload_free). */
 void *workload_alloc(Workload *w, size_t bytes);
 const char *workload_str(Workload *w, const char *s);

@@ -613,6 +613,15 @@ static void test_lua_sjf(void)
     lt_run(&c, g.reqs, 4, s, &env);
     CHECK_INT(c.rc, 0);
     CHECK(g.reqs[1].t_first_token_ns < g.reqs[3].t_first_token_ns);
+    lt_free(&c);
+    /* issue 15: with a token budget the bundled policy stays inside it
+     * (it failed "exceeds the token budget" at once) */
+    lt_sjf_requests(&g);
+    CHECK_INT(lt_lua_sched(SERVESIM_DATA_DIR "/lua/policies/sjf.lua", 2, 512, 0, NULL, &s, &e), 0);
+    lt_run(&c, g.reqs, 4, s, &env);
+    if (c.rc) fprintf(stderr, "  %s\n", c.err.msg);
+    CHECK_INT(c.rc, 0);
+    CHECK_INT(c.st.finished, 4);
     lt_free(&a);
     lt_free(&b);
     lt_free(&c);
@@ -750,6 +759,8 @@ static void test_lua_router_errors(void)
     lt_expect_router_error("zero", NULL, "returned 0; expected a replica number 1..2");
     lt_expect_router_error("too_big", NULL, "returned 3; expected a replica number 1..2");
     lt_expect_router_error("string", NULL, "returned a string");
+    /* issue 15: a string Lua would convert is still not a replica number */
+    lt_expect_router_error("string_one", NULL, "returned a string; expected a replica number 1..2");
     lt_expect_router_error("error", "error", "router boom x2");
     lt_expect_router_error("loop", NULL, "instruction limit exceeded");
     lt_expect_router_error("kept_view", "kept_view", "request view used after the callback");

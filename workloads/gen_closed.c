@@ -31,7 +31,6 @@
 #include "wl_source.h"
 
 #define GEN_CLOSED_MAX_CLIENTS 1000000
-#define GEN_CLOSED_MAX_COUNT 100000000
 
 static int gen_closed_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
                             Err *e)
@@ -42,7 +41,10 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
     int64_t clients, count;
     double start_ms = 0;
     if (jsonio_int(wj, "clients", where, 1, 1, GEN_CLOSED_MAX_CLIENTS, &clients, e) < 0) return -1;
-    if (jsonio_int(wj, "count", where, 1, 1, GEN_CLOSED_MAX_COUNT, &count, e) < 0) return -1;
+    if (jsonio_int(wj, "count", where, 1, 1, INT64_MAX, &count, e) < 0) return -1;
+    if ((uint64_t)count > workload_max_requests())
+        return err_set(e, "%s.count: got %lld, more than the %u requests a workload may hold; %s", where,
+                       (long long)count, workload_max_requests(), WL_MAX_REQUESTS_HINT);
     if (jsonio_num(wj, "start_ms", where, 0, 0, 1e12, &start_ms, e) < 0) return -1;
     /* a benchmark client's warm-up (aiperf --warmup-request-count, vLLM's
      * benchmark): the first `warm` requests run as their own closed loop,

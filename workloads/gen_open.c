@@ -39,7 +39,9 @@
 #include "rng.h"
 #include "wl_source.h"
 
-#define GEN_OPEN_MAX 100000000u /* requests: beyond this a workload does not fit in memory */
+#define GEN_OPEN_T_MAX_S 1e9 /* arrivals past ~31 years of simulated time are refused */
+/* ON/OFF with exponential periods: ON periods crossed without an arrival */
+#define GEN_OPEN_PERIODS_MAX 10000000u
 #define GEN_OPEN_TWO_PI 6.28318530717958647692
 
 typedef enum { ARR_POISSON = 0, ARR_GAMMA, ARR_CONSTANT, ARR_PIECEWISE, ARR_DIURNAL, ARR_ONOFF } ArrKind;
@@ -84,7 +86,7 @@ static double period_len(Arrivals *a, double mean_s)
 }
 
 /* The next arrival time (absolute s); 0 when the process has ended (a
- * piecewise rate that stays 0). */
+ * piecewise rate that stays 0); -1 when ON/OFF periods make no progress. */
 static int arrivals_next(Arrivals *a, double *t_s)
 {
     switch (a->kind) {
@@ -94,25 +96,68 @@ static int arrivals_next(Arrivals *a, double *t_s)
         break;
     case ARR_CONSTANT: a->t_s = a->start_s + (double)a->i++ / a->rate_per_s; break;
     case ARR_PIECEWISE:
+        /* exact, without thinning: within a segment the rate is constant,
+         * and an exponential gap that crosses the segment's end restarts
+         * there (memoryless), so each arrival costs at most one draw per
+         * segment whatever the peak-to-base ratio (issue 15: thinning spun
+         * for hours on [[0, 1e9], [1, 1e-9]]) */
+        for (;;) {
+            double rel = a->t_s - a->start_s;
+            while (a->seg + 1 < a->n_pts && a->pt_s[a->seg + 1] <= rel) a->seg++;
+            double r = a->pr[a->seg];
+            int last = a->seg + 1 == a->n_pts;
+            double seg_end = last ? INFINITY : a->start_s + a->pt_s[a->seg + 1];
+            if (r <= 0) {
+                if (last) return 0;
+                a->t_s = seg_end;
+                continue;
+            }
+            double t = a->t_s + gsl_ran_exponential(a->ra, 1.0 / r);
+            if (t < seg_end) {
+                a->t_s = t;
+                break;
+            }
+            a->t_s = seg_end;
+        }
+        break;
     case ARR_DIURNAL:
+        /* thinning at the peak rate: the mean acceptance is at least
+         * 1 / (1 + amplitude) >= 1/2 per draw, so this ends */
         for (;;) {
             a->t_s += gsl_ran_exponential(a->ra, 1.0 / a->rmax);
-            double rel = a->t_s - a->start_s;
-            double r = rate_at(a, rel);
-            if (a->kind == ARR_PIECEWISE && a->seg + 1 == a->n_pts && r <= 0) return 0;
-            if (gsl_rng_uniform(a->rt) * a->rmax < r) break;
+            if (gsl_rng_uniform(a->rt) * a->rmax < rate_at(a, a->t_s - a->start_s)) break;
         }
         break;
     default: /* ARR_ONOFF: exponential gaps are memoryless, so a gap that
-              * crosses the end of an ON period restarts at the next one */
-        for (;;) {
+              * crosses the end of an ON period continues in the next one */
+        if (!a->on_exp) {
+            /* fixed periods: skip whole cycles in closed form */
             double gap = gsl_ran_exponential(a->ra, 1.0 / a->rate_per_s);
             if (a->t_s + gap < a->on_end_s) {
                 a->t_s += gap;
                 break;
             }
-            a->t_s = a->on_end_s + period_len(a, a->off_s);
-            a->on_end_s = a->t_s + period_len(a, a->on_s);
+            double rem = gap - (a->on_end_s - a->t_s);
+            double k = floor(rem / a->on_s);
+            double on0 = a->on_end_s + a->off_s + k * (a->on_s + a->off_s);
+            a->t_s = on0 + (rem - k * a->on_s);
+            a->on_end_s = on0 + a->on_s;
+            if (a->t_s >= a->on_end_s) a->t_s = nextafter(a->on_end_s, 0); /* rounding */
+            break;
+        }
+        for (uint64_t steps = 0;; steps++) {
+            double gap = gsl_ran_exponential(a->ra, 1.0 / a->rate_per_s);
+            if (a->t_s + gap < a->on_end_s) {
+                a->t_s += gap;
+                break;
+            }
+            double next = a->on_end_s + period_len(a, a->off_s);
+            double end = next + period_len(a, a->on_s);
+            /* a period too short to move the clock, or far too many
+             * periods without an arrival: stop with a message */
+            if (steps >= GEN_OPEN_PERIODS_MAX || !(end > a->on_end_s)) return -1;
+            a->t_s = next;
+            a->on_end_s = end;
         }
         break;
     }
@@ -199,7 +244,10 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
 
     int64_t count = 0;
     double duration_s = 0, start_ms = 0;
-    if (jsonio_int(wj, "count", where, 0, 1, GEN_OPEN_MAX, &count, e) < 0) return -1;
+    if (jsonio_int(wj, "count", where, 0, 1, INT64_MAX, &count, e) < 0) return -1;
+    if ((uint64_t)count > workload_max_requests())
+        return err_set(e, "%s.count: got %lld, more than the %u requests a workload may hold; %s", where,
+                       (long long)count, workload_max_requests(), WL_MAX_REQUESTS_HINT);
     if (jsonio_num(wj, "duration_s", where, 0, 1e-9, 1e9, &duration_s, e) < 0) return -1;
     if (!count && !(duration_s > 0))
         return err_set(e, "%s: expected \"count\" (requests) or \"duration_s\" (seconds), or both", where);
@@ -224,12 +272,26 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
     rc = 0;
     for (;;) {
         if (count && w->n >= (uint64_t)count) break;
-        if (w->n >= GEN_OPEN_MAX) {
-            rc = err_set(e, "%s: more than %u requests; lower the rate or the duration", where, GEN_OPEN_MAX);
+        if (w->n >= workload_max_requests()) {
+            rc = err_set(e, "%s: more than %u requests; lower the rate or the duration, or %s", where,
+                         workload_max_requests(), WL_MAX_REQUESTS_HINT);
             break;
         }
         double t_s;
-        if (!arrivals_next(&a, &t_s)) break;
+        int got = arrivals_next(&a, &t_s);
+        if (got < 0) {
+            rc = err_set(e, "%s: no arrival within %u ON periods (rate_per_s x on_s = %g arrivals per period, or "
+                            "periods too short to advance the clock at %g s); raise rate_per_s or on_s", where,
+                         GEN_OPEN_PERIODS_MAX, a.rate_per_s * a.on_s, a.t_s);
+            break;
+        }
+        if (!got) break;
+        if (!(t_s - a.start_s <= GEN_OPEN_T_MAX_S)) {
+            if (duration_s > 0) break;
+            rc = err_set(e, "%s: request %u would arrive at %g s, past the %g s a run may span; raise the rate or "
+                            "give \"duration_s\"", where, w->n, t_s - a.start_s, GEN_OPEN_T_MAX_S);
+            break;
+        }
         if (duration_s > 0 && t_s - a.start_s > duration_s) break;
         const GenMix *m = gen_attr_pick(&attrs);
         Request *r = workload_push(w);

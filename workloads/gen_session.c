@@ -37,7 +37,6 @@
 #include "wl_source.h"
 
 #define GEN_SESSION_MAX 10000000
-#define GEN_SESSION_MAX_REQUESTS 100000000u
 
 static int gen_session_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
                              Err *e)
@@ -86,8 +85,9 @@ static int gen_session_build(const cJSON *wj, const char *where, const char *bas
                 if (next > (uint64_t)max_prompt) break; /* the conversation outgrew the context */
                 prompt = next;
             }
-            if (w->n >= GEN_SESSION_MAX_REQUESTS) {
-                rc = err_set(e, "%s: more than %u requests; fewer sessions or turns", where, GEN_SESSION_MAX_REQUESTS);
+            if (w->n >= workload_max_requests()) {
+                rc = err_set(e, "%s: more than %u requests; fewer sessions or turns, or %s", where,
+                             workload_max_requests(), WL_MAX_REQUESTS_HINT);
                 break;
             }
             uint32_t out = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);

@@ -21,6 +21,8 @@
 
 #define AZURE_COLS 3
 #define AZURE_HEADER "TIMESTAMP,ContextTokens,GeneratedTokens"
+#define AZURE_YEAR_MIN 1970
+#define AZURE_YEAR_MAX 2200
 
 static int azure_sniff(const char *first_line)
 {
@@ -74,6 +76,10 @@ static int parse_timestamp(const char *s, int64_t *ns)
     p++;
     if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &sec)) return -1;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+    /* int64 nanoseconds since 1970 reach 2262; the reader subtracts the
+     * first record's time, so the span must fit too (issue 15: years far
+     * from 1970 overflowed) */
+    if (y < AZURE_YEAR_MIN || y > AZURE_YEAR_MAX) return -2;
     int64_t frac = 0;
     if (*p == '.') {
         p++;
@@ -108,7 +114,10 @@ static int azure_parse(void *st, char *line, TraceRecord *rec, Err *e)
     if (n != AZURE_COLS)
         return err_set(e, "got %s%d column%s in \"%s\", expected 3 (TIMESTAMP,ContextTokens,GeneratedTokens)",
                        n > AZURE_COLS ? "more than " : "", n > AZURE_COLS ? AZURE_COLS : n, n == 1 ? "" : "s", ex);
-    if (parse_timestamp(f[0], &rec->t_ns) < 0)
+    int tr = parse_timestamp(f[0], &rec->t_ns);
+    if (tr == -2)
+        return err_set(e, "TIMESTAMP: got \"%s\", expected a year in %d..%d", f[0], AZURE_YEAR_MIN, AZURE_YEAR_MAX);
+    if (tr < 0)
         return err_set(e, "TIMESTAMP: got \"%s\", expected a time like 2023-11-16 18:15:46.6805900", f[0]);
     if (trace_text_parse_i64(f[1], &rec->prompt_tokens) < 0 || rec->prompt_tokens < 0 ||
         rec->prompt_tokens > TRACE_LEN_MAX)

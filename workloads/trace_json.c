@@ -202,7 +202,7 @@ static int json_open(void *st, FILE *f, Err *e)
     }
     free(line);
     if (!whole) return 0;
-    char *text = read_file(js->path, NULL, e);
+    char *text = read_text_file(js->path, NULL, e);
     if (!text) return -1;
     js->doc = jsonio_parse(text, js->path, e);
     free(text);

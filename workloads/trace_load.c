@@ -131,6 +131,9 @@ static XfAction xform_filter(Xform *x, TraceRecord *rec, int sorted, WlCounts *c
 /* Appends one kept record. */
 static int add_record(Workload *w, Xform *x, const TraceRecord *rec, const char *where, Err *e)
 {
+    if (w->n >= workload_max_requests())
+        return err_set(e, "%s: more than %u requests; narrow it with \"limit\" or a window, or %s", where,
+                       workload_max_requests(), WL_MAX_REQUESTS_HINT);
     uint32_t prompt = (uint32_t)rec->prompt_tokens, out = (uint32_t)rec->output_tokens;
     uint32_t maxo = (uint32_t)rec->max_output_tokens;
     if (!prompt) {

@@ -181,8 +181,13 @@ int trace_reader_next(TraceReader *tr, TraceRecord *rec, Err *e)
 {
     if (tr->whole_doc) return doc_next(tr, rec, e);
     const TraceFormatOps *ops = tr->ops;
-    ssize_t len;
-    while ((len = getline(&tr->line, &tr->line_cap, tr->f)) >= 0) {
+    long len;
+    for (;;) {
+        char what[1100];
+        snprintf(what, sizeof what, "%s:%llu", tr->path, (unsigned long long)tr->lineno + 1);
+        len = common_read_line(tr->f, &tr->line, &tr->line_cap, what, e);
+        if (len == -2) return -1;
+        if (len < 0) break;
         tr->lineno++;
         if (!trace_text_trim(tr->line, (size_t)len)) continue;
         Err le = {{0}};

@@ -5,6 +5,8 @@
  */
 #include "trace_text.h"
 
+#include "common.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,9 @@ const char *trace_text_skip_blanks(const char *s)
 
 int trace_text_peek_line(FILE *f, char **line, size_t *cap, int skip)
 {
-    ssize_t len;
+    long len;
     int found = 0;
-    while ((len = getline(line, cap, f)) >= 0)
+    while ((len = common_read_line(f, line, cap, "", NULL)) >= 0)
         if (trace_text_trim(*line, (size_t)len) && skip-- == 0) {
             found = 1;
             break;
@@ -40,17 +42,7 @@ int trace_text_peek_line(FILE *f, char **line, size_t *cap, int skip)
 
 const char *trace_text_excerpt(const char *line, char *buf, size_t n)
 {
-    size_t len = strlen(line);
-    if (len < n) {
-        memcpy(buf, line, len + 1);
-    } else {
-        memcpy(buf, line, n - 4);
-        memcpy(buf + n - 4, "...", 4);
-    }
-    /* a binary file must not put control bytes into a terminal */
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
-    return buf;
+    return text_excerpt(line, strlen(line), buf, n);
 }
 
 int trace_text_parse_i64(const char *s, int64_t *out)

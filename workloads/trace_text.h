@@ -21,7 +21,7 @@ const char *trace_text_skip_blanks(const char *s);
 int trace_text_peek_line(FILE *f, char **line, size_t *cap, int skip);
 
 /* A line cut to a readable length for messages (n bytes with the NUL),
- * control bytes replaced by '?'; returns buf. */
+ * control and non-UTF-8 bytes escaped as \\xNN (text_excerpt); returns buf. */
 const char *trace_text_excerpt(const char *line, char *buf, size_t n);
 
 /* Strict number parsing of a whole field: 0 ok, -1 not a number (empty,

@@ -197,6 +197,17 @@ static void grow_side64(int64_t **a, uint32_t old_cap, uint32_t cap)
     for (uint32_t i = old_cap; i < cap; i++) (*a)[i] = -1;
 }
 
+uint32_t workload_max_requests(void)
+{
+    const char *v = getenv("SERVESIM_MAX_REQUESTS");
+    if (v && *v) {
+        char *end;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (!*end && x > 0) return x > 1000000000ull ? 1000000000u : (uint32_t)x;
+    }
+    return 10000000u;
+}
+
 Request *workload_push(Workload *w)
 {
     WlPriv *p = w->priv;

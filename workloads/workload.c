@@ -9,6 +9,7 @@
  * `sources` below; no source calls back into this file.
  */
 #include "workload.h"
+#include "outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,9 +217,9 @@ static void write_request(const Workload *w, const Request *r, uint32_t i, const
 
 int workload_write_json(const Workload *w, const char *path, Err *e)
 {
-    int to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) return err_set(e, "%s: cannot write", path);
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
     uint32_t *pred = xmalloc((w->n ? w->n : 1) * sizeof *pred);
     for (uint32_t i = 0; i < w->n; i++)
         if (w->reqs[i].next_req != REQ_NONE) pred[w->reqs[i].next_req] = i;
@@ -229,8 +230,5 @@ int workload_write_json(const Workload *w, const char *path, Err *e)
     }
     fputs("]}\n", f);
     free(pred);
-    int bad = ferror(f);
-    if (!to_stdout) bad |= fclose(f) != 0;
-    else fflush(f);
-    return bad ? err_set(e, "%s: write failed", path) : 0;
+    return outfile_commit(&o, e);
 }

@@ -2,7 +2,8 @@
 --
 -- Every running request advances (one decode token, or the rest of its
 -- prefill).  Then waiting requests are considered shortest prompt first
--- (ties: queue order) and admitted with their whole prompt while fewer than
+-- (ties: queue order) and admitted with their whole prompt (or what is left
+-- of the token budget, when the scenario sets one) while fewer than
 -- max_running run and their KV need fits what is free.  A long request
 -- waits while shorter ones keep arriving: SJF lowers mean TTFT at the price
 -- of the tail (args.max_wait_s bounds that: a request that has waited longer
@@ -22,13 +23,20 @@ local M = {}
 
 function M.schedule(v)
   local d = {decode = {}, prefill = {}, admit = {}}
+  -- the token budget (math.maxinteger without one) bounds the iteration:
+  -- decodes first, then prefill chunks, then admissions' first chunks
+  local budget = v.budget_left
   local running = v.running
   for i = 1, #running do
     local r = running[i]
+    if budget <= 0 then break end
     if r.decoding then
       d.decode[#d.decode + 1] = r
+      budget = budget - 1
     else
-      d.prefill[#d.prefill + 1] = {r, r.prefill_left}
+      local c = math.min(r.prefill_left, budget)
+      d.prefill[#d.prefill + 1] = {r, c}
+      budget = budget - c
     end
   end
   local room = v.max_running - #running
@@ -43,8 +51,11 @@ function M.schedule(v)
   for _, r in ipairs(order) do
     if room == 0 then break end
     local need = v:kv_need(r)  -- at its largest: admission never fails on KV
+    if budget <= 0 then break end
     if need <= free then
-      d.admit[#d.admit + 1] = r
+      local c = math.min(r.prefill_left, budget)
+      d.admit[#d.admit + 1] = {r, c}
+      budget = budget - c
       free = free - need
       room = room - 1
     end

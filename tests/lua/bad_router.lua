@@ -14,6 +14,7 @@ return {
     if case == "zero" then return 0 end
     if case == "too_big" then return #loads + 1 end
     if case == "string" then return "first" end
+    if case == "string_one" then return "1" end
     if case == "error" then error("router boom " .. r.id) end -- @error
     if case == "loop" then while true do end end
     if case == "kept_view" then return kept.prompt_tokens end -- @kept_view

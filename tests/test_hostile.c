@@ -1,0 +1,365 @@
+/*
+ * test_hostile.c -- regressions of issue 15 (reliability): each case is
+ * input a hostile-input review found to crash, spin, fill memory, lose a
+ * result or print garbage; each now gets a clean message (or a documented
+ * success).  Runs the binary named by $SERVESIM_BIN under `timeout` and a
+ * memory ulimit, so a regression fails the test instead of hanging the
+ * suite; the limits are generous safety bounds, never timing assertions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "engine.h"
+#include "testhelp.h"
+
+static char hdir[256];
+static char hout[65536];
+
+static const char *hbin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+/* "servesim ARGS" (env may prefix VAR=value) with stderr folded in, at
+ * most 60 s and 4 GiB of address space. */
+static int hsh(const char *env, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "ulimit -v 4194304; %s timeout 60 %s %s 2>&1", env ? env : "", hbin(), args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t len = fread(hout, 1, sizeof hout - 1, p);
+    hout[len] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *hpath(const char *name)
+{
+    static char path[2][512];
+    static int k;
+    k ^= 1;
+    snprintf(path[k], sizeof path[k], "%s/%s", hdir, name);
+    return path[k];
+}
+
+static const char *hwrite(const char *name, const char *text, size_t len)
+{
+    const char *p = hpath(name);
+    FILE *f = fopen(p, "wb");
+    if (!f) return p;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return p;
+}
+#define HWRITE(name, text) hwrite(name, text, strlen(text))
+
+/* Whether s is valid UTF-8 (overlongs and surrogates refused). */
+static int valid_utf8(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        if (*u < 0x80) {
+            u++;
+            continue;
+        }
+        int n = *u >= 0xc2 && *u <= 0xdf ? 2 : *u >= 0xe0 && *u <= 0xef ? 3 : *u >= 0xf0 && *u <= 0xf4 ? 4 : 0;
+        if (!n) return 0;
+        for (int k = 1; k < n; k++)
+            if ((u[k] & 0xc0) != 0x80) return 0;
+        u += n;
+    }
+    return 1;
+}
+
+#define MODEL_HEAD "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", " \
+    "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 4}, "
+#define SMALL_WL "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 5, \"count\": 20, " \
+    "\"prompt_tokens\": 100, \"output_tokens\": 10}"
+
+/* The excerpt helper: invalid and control bytes escaped, a multi-byte
+ * character never cut; err_set keeps every message valid UTF-8. */
+static void test_hostile_excerpt(void)
+{
+    char buf[16];
+    text_excerpt("ab\xff\x01" "c", 5, buf, sizeof buf);
+    CHECK(!strcmp(buf, "ab\\xff\\x01c"));
+    /* "é" is two bytes: an 8-byte buffer cuts before it, not inside */
+    const char *s = "aaaaé€xyz";
+    char small[8];
+    text_excerpt(s, strlen(s), small, sizeof small);
+    CHECK(valid_utf8(small));
+    CHECK_CONTAINS(small, "...");
+    text_excerpt("\xe2\x82", 2, buf, sizeof buf); /* a truncated character */
+    CHECK(!strcmp(buf, "\\xe2\\x82"));
+    text_excerpt("\xc0\xaf", 2, buf, sizeof buf); /* an overlong '/' */
+    CHECK(!strcmp(buf, "\\xc0\\xaf"));
+    Err e;
+    err_set(&e, "bad key \"%s\"", "\xfe\xff\x1b[31m");
+    CHECK(valid_utf8(e.msg));
+    CHECK(!strchr(e.msg, 0x1b));
+    CHECK_CONTAINS(e.msg, "\\xfe\\xff\\x1b[31m");
+}
+
+/* speculation.accept_file: a malformed line's message was read from freed
+ * text; the file is found beside the scenario, not in the working dir. */
+static void test_hostile_accept_file(void)
+{
+    HWRITE("counts.txt", "# accepted drafts\n1\n2\nx\xff" "bad\n");
+    const char *sc = HWRITE("spec.json", MODEL_HEAD SMALL_WL ", \"speculation\": {\"method\": \"lookup\", "
+                                                             "\"draft_len\": 3, \"accept_file\": \"counts.txt\"}}");
+    char args[1024];
+    snprintf(args, sizeof args, "run %s --quiet", sc);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "counts.txt:4: got \"x\\xffbad\", expected an accepted-draft count in 0..");
+    CHECK(valid_utf8(hout));
+    HWRITE("counts.txt", "1\n2\n3\n0\n");
+    CHECK_INT(hsh(NULL, args), 0);
+}
+
+static void test_hostile_azure_years(void)
+{
+    const char *tr = HWRITE("far.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                       "2023-11-16 18:15:46.6805900,374,44\n9999-01-01 00:00:00,10,10\n");
+    char args[1024];
+    snprintf(args, sizeof args, "workload %s --format azure --stats", tr);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "far.csv:3: TIMESTAMP: got \"9999-01-01 00:00:00\", expected a year in 1970..2200");
+    tr = HWRITE("early.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0001-01-01 00:00:00,10,10\n");
+    snprintf(args, sizeof args, "workload %s --format azure --stats", tr);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "expected a year in 1970..2200");
+}
+
+/* Generators that spun forever on legal values now end or say why. */
+static void test_hostile_generators(void)
+{
+    char args[1024];
+    const char *w = HWRITE("onoff.json", "{\"kind\": \"onoff\", \"rate_per_s\": 1e-9, \"on_s\": 1e-9, \"off_s\": 0, "
+                                         "\"periods\": \"exponential\", \"count\": 3, \"prompt_tokens\": 1, "
+                                         "\"output_tokens\": 1}");
+    snprintf(args, sizeof args, "workload %s --stats", w);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "no arrival within");
+    w = HWRITE("onoff2.json", "{\"kind\": \"onoff\", \"rate_per_s\": 1e-3, \"on_s\": 1e-6, \"off_s\": 0, "
+                              "\"duration_s\": 100000, \"prompt_tokens\": 1, \"output_tokens\": 1}");
+    snprintf(args, sizeof args, "workload %s --stats", w);
+    CHECK_INT(hsh(NULL, args), 0);
+    /* a huge peak-to-base ratio: exact sampling per segment */
+    w = HWRITE("piece.json", "{\"kind\": \"piecewise\", \"rates\": [[0, 1000], [1, 1e-9]], \"duration_s\": 1000, "
+                             "\"prompt_tokens\": 1, \"output_tokens\": 1}");
+    snprintf(args, sizeof args, "workload %s --stats", w);
+    CHECK_INT(hsh(NULL, args), 0);
+    w = HWRITE("piece2.json", "{\"kind\": \"piecewise\", \"rates\": [[0, 1000], [1, 1e-9]], \"count\": 5000, "
+                              "\"prompt_tokens\": 1, \"output_tokens\": 1}");
+    snprintf(args, sizeof args, "workload %s --stats", w);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "past the 1e+09 s a run may span");
+    /* a count that cannot fit in memory is refused at once */
+    w = HWRITE("big.json", "{\"kind\": \"poisson\", \"rate_per_s\": 10, \"count\": 100000000, "
+                           "\"prompt_tokens\": 1, \"output_tokens\": 1}");
+    snprintf(args, sizeof args, "workload %s --stats", w);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "more than the 10000000 requests a workload may hold; set SERVESIM_MAX_REQUESTS");
+}
+
+/* Line and file caps; NUL bytes are not text. */
+static void test_hostile_caps(void)
+{
+    char args[1024];
+    char *big = xmalloc(5000);
+    memset(big, '1', 4999);
+    big[4999] = '\0';
+    char *text = xmalloc(6000);
+    snprintf(text, 6000, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,%s,4\n", big);
+    const char *tr = HWRITE("long.csv", text);
+    snprintf(args, sizeof args, "workload %s --format azure --stats", tr);
+    CHECK_INT(hsh("SERVESIM_MAX_LINE_BYTES=1000", args), 1);
+    CHECK_CONTAINS(hout, "long.csv:2: a line longer than 1000 bytes (the line cap; set SERVESIM_MAX_LINE_BYTES");
+    free(text);
+    free(big);
+    tr = hwrite("zero.csv", "TIMESTAMP\0\0\0\0", 13);
+    snprintf(args, sizeof args, "workload %s --format azure --stats", tr);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "zero.csv:1: a NUL byte at column 10; expected a text file");
+    /* a scenario was read only up to an embedded NUL */
+    static const char nul_sc[] = MODEL_HEAD SMALL_WL "}\0 trailing garbage";
+    const char *sc = hwrite("nul.json", nul_sc, sizeof nul_sc - 1);
+    snprintf(args, sizeof args, "run %s --quiet", sc);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "a NUL byte at offset");
+    sc = HWRITE("ok.json", MODEL_HEAD SMALL_WL "}");
+    snprintf(args, sizeof args, "run %s --quiet", sc);
+    CHECK_INT(hsh("SERVESIM_MAX_FILE_BYTES=100", args), 1);
+    CHECK_CONTAINS(hout, "larger than 100 bytes (the file-size cap; set SERVESIM_MAX_FILE_BYTES");
+    /* a malformed file's excerpt is valid UTF-8 */
+    sc = HWRITE("bad.json", "{\"model\": \xff\xfe\x01 }");
+    snprintf(args, sizeof args, "run %s", sc);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "malformed JSON near '\\xff\\xfe\\x01 }'");
+    CHECK(valid_utf8(hout));
+}
+
+/* Outputs: checked before the run, never the input, write errors fail. */
+static void test_hostile_outputs(void)
+{
+    char args[2048];
+    const char *sc = HWRITE("out_sc.json", MODEL_HEAD SMALL_WL "}");
+    snprintf(args, sizeof args, "run %s --quiet --json - > /dev/full", sc);
+    CHECK_INT(hsh(NULL, args), 1);
+    snprintf(args, sizeof args, "run %s > /dev/full", sc); /* the table (stderr goes there too) */
+    CHECK_INT(hsh(NULL, args), 1);
+    snprintf(args, sizeof args, "run %s --quiet --json %s", sc, sc);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "is the input file");
+    /* a bad --vllm-json fails before --json is written */
+    const char *js = hpath("r.json");
+    unlink(js);
+    snprintf(args, sizeof args, "run %s --quiet --json %s --vllm-json %s/no/such/v.json", sc, js, hdir);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "does not exist");
+    struct stat st;
+    CHECK(stat(js, &st) != 0);
+    /* rejected requests: no nan in the table, the CSV says why */
+    const char *rj = HWRITE("rej.json", MODEL_HEAD "\"kv\": {\"capacity_gib\": 0.01}, \"price\": "
+                                        "{\"usd_per_gpu_hour\": 2}, \"workload\": {\"requests\": [{\"id\": \"a\", "
+                                        "\"arrival_ms\": 0, \"prompt_tokens\": 100000, \"output_tokens\": 4}]}}");
+    snprintf(args, sizeof args, "run %s --csv %s", rj, hpath("rej.csv"));
+    int rc = hsh(NULL, args);
+    CHECK_INT(rc, 0);
+    CHECK(!strstr(hout, "nan"));
+    CHECK_CONTAINS(hout, "no output tokens to price");
+    char *csv = read_file(hpath("rej.csv"), NULL, NULL);
+    CHECK_CONTAINS(csv, ",good,reject_reason\n");
+    CHECK_CONTAINS(csv, ",rejected,");
+    CHECK_CONTAINS(csv, ",rejected,,,,,,0,0,context_too_long\n");
+    free(csv);
+}
+
+static void test_hostile_cli(void)
+{
+    CHECK_INT(hsh(NULL, "help spec-plan"), 0);
+    CHECK_CONTAINS(hout, "usage: servesim spec-plan");
+    CHECK_INT(hsh(NULL, "help spec-verify"), 0);
+    CHECK_CONTAINS(hout, "usage: servesim spec-verify");
+    CHECK_INT(hsh(NULL, "help nosuch"), 2);
+    CHECK_CONTAINS(hout, "no help on 'nosuch'");
+    CHECK_INT(hsh(NULL, "--version"), 0);
+    CHECK_CONTAINS(hout, "servesim ");
+    CHECK_INT(hsh(NULL, "spec-verify --p nan,1 --q 0.5,0.5"), 2);
+    CHECK(!strstr(hout, "nan\n"));
+    CHECK_INT(hsh(NULL, "spec-verify --p 0.5,0.5 --q inf,0"), 2);
+    /* replay refuses duplicate ids, as run does */
+    char args[1024];
+    const char *rp = HWRITE("dup.json", "{\"requests\": [{\"id\": \"A\", \"arrival_ms\": 0, \"prompt_tokens\": 4, "
+                                        "\"output_tokens\": 1, \"token_times_ms\": [10]}, {\"id\": \"A\", "
+                                        "\"arrival_ms\": 1, \"prompt_tokens\": 4, \"output_tokens\": 1, "
+                                        "\"token_times_ms\": [20]}]}");
+    snprintf(args, sizeof args, "replay %s", rp);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "requests[1]: duplicate request id \"A\" (also requests[0])");
+    /* compare refuses values that are not numbers, negative or absurd */
+    char sim[512];
+    snprintf(sim, sizeof sim, "%s", HWRITE("sim.json", "{\"mean_ttft_ms\": 10}"));
+    const char *m1 = HWRITE("m1.json", "{\"mean_ttft_ms\": \"x\"}");
+    snprintf(args, sizeof args, "compare %s %s", sim, m1);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "\"mean_ttft_ms\": got a string, expected a number in [0, ");
+    const char *m2 = HWRITE("m2.json", "{\"ttfts\": [0.1, 0.2], \"itls\": [[0.01], [0.02]], \"output_lens\": [2, -5]}");
+    snprintf(args, sizeof args, "compare %s %s", sim, m2);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "output_lens[1]: got -5, expected a number in [0, 1e+08]");
+    const char *m3 = HWRITE("m3.json", "{\"ttfts\": [0.1], \"itls\": [[0.01]], \"output_lens\": [1e300]}");
+    snprintf(args, sizeof args, "compare %s %s", sim, m3);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "output_lens[0]: got 1e+300");
+}
+
+/* servesim.write_csv crashed once its text passed LUAL_BUFFERSIZE. */
+static void test_hostile_lua_write_csv(void)
+{
+    char script[1024], args[1400];
+    snprintf(script, sizeof script,
+             "local rows = {}\n"
+             "for i = 1, 3000 do rows[i] = {id = 'r' .. i, x = i * 1.5, note = 'a, \"b\"'} end\n"
+             "servesim.write_csv('%s', rows)\n", hpath("big.csv"));
+    const char *lua = HWRITE("csv.lua", script);
+    snprintf(args, sizeof args, "lua %s", lua);
+    CHECK_INT(hsh(NULL, args), 0);
+    char *csv = read_file(hpath("big.csv"), NULL, NULL);
+    CHECK(csv != NULL);
+    int lines = 0;
+    for (const char *p = csv; p && *p; p++) lines += *p == '\n';
+    CHECK_INT(lines, 3001);
+    CHECK_CONTAINS(csv, "id,note,x\nr1,\"a, \"\"b\"\"\",1.5\n");
+    CHECK_CONTAINS(csv, "r3000,\"a, \"\"b\"\"\",4500\n");
+    free(csv);
+}
+
+/* The end-of-run invariant checker names the request, time and rule. */
+static void test_hostile_invariants(void)
+{
+    Request r[2];
+    int64_t tt[4] = {10, 20, 15, 40};
+    for (int i = 0; i < 2; i++) {
+        request_init(&r[i]);
+        r[i].id = i ? "b" : "a";
+        r[i].t_arrive_ns = 5;
+        r[i].output_tokens = 2;
+        r[i].generated = 2;
+        r[i].state = REQ_FINISHED;
+        r[i].token_off = (uint64_t)i * 2;
+        r[i].t_first_sched_ns = 5;
+        r[i].t_finish_ns = tt[i * 2 + 1];
+    }
+    EngineStats st = {0};
+    st.finished = 2;
+    Err e = {{0}};
+    tt[2] = 30;
+    CHECK_INT(engine_check_invariants(r, 2, tt, &st, &e), 0);
+    tt[2] = 45; /* b's first token after its second */
+    CHECK_INT(engine_check_invariants(r, 2, tt, &st, &e), -1);
+    CHECK_CONTAINS(e.msg, "invariant violated: request b at t = 0.000000040 s: a token before the previous one");
+    tt[2] = 30;
+    r[0].generated = 3;
+    CHECK_INT(engine_check_invariants(r, 2, tt, &st, &e), -1);
+    CHECK_CONTAINS(e.msg, "request a");
+    CHECK_CONTAINS(e.msg, "emitted more tokens than its output_tokens");
+    r[0].generated = 2;
+    st.finished = 1;
+    CHECK_INT(engine_check_invariants(r, 2, tt, &st, &e), -1);
+    CHECK_CONTAINS(e.msg, "requests not conserved: 2 finished and 0 rejected by state, 1 and 0 counted");
+}
+
+static void hostile_no_tmpdir(void)
+{
+    CHECK(0);
+}
+
+void suite_hostile(void);
+void suite_hostile(void)
+{
+    snprintf(hdir, sizeof hdir, "/tmp/servesim-hostile-XXXXXX");
+    if (!mkdtemp(hdir)) {
+        RUN(hostile_no_tmpdir);
+        return;
+    }
+    RUN(test_hostile_excerpt);
+    RUN(test_hostile_accept_file);
+    RUN(test_hostile_azure_years);
+    RUN(test_hostile_generators);
+    RUN(test_hostile_caps);
+    RUN(test_hostile_outputs);
+    RUN(test_hostile_cli);
+    RUN(test_hostile_lua_write_csv);
+    RUN(test_hostile_invariants);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", hdir);
+    if (system(cmd) != 0) fprintf(stderr, "  could not remove %s\n", hdir);
+}
