@@ -68,6 +68,8 @@ static const char usage_main[] =
     "                         counter tracks (KV blocks, tokens per iteration, running/waiting)\n" \
     "  --trace-window T0,T1   trace only what meets [T0, T1] seconds (run only)\n" \
     "  --trace-requests N     request lanes for the first N requests only (run only)\n" \
+    "  --trace-ids ID[,ID...] request lanes for those requests only (run only)\n" \
+    "  --trace-engine-only    no request lanes: iterations and counter tracks (run only)\n" \
     "  --vllm-json FILE       summary with vLLM benchmark result keys (mean_ttft_ms, ...)\n" \
     "  --window-ms T0,T1      fixed throughput window instead of first arrival -> last completion\n" \
     "  --quiet                do not print the table\n"
@@ -151,8 +153,8 @@ static double wall_s(void)
 typedef struct Outputs {
     const char *json, *csv, *iter_csv, *trace, *vllm;
     const char *window;
-    const char *trace_window, *trace_requests;
-    int quiet;
+    const char *trace_window, *trace_requests, *trace_ids;
+    int quiet, trace_engine_only;
 } Outputs;
 
 /* Handles an output option at argv[*i]; 1 = consumed, 0 = not an output
@@ -160,10 +162,10 @@ typedef struct Outputs {
 static int output_opt(int argc, char **argv, int *i, Outputs *o)
 {
     static const char *const names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json",
-                                        "--window-ms", "--trace-window", "--trace-requests"};
+                                        "--window-ms", "--trace-window", "--trace-requests", "--trace-ids"};
     const char **dst[] = {&o->json, &o->csv, &o->iter_csv, &o->trace, &o->vllm, &o->window, &o->trace_window,
-                          &o->trace_requests};
-    for (int k = 0; k < 8; k++)
+                          &o->trace_requests, &o->trace_ids};
+    for (int k = 0; k < 9; k++)
         if (!strcmp(argv[*i], names[k])) {
             if (++*i >= argc) return -1;
             *dst[k] = argv[*i];
@@ -171,6 +173,10 @@ static int output_opt(int argc, char **argv, int *i, Outputs *o)
         }
     if (!strcmp(argv[*i], "--quiet")) {
         o->quiet = 1;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--trace-engine-only")) {
+        o->trace_engine_only = 1;
         return 1;
     }
     return 0;
@@ -281,10 +287,15 @@ static int cmd_run(int argc, char **argv)
         scenario_free(&s);
         return fail(&e);
     }
-    if ((out.trace_window || out.trace_requests) && !out.trace) {
+    if ((out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only) && !out.trace) {
         scenario_free(&s);
-        return bad_usage("--trace-window and --trace-requests narrow --trace-events FILE; give it too", NULL,
-                         usage_run);
+        return bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow "
+                         "--trace-events FILE; give it too", NULL, usage_run);
+    }
+    if (!!out.trace_requests + !!out.trace_ids + out.trace_engine_only > 1) {
+        scenario_free(&s);
+        return bad_usage("--trace-requests, --trace-ids and --trace-engine-only each choose the request lanes; "
+                         "give one", NULL, usage_run);
     }
     double tw0 = 0, tw1 = 0;
     uint64_t treq = 0;
@@ -305,6 +316,12 @@ static int cmd_run(int argc, char **argv)
     Timeline *tl = out.trace ? timeline_new() : NULL;
     if (tl && out.trace_window) timeline_set_window(tl, (int64_t)(tw0 * 1e9), (int64_t)(tw1 * 1e9));
     if (tl && treq) timeline_set_max_requests(tl, (uint32_t)treq);
+    if (tl && out.trace_engine_only) timeline_set_engine_only(tl);
+    if (tl && out.trace_ids && timeline_set_ids(tl, out.trace_ids, s.wl.reqs, s.wl.n, &e) < 0) {
+        timeline_free(tl);
+        scenario_free(&s);
+        return fail(&e);
+    }
     MetricsSink sink = tl ? timeline_sink(tl) : (MetricsSink){0};
     Cluster *cl = cluster_new(&s, tl ? &sink : NULL, &e);
     if (!cl || cluster_run(cl, &e) < 0) {

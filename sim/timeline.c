@@ -39,6 +39,9 @@ struct Timeline {
     int has_window;          /* write only spans meeting [w0_ns, w1_ns] */
     int64_t w0_ns, w1_ns;
     uint32_t max_requests;   /* request lanes for the first N requests only; 0 = all */
+    uint8_t *lanes;          /* when not NULL, request lanes only where lanes[i] (i < n_lanes) */
+    uint32_t n_lanes;
+    int engine_only;         /* no request lanes */
 };
 
 static void tl_on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
@@ -93,6 +96,7 @@ void timeline_free(Timeline *tl)
     if (!tl) return;
     free(tl->iters);
     free(tl->items);
+    free(tl->lanes);
     free(tl);
 }
 
@@ -108,6 +112,34 @@ void timeline_set_window(Timeline *tl, int64_t t0_ns, int64_t t1_ns)
 void timeline_set_max_requests(Timeline *tl, uint32_t n)
 {
     tl->max_requests = n;
+}
+
+void timeline_set_engine_only(Timeline *tl)
+{
+    tl->engine_only = 1;
+}
+
+int timeline_set_ids(Timeline *tl, const char *ids, const Request *reqs, uint32_t n, Err *e)
+{
+    free(tl->lanes);
+    tl->lanes = xcalloc(n ? n : 1, 1);
+    tl->n_lanes = n;
+    for (const char *p = ids;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) return err_set(e, "--trace-ids %s: an empty id; expected ID[,ID...]", ids);
+        uint32_t i = 0;
+        while (i < n && !(reqs[i].id && strlen(reqs[i].id) == len && !strncmp(reqs[i].id, p, len))) i++;
+        if (i == n) return err_set(e, "--trace-ids: no request has the id \"%.*s\"", (int)len, p);
+        tl->lanes[i] = 1;
+        p += len;
+        if (!*p) return 0;
+    }
+}
+
+/* Request i has a lane (whatever the window). */
+static int tl_lane(const Timeline *tl, uint32_t i, uint32_t nreq)
+{
+    return !tl->engine_only && i < nreq && (!tl->lanes || (i < tl->n_lanes && tl->lanes[i]));
 }
 
 /* [t, t + dur] meets the window (every span does without one). */
@@ -207,11 +239,12 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
         const TlIter *it = &tl->iters[k];
         if (!tl_in(tl, it->t_ns, it->dur_ns)) continue;
         for (uint32_t j = 0; j < it->n_items; j++)
-            if (tl->items[it->first_item + j].req < nreq) shown[tl->items[it->first_item + j].req] = 1;
+            if (tl_lane(tl, tl->items[it->first_item + j].req, nreq)) shown[tl->items[it->first_item + j].req] = 1;
     }
     for (uint32_t i = 0; i < nreq; i++) {
         const Request *r = &reqs[i];
-        if (r->state != REQ_PENDING && tl_in(tl, r->t_arrive_ns, MAX(r->t_first_sched_ns - r->t_arrive_ns, 0)))
+        if (tl_lane(tl, i, nreq) && r->state != REQ_PENDING &&
+            tl_in(tl, r->t_arrive_ns, MAX(r->t_first_sched_ns - r->t_arrive_ns, 0)))
             shown[i] = 1;
     }
 
@@ -223,7 +256,7 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
         snprintf(name, sizeof name, "replica %u iterations", k);
         tl_meta(f, &first, "thread_name", 1, k + 1, name);
     }
-    tl_meta(f, &first, "process_name", 2, 0, "requests");
+    if (!tl->engine_only) tl_meta(f, &first, "process_name", 2, 0, "requests");
     for (uint32_t i = 0; i < nreq; i++)
         if (shown[i]) tl_meta(f, &first, "thread_name", 2, i + 1, reqs[i].id);
     for (size_t k = 0; k < tl->n_iters; k++) {
@@ -252,7 +285,7 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
                 (unsigned long long)dec_tok);
         for (uint32_t j = 0; j < it->n_items; j++) {
             const BatchItem *b = &tl->items[it->first_item + j];
-            if (b->req >= nreq) continue;
+            if (!tl_lane(tl, b->req, nreq)) continue;
             const char *name = b->kind == ITEM_PREFILL ? "prefill" : b->kind == ITEM_VERIFY ? "verify" : "decode";
             tl_ev(f, &first, name, NULL, "X", it->t_ns, 2, b->req + 1);
             fprintf(f, ",\"dur\":%.3f,\"args\":{\"new_tokens\":%u,\"cached_tokens\":%u,\"emits_token\":%s}}",

@@ -29,6 +29,12 @@ void timeline_chain(Timeline *tl, const MetricsSink *tail);
  * request lanes for the first n requests only (0 = all). */
 void timeline_set_window(Timeline *tl, int64_t t0_ns, int64_t t1_ns);
 void timeline_set_max_requests(Timeline *tl, uint32_t n);
+/* Request lanes for the requests named in `ids` (comma-separated request
+ * ids of reqs[0..n)) only; an id no request has, or an empty list, is an
+ * error that names it. */
+int timeline_set_ids(Timeline *tl, const char *ids, const Request *reqs, uint32_t n, Err *e);
+/* No request lanes at all: the engine's iterations and the counter tracks. */
+void timeline_set_engine_only(Timeline *tl);
 /* Streams the trace to path (atomically: a temporary file, then rename). */
 int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e);
 void timeline_free(Timeline *tl);

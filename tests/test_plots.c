@@ -354,6 +354,89 @@ static void test_trace_narrowing(void)
     CHECK_CONTAINS(out, "--trace-window: expected T0,T1");
 }
 
+/* Counts a trace's request lanes (names joined in `names`), request-lane
+ * events, iterations and counter samples. */
+static void trace_count(const char *file, char *names, size_t cap, int *lanes, int *req_events, int *iters,
+                        int *counters)
+{
+    char *t = slurp("%s/%s", file);
+    Err e;
+    cJSON *root = t ? jsonio_parse(t, file, &e) : NULL;
+    CHECK(root != NULL);
+    *lanes = *req_events = *iters = *counters = 0;
+    names[0] = '\0';
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+        const char *name = cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring;
+        const char *ph = cJSON_GetObjectItemCaseSensitive(x, "ph")->valuestring;
+        int pid = cJSON_GetObjectItemCaseSensitive(x, "pid")->valueint;
+        if (pid == 2 && !strcmp(name, "thread_name")) {
+            (*lanes)++;
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(x, "args");
+            size_t l = strlen(names);
+            snprintf(names + l, cap - l, "%s%s", l ? "," : "", cJSON_GetObjectItemCaseSensitive(a, "name")->valuestring);
+        }
+        *req_events += pid == 2 && strcmp(ph, "M");
+        *iters += !strcmp(name, "iteration");
+        *counters += !strcmp(ph, "C");
+    }
+    cJSON_Delete(root);
+    free(t);
+}
+
+static void test_trace_ids(void)
+{
+    static char out[8192], args[1024];
+    char names[256];
+    int lanes, ev, iters, counters, all_iters, all_counters;
+    const char *sc = ROOT "workloads/chapters/ch8_four_requests_continuous.json";
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/ta.json", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    trace_count("ta.json", names, sizeof names, &lanes, &ev, &all_iters, &all_counters);
+    CHECK(!strcmp(names, "r0,r1,r2,r3"));
+    /* exactly the lanes named, whatever order the list gives them in */
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/ti.json --trace-ids r3,r1", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    trace_count("ti.json", names, sizeof names, &lanes, &ev, &iters, &counters);
+    CHECK(!strcmp(names, "r1,r3"));
+    CHECK_INT(lanes, 2);
+    CHECK(ev > 2);
+    CHECK_INT(iters, all_iters);
+    CHECK_INT(counters, all_counters);
+    char *t = slurp("%s/%s", "ti.json");
+    CHECK(t && !strstr(t, "\"pid\":2,\"tid\":1,") && !strstr(t, "\"pid\":2,\"tid\":3,"));
+    free(t);
+    /* engine only: no request lanes, every iteration and counter sample */
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/te.json --trace-engine-only", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    trace_count("te.json", names, sizeof names, &lanes, &ev, &iters, &counters);
+    CHECK_INT(lanes, 0);
+    CHECK_INT(ev, 0);
+    CHECK(iters > 0);
+    CHECK_INT(iters, all_iters);
+    CHECK_INT(counters, all_counters);
+    t = slurp("%s/%s", "te.json");
+    CHECK_CONTAINS(t, "\"name\":\"KV blocks used\",\"ph\":\"C\"");
+    CHECK_CONTAINS(t, "\"name\":\"tokens per iteration\",\"ph\":\"C\"");
+    CHECK_CONTAINS(t, "\"name\":\"requests\",\"ph\":\"C\"");
+    CHECK(!strstr(t, "\"pid\":2"));
+    free(t);
+    /* errors name what is wrong and write nothing */
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1,r9", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "--trace-ids: no request has the id \"r9\"");
+    CHECK(file_size("tx.json") < 0);
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1,,r2", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK_CONTAINS(out, "an empty id");
+    snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1 --trace-engine-only", sc, dir);
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "give one");
+    snprintf(args, sizeof args, "run %s --quiet --trace-engine-only", sc);
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "give it too");
+}
+
 static void test_plot_scatter(void)
 {
     plot_both("scatter", ROOT "tests/fixtures/validate_small.json", "sc");
@@ -642,6 +725,7 @@ void suite_plots(void)
     RUN(test_plot_roofline);
     RUN(test_plot_errors);
     RUN(test_trace_narrowing);
+    RUN(test_trace_ids);
     RUN(test_plot_scatter);
     RUN(test_html_reports);
     RUN(test_lua_plot);
