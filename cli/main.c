@@ -63,9 +63,10 @@ static const char usage_main[] =
 #define OUTPUT_OPTIONS \
     "  --json FILE            the JSON report (summary + every request) ('-' = stdout)\n" \
     "  --csv FILE             one row per request (empty cells for undefined values)\n" \
-    "  --iterations-csv FILE  one row per iteration: batch, duration, FLOPs, bytes, MFU, MBU, KV\n" \
+    "  --iterations-csv FILE  one row per iteration: batch, duration, FLOPs, bytes, MFU, MBU, KV (run only)\n" \
     "  --trace-events FILE    Chrome trace-event JSON (open in Perfetto): engine and request lanes,\n" \
-    "                         counter tracks (KV blocks, tokens per iteration, running/waiting)\n" \
+    "                         counter tracks (KV blocks, tokens per iteration, running/waiting);\n" \
+    "                         a replay: request lanes only, arrival -> first token -> each token\n" \
     "  --trace-window T0,T1   trace only what meets [T0, T1] seconds (run only)\n" \
     "  --trace-requests N     request lanes for the first N requests only (run only)\n" \
     "  --trace-ids ID[,ID...] request lanes for those requests only (run only)\n" \
@@ -378,9 +379,11 @@ static int cmd_replay(int argc, char **argv)
         path = a;
     }
     if (!path) return bad_usage("a schedule file is required", NULL, usage_replay);
-    if (out.iter_csv || out.trace)
-        return bad_usage("a replay has no iterations: --iterations-csv and --trace-events need a run", NULL,
-                         usage_replay);
+    if (out.iter_csv)
+        return bad_usage("a replay has no iterations: --iterations-csv needs a run", NULL, usage_replay);
+    if (out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only)
+        return bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow a run's "
+                         "trace; a replay's --trace-events has every request", NULL, usage_replay);
     Err e = {{0}};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
     Replay rp;
@@ -394,6 +397,7 @@ static int cmd_replay(int argc, char **argv)
     replay_rundata(&rp, &rd);
     metrics_summarize(&rp.mcfg, &rd, &sum);
     int rc = emit(&out, NULL, &rp.mcfg, &rd, &sum, &e);
+    if (rc == 0 && out.trace) rc = timeline_write_replay(out.trace, rp.reqs, rp.n, rp.token_times, &e);
     replay_free(&rp);
     return rc < 0 ? fail(&e) : 0;
 }

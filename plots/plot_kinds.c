@@ -231,7 +231,10 @@ static int timeline_trace(Lanes *l, const cJSON *ev, const char *path, int *drop
         if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(dur))
             return err_set(e, "%s: traceEvents[]: a complete event without numeric ts and dur", path);
         const char *nm = name->valuestring;
-        int kind = !strcmp(nm, "queued") ? SPAN_QUEUE : !strcmp(nm, "prefill") ? SPAN_PREFILL : SPAN_DECODE;
+        int kind = !strcmp(nm, "queued")           ? SPAN_QUEUE
+                   : !strcmp(nm, "prefill")        ? SPAN_PREFILL
+                   : !strcmp(nm, "to first token") ? SPAN_TO_FIRST /* a replay's trace */
+                                                   : SPAN_DECODE;
         lane_span(l, lane, ts->valuedouble / 1e3, (ts->valuedouble + dur->valuedouble) / 1e3, kind);
     }
     for (int k = 0; k < max_tid; k++)

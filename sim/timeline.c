@@ -309,3 +309,34 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
     free(shown);
     return outfile_commit(&o, e);
 }
+
+int timeline_write_replay(const char *path, const Request *reqs, uint32_t n, const int64_t *token_times, Err *e)
+{
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
+    int first = 1;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+    tl_meta(f, &first, "process_name", 2, 0, "requests (replayed schedule: no iterations)");
+    for (uint32_t i = 0; i < n; i++) tl_meta(f, &first, "thread_name", 2, i + 1, reqs[i].id);
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *r = &reqs[i];
+        if (r->state == REQ_REJECTED) {
+            tl_ev(f, &first, "rejected", "reject", "i", r->t_finish_ns >= 0 ? r->t_finish_ns : r->t_arrive_ns, 2,
+                  i + 1);
+            fputs(",\"s\":\"t\"}", f);
+            continue;
+        }
+        int64_t prev = r->t_arrive_ns;
+        for (uint32_t k = 0; k < r->generated; k++) {
+            int64_t t = token_times[r->token_off + k];
+            char name[32];
+            if (k) snprintf(name, sizeof name, "token %u", k);
+            tl_ev(f, &first, k ? name : "to first token", k ? "decode" : "queue+prefill", "X", prev, 2, i + 1);
+            fprintf(f, ",\"dur\":%.3f,\"args\":{\"token\":%u}}", (double)(t - prev) / 1e3, k);
+            prev = t;
+        }
+    }
+    fputs("\n]}\n", f);
+    return outfile_commit(&o, e);
+}

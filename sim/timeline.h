@@ -37,6 +37,13 @@ int timeline_set_ids(Timeline *tl, const char *ids, const Request *reqs, uint32_
 void timeline_set_engine_only(Timeline *tl);
 /* Streams the trace to path (atomically: a temporary file, then rename). */
 int timeline_write(const Timeline *tl, const char *path, const Request *reqs, uint32_t n, Err *e);
+/* The trace of a replayed schedule, which has no iterations: no engine
+ * process, one lane per request (process 2, "requests") with a "to first
+ * token" span from arrival to token 0, a "token K" span from token K-1 to
+ * token K, and a "rejected" instant (at its time, or its arrival when the
+ * schedule gives none) for a rejected request.  token_times is the
+ * replay's array (reqs[i].token_off indexes it). */
+int timeline_write_replay(const char *path, const Request *reqs, uint32_t n, const int64_t *token_times, Err *e);
 void timeline_free(Timeline *tl);
 
 #endif

@@ -220,7 +220,7 @@ static void test_replay_compare_outputs(void)
     free(t);
     /* errors */
     CHECK(sh("replay", out, sizeof out) == 2);
-    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --trace-events x.json", d);
+    snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --iterations-csv %s/x.csv", d, dir);
     CHECK(sh(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "no iterations");
     snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --window-ms 5", d);

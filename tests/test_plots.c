@@ -437,6 +437,100 @@ static void test_trace_ids(void)
     CHECK_CONTAINS(out, "give it too");
 }
 
+/* Table 31.1 as a timeline: `replay --trace-events` gives each request a
+ * lane whose spans run arrival -> token 0 -> token 1 ..., so every span
+ * ends at the schedule's token time and starts where the last one ended;
+ * no engine process (a replay has no iterations). */
+static void test_replay_trace(void)
+{
+    static char out[8192], args[1024];
+    const char *which[] = {"serial", "continuous"};
+    for (int w = 0; w < 2; w++) {
+        char sched[512], file[64];
+        snprintf(sched, sizeof sched, ROOT "workloads/chapters/ch31_table_31_1_%s.json", which[w]);
+        snprintf(file, sizeof file, "rt_%s.json", which[w]);
+        snprintf(args, sizeof args, "replay %s --quiet --trace-events %s/%s", sched, dir, file);
+        CHECK(sh(args, out, sizeof out) == 0);
+        Err e;
+        char *st = read_file(sched, NULL, &e), *t = slurp("%s/%s", file);
+        cJSON *sj = st ? jsonio_parse(st, sched, &e) : NULL, *tj = t ? jsonio_parse(t, file, &e) : NULL;
+        CHECK(sj && tj);
+        if (!sj || !tj) return;
+        const cJSON *events = cJSON_GetObjectItemCaseSensitive(tj, "traceEvents");
+        int tid = 0, spans = 0, want_spans = 0;
+        const cJSON *rq;
+        cJSON_ArrayForEach(rq, cJSON_GetObjectItemCaseSensitive(sj, "requests")) {
+            tid++;
+            const char *id = cJSON_GetObjectItemCaseSensitive(rq, "id")->valuestring;
+            double prev_us = cJSON_GetObjectItemCaseSensitive(rq, "arrival_ms")->valuedouble * 1e3;
+            int k = 0, named = 0;
+            const cJSON *x, *tt;
+            cJSON_ArrayForEach(x, events) {
+                if (cJSON_GetObjectItemCaseSensitive(x, "tid")->valueint != tid) continue;
+                const char *ph = cJSON_GetObjectItemCaseSensitive(x, "ph")->valuestring;
+                if (!strcmp(ph, "M")) {
+                    named += !strcmp(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "args"),
+                                                                      "name")->valuestring, id);
+                    continue;
+                }
+                CHECK(!strcmp(ph, "X"));
+                int j = 0;
+                double want_us = -1;
+                cJSON_ArrayForEach(tt, cJSON_GetObjectItemCaseSensitive(rq, "token_times_ms")) {
+                    if (j++ == k) want_us = tt->valuedouble * 1e3;
+                }
+                double ts = cJSON_GetObjectItemCaseSensitive(x, "ts")->valuedouble;
+                double dur = cJSON_GetObjectItemCaseSensitive(x, "dur")->valuedouble;
+                CHECK_NEAR(ts, prev_us, 1e-6);
+                CHECK_NEAR(ts + dur, want_us, 1e-6);
+                CHECK_INT(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "args"),
+                                                           "token")->valueint, k);
+                prev_us = ts + dur;
+                k++;
+                spans++;
+            }
+            CHECK_INT(named, 1);
+            CHECK_INT(k, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rq, "token_times_ms")));
+            want_spans += k;
+        }
+        CHECK_INT(tid, 3);
+        CHECK_INT(spans, want_spans);
+        CHECK_INT(spans, 6); /* A 3 tokens, B 2, C 1 */
+        CHECK(!strstr(t, "\"pid\":1,"));
+        if (w == 0) { /* serial: A 0 -> 100, 140, 180 ms; C waits 40 -> 360 ms */
+            CHECK_CONTAINS(t, "{\"name\":\"to first token\",\"cat\":\"queue+prefill\",\"ph\":\"X\",\"ts\":0.000,"
+                              "\"pid\":2,\"tid\":1,\"dur\":100000.000,\"args\":{\"token\":0}}");
+            CHECK_CONTAINS(t, "\"ts\":40000.000,\"pid\":2,\"tid\":3,\"dur\":320000.000");
+        }
+        cJSON_Delete(sj);
+        cJSON_Delete(tj);
+        free(st);
+        free(t);
+    }
+    /* servesim plot timeline draws it as the schedule's own lanes: arrival
+     * to first token, then decode steps */
+    snprintf(args, sizeof args, "plot timeline %s/rt_serial.json -o %s/rt.svg", dir, dir);
+    int prc = sh(args, out, sizeof out);
+    CHECK(prc == (have_gnuplot ? 0 : 1));
+    char *dat = slurp("%s/%s", "rt.data/timeline_1.dat");
+    CHECK_CONTAINS(dat, "\n0 0.000000 100.000000 3\n0 100.000000 140.000000 2\n0 140.000000 180.000000 2\n");
+    CHECK_CONTAINS(dat, "\n2 40.000000 360.000000 3\n");
+    free(dat);
+    /* the same bytes twice; narrowing is a run's */
+    snprintf(args, sizeof args, "replay " ROOT "workloads/chapters/ch31_table_31_1_serial.json --quiet "
+             "--trace-events %s/rt_again.json", dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    char *a = slurp("%s/%s", "rt_serial.json"), *b = slurp("%s/%s", "rt_again.json");
+    CHECK(a && b && !strcmp(a, b));
+    free(a);
+    free(b);
+    snprintf(args, sizeof args, "replay " ROOT "workloads/chapters/ch31_table_31_1_serial.json --quiet "
+             "--trace-events %s/rt_x.json --trace-ids A", dir);
+    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK_CONTAINS(out, "narrow a run's trace");
+    CHECK(file_size("rt_x.json") < 0);
+}
+
 static void test_plot_scatter(void)
 {
     plot_both("scatter", ROOT "tests/fixtures/validate_small.json", "sc");
@@ -726,6 +820,7 @@ void suite_plots(void)
     RUN(test_plot_errors);
     RUN(test_trace_narrowing);
     RUN(test_trace_ids);
+    RUN(test_replay_trace);
     RUN(test_plot_scatter);
     RUN(test_html_reports);
     RUN(test_lua_plot);
