@@ -84,7 +84,8 @@ static const char usage_run[] =
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
-    "                         the timeline (runs of <= 64 requests) as SVGs in DIR, with the report\n"
+    "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
+    "                         report, data files and SVG files beside it\n"
     OUTPUT_OPTIONS;
 
 static const char usage_replay[] =
