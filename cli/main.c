@@ -344,9 +344,7 @@ static int cmd_run(int argc, char **argv)
     MetricsCfg mc;
     RunData rd;
     Summary sum;
-    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-    cluster_rundata(cl, &rd);
-    metrics_summarize(&mc, &rd, &sum);
+    cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
     rc = emit(&out, &s, &mc, &rd, &sum, &e);
     if (rc == 0 && html_dir) {
         HtmlCmd hc = {"run", argc, argv};

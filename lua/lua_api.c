@@ -150,9 +150,7 @@ static int lua_api_run(lua_State *L)
     MetricsCfg mc;
     RunData rd;
     Summary sum;
-    scenario_metrics_cfg(&R->s, &mc, slo_table, METRICS_CLS_MAX);
-    cluster_rundata(R->c, &rd);
-    metrics_summarize(&mc, &rd, &sum);
+    cluster_summarize(R->c, &R->s, slo_table, &mc, &rd, &sum);
     cJSON *root = report_json(&mc, &rd, &sum, with_requests);
     cJSON *sc = cJSON_CreateObject();
     scenario_to_json(&R->s, sc);

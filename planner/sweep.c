@@ -199,9 +199,7 @@ int sweep_run_text(const char *text, const char *name, double seed, double rate,
     MetricsCfg mc;
     RunData rd;
     Summary *m = xmalloc(sizeof *m);
-    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-    cluster_rundata(c, &rd);
-    metrics_summarize(&mc, &rd, m);
+    cluster_summarize(c, &s, slo_table, &mc, &rd, m);
     out->requests = m->requests;
     out->finished = m->finished;
     out->rejected = m->rejected;

@@ -328,3 +328,11 @@ void cluster_rundata(const Cluster *c, RunData *rd)
     }
     if (s->kv.unbounded) rd->replicas.kv_total_bytes = 0;
 }
+
+void cluster_summarize(const Cluster *c, const Scenario *s, Slo *slo_table, MetricsCfg *mc, RunData *rd,
+                       Summary *sum)
+{
+    scenario_metrics_cfg(s, mc, slo_table, METRICS_CLS_MAX);
+    cluster_rundata(c, rd);
+    metrics_summarize(mc, rd, sum);
+}

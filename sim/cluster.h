@@ -28,6 +28,11 @@ int cluster_run(Cluster *c, Err *e);
 void cluster_free(Cluster *c);
 /* Run data for the metrics: per-iteration records only with one replica. */
 void cluster_rundata(const Cluster *c, RunData *rd);
+/* The statistics of a finished run: the scenario's metrics configuration
+ * (its SLO classes in slo_table, METRICS_CLS_MAX entries), the run data
+ * and the summary, as every command reports them. */
+void cluster_summarize(const Cluster *c, const Scenario *s, Slo *slo_table, MetricsCfg *mc, RunData *rd,
+                       Summary *sum);
 uint32_t cluster_replicas(const Cluster *c);
 const Engine *cluster_engine(const Cluster *c, uint32_t i);
 

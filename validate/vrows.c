@@ -491,9 +491,7 @@ void vrows_simulate(VRow *r, const VTheta *th)
         MetricsCfg mc;
         RunData rd;
         Summary sum;
-        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-        cluster_rundata(cl, &rd);
-        metrics_summarize(&mc, &rd, &sum);
+        cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
         if (sum.ttft_s.n == 0) {
             snprintf(r->err, sizeof r->err, "no request finished (%u rejected)", sum.rejected);
         } else {
