@@ -186,7 +186,7 @@ static int output_opt(int argc, char **argv, int *i, Outputs *o)
 
 static int write_json(cJSON *root, const char *path, Err *e)
 {
-    return outfile_write_json(path, root, e);
+    return jsonio_write_file(root, path, 1, e);
 }
 
 /* Every output path is checked before any work, and none may name the

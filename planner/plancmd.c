@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "html.h"
+#include "jsonio.h"
 #include "outfile.h"
 #include "par.h"
 #include "plan.h"
@@ -242,7 +243,7 @@ int plancmd_sweep(int argc, char **argv)
     } else if (par_rank() == 0) {
         int to_stdout = json && !strcmp(json, "-");
         if (!quiet && !to_stdout) sweep_print(stdout, out);
-        if (json && outfile_write_json(json, out, &e) < 0) rc = fail(&e);
+        if (json && jsonio_write_file(out, json, 1, &e) < 0) rc = fail(&e);
         if (rc == 0 && csv && sweep_write_csv(out, csv, &e) < 0) rc = fail(&e);
         HtmlCmd hc = {"sweep", argc, argv};
         if (rc == 0 && html && html_sweep(html, &hc, out, &e) < 0) rc = fail(&e);
@@ -309,7 +310,7 @@ int plancmd_plan(int argc, char **argv)
     } else if (par_rank() == 0) {
         int to_stdout = json && !strcmp(json, "-");
         if (!quiet && !to_stdout) plan_print(stdout, out);
-        if (json && outfile_write_json(json, out, &e) < 0) rc = fail(&e);
+        if (json && jsonio_write_file(out, json, 1, &e) < 0) rc = fail(&e);
         HtmlCmd hc = {"plan", argc, argv};
         if (rc == 0 && html && html_plan(html, &hc, out, &e) < 0) rc = fail(&e);
     }

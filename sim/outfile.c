@@ -110,22 +110,6 @@ int outfile_write(const char *path, const char *text, Err *e)
     return outfile_commit(&o, e);
 }
 
-int outfile_write_json(const char *path, const cJSON *root, Err *e)
-{
-    char *s = cJSON_Print(root);
-    if (!s) return err_set(e, "%s: cannot render JSON", path);
-    OutFile o;
-    FILE *f = outfile_open(&o, path, e);
-    if (!f) {
-        cJSON_free(s);
-        return -1;
-    }
-    fputs(s, f);
-    fputc('\n', f);
-    cJSON_free(s);
-    return outfile_commit(&o, e);
-}
-
 int outfile_check(const char *path, const char *what, Err *e)
 {
     if (!*path) return err_set(e, "%s: expected a file name, got \"\"", what);

@@ -34,8 +34,6 @@ int outfile_commit(OutFile *o, Err *e);
 void outfile_abort(OutFile *o);
 
 int outfile_write(const char *path, const char *text, Err *e);
-/* Pretty-printed JSON and a final newline. */
-int outfile_write_json(const char *path, const cJSON *root, Err *e);
 
 /* Before any work: the directory of path exists and is writable, path is
  * not a directory.  what names the option ("--json"). */
