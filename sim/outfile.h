@@ -13,7 +13,6 @@
 #ifndef SERVESIM_OUTFILE_H
 #define SERVESIM_OUTFILE_H
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "common.h"
