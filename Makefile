@@ -4,6 +4,7 @@
 #   make run      install missing Debian packages, build, run the embedded default scenario
 #   make test     install missing packages, build, run the whole test suite
 #   make asan     the same suite under AddressSanitizer + UBSan
+#   make fuzz     the libFuzzer harnesses of fuzz/, FUZZ_SECONDS (30) each (clang; make deps-fuzz)
 #   make bench    100,000 Poisson requests: simulated requests and iterations per wall second
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
 #   make deps-html  install Debian's chromium: make test then renders the --html pages headless
@@ -61,7 +62,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 NVCC    := $(shell command -v nvcc 2>/dev/null)
 MPICC   := $(shell command -v mpicc 2>/dev/null)
 
-.PHONY: all run test test-mpi asan bench deps deps-html plots clean check-deps info-optional
+.PHONY: all run test test-mpi asan fuzz fuzz-build deps-fuzz bench deps deps-html plots clean check-deps info-optional
 
 all: servesim info-optional
 
@@ -168,6 +169,48 @@ asan: deps
 build-asan/servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
+# ---- libFuzzer harnesses (fuzz/README.md) ----
+# The simulator's sources built with clang into build-fuzz/ (coverage +
+# ASan + UBSan), one binary per harness; each runs FUZZ_SECONDS on a work
+# corpus in build-fuzz/corpus/ seeded from the committed fuzz/corpus/.
+# A crash, hang, leak or sanitizer report fails the target (the input is
+# kept as build-fuzz/crashes/HARNESS-*).
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_NAMES   := scenario trace replay calib compare
+FUZZ_BINS    := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+
+deps-fuzz:
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then echo "installing: clang"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang; \
+	else echo "missing Debian package: clang"; \
+	  echo "run: sudo apt-get update && sudo apt-get install -y clang"; exit 1; fi
+
+fuzz-build: deps deps-fuzz
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) \
+	  OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -Wno-missing-field-initializers -Wno-string-concatenation" \
+	  build-fuzz/libsim.a
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+
+build-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h build-fuzz/libsim.a
+	$(FUZZ_CC) $(CFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) $(SUB_INC) -o $@ $< build-fuzz/libsim.a $(LDLIBS)
+
+fuzz: fuzz-build
+	@fail=""; for h in $(FUZZ_NAMES); do \
+	  mkdir -p build-fuzz/corpus/$$h build-fuzz/crashes; \
+	  echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	  ./build-fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/$$h- \
+	    build-fuzz/corpus/$$h fuzz/corpus/$$h > build-fuzz/fuzz_$$h.log 2>&1 \
+	    || { fail="$$fail $$h"; tail -n 60 build-fuzz/fuzz_$$h.log; }; \
+	  grep -E "^#[0-9]+.*(DONE|pulse)|stat::number_of_executed_units|stat::average_exec_per_sec" build-fuzz/fuzz_$$h.log | tail -n 3; \
+	done; \
+	if [ -n "$$fail" ]; then echo "fuzz: FAILED:$$fail (inputs in build-fuzz/crashes/)"; exit 1; fi; \
+	echo "fuzz: $(words $(FUZZ_NAMES)) harnesses, $(FUZZ_SECONDS) s each, no crash"
+
+
 bench: deps
 	@$(MAKE) --no-print-directory servesim
 	./servesim bench
@@ -177,7 +220,7 @@ bench: deps
 	./servesim calib quality
 
 clean:
-	rm -rf build build-asan build-mpi servesim
+	rm -rf build build-asan build-mpi build-fuzz servesim
 
 # ---- CUDA calibration kernels (optional; the simulator never needs them) ----
 KERNEL_ARCHS := 80 89 90 100 120

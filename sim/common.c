@@ -169,7 +169,7 @@ long common_read_line(FILE *f, char **line, size_t *cap, const char *what, Err *
             err_set(e, "%s: a line longer than %zu bytes (the line cap; %s)", what, max, COMMON_LINE_CAP_HINT);
             return -2;
         }
-        if (len + 2 > *cap) {
+        if (len + 3 > *cap) { /* this byte, a '\n' and the NUL */
             *cap *= 2;
             *line = xrealloc(*line, *cap);
         }

@@ -1,0 +1,61 @@
+/*
+ * fuzz_common.h -- shared helpers of the libFuzzer harnesses (fuzz/README.md):
+ * input size cap, NUL-terminated copies, a per-process temporary directory.
+ */
+#ifndef SERVESIM_FUZZ_COMMON_H
+#define SERVESIM_FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FUZZ_MAX_INPUT (64 * 1024)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* Bounded work per input: small caps on requests, files and lines. */
+static inline void fuzz_limits(void)
+{
+    setenv("SERVESIM_MAX_REQUESTS", "10000", 1);
+    setenv("SERVESIM_MAX_FILE_BYTES", "1048576", 1);
+    setenv("SERVESIM_MAX_LINE_BYTES", "65536", 1);
+}
+
+static inline char *fuzz_strdup(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s) return NULL;
+    if (size) memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+/* A directory of this process's own (removed at exit is not needed: it
+ * holds one file, overwritten per input). */
+static char fuzz_dir[64];
+static inline const char *fuzz_tmpdir(void)
+{
+    if (!fuzz_dir[0]) {
+        snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/servesim-fuzz-XXXXXX");
+        if (!mkdtemp(fuzz_dir)) abort();
+    }
+    return fuzz_dir;
+}
+
+/* Writes data to DIR/name; returns the path (static buffer) or NULL. */
+static inline const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", fuzz_tmpdir(), name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return NULL;
+    if (size && fwrite(data, 1, size, f) != size) { fclose(f); return NULL; }
+    if (fclose(f) != 0) return NULL;
+    return path;
+}
+
+#endif
