@@ -27,5 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     calib_meas_init(&s);
     (void)calib_meas_import(&s, path, &e);
     calib_meas_free(&s);
+    fuzz_tmpdir_remove();
     return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef SERVESIM_FUZZ_COMMON_H
 #define SERVESIM_FUZZ_COMMON_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,9 +35,26 @@ static inline char *fuzz_strdup(const uint8_t *data, size_t size)
     return s;
 }
 
-/* A directory of this process's own (removed at exit is not needed: it
- * holds one file, overwritten per input). */
+/* A directory of this process's own for the files of one input; the
+ * harness calls fuzz_tmpdir_remove() when the input is done (libFuzzer
+ * leaves with _Exit, so atexit would not do). */
 static char fuzz_dir[64];
+static inline void fuzz_tmpdir_remove(void)
+{
+    if (!fuzz_dir[0]) return;
+    DIR *d = opendir(fuzz_dir);
+    if (!d) return;
+    struct dirent *de;
+    char path[320];
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", fuzz_dir, de->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(fuzz_dir);
+    fuzz_dir[0] = '\0';
+}
 static inline const char *fuzz_tmpdir(void)
 {
     if (!fuzz_dir[0]) {

@@ -88,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (dbg) fprintf(stderr, "%s\n", text);
     if (scenario_load_text(text, "(fuzz)", 0, 0, &s, &e) < 0) {
         if (dbg) fprintf(stderr, "load: %s\n", e.msg);
+        fuzz_tmpdir_remove();
         return 0;
     }
     Engine *eng = scenario_engine(&s, NULL, &e);
@@ -95,5 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (dbg) fprintf(stderr, "run: %d %s\n", rc, rc < 0 ? e.msg : "");
     engine_free(eng);
     scenario_free(&s);
+    fuzz_tmpdir_remove();
     return 0;
 }

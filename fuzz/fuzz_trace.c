@@ -21,12 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!path) return 0;
     Err e = {{0}};
     TraceReader *tr = trace_reader_open(path, fmt, skip_bad, &e);
-    if (!tr) return 0;
+    if (!tr) {
+        fuzz_tmpdir_remove();
+        return 0;
+    }
     TraceRecord rec;
     for (int n = 0; n < 100000; n++)
         if (trace_reader_next(tr, &rec, &e) <= 0) break;
     (void)trace_reader_skipped(tr);
     (void)trace_reader_first_skip(tr);
     trace_reader_close(tr);
+    fuzz_tmpdir_remove();
     return 0;
 }
