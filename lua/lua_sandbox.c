@@ -206,6 +206,64 @@ static int lua_sandbox_require(lua_State *L)
 }
 
 /* Opens the chosen libraries and trims them; runs under lua_pcall. */
+/* Lua's pattern matcher backtracks inside one C call, where the count
+ * hook never runs: k repetitions (*, +, -) over an n-byte subject may take
+ * about n^k steps, times n start positions unless anchored.  The wrappers
+ * of find, match, gmatch and gsub refuse a call whose bound passes
+ * LUA_SANDBOX_PATTERN_WORK before it starts (plain find is linear and
+ * passes). */
+#define LUA_SANDBOX_PATTERN_WORK 1e10
+
+static int lua_sandbox_pattern_guard(lua_State *L)
+{
+    const char *name = lua_tostring(L, lua_upvalueindex(2));
+    int is_find = !strcmp(name, "find");
+    if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TSTRING && !(is_find && lua_toboolean(L, 4))) {
+        size_t n, m;
+        (void)lua_tolstring(L, 1, &n);
+        const char *p = lua_tolstring(L, 2, &m);
+        int reps = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (p[i] == '%') {
+                i += (i + 1 < m && p[i + 1] == 'b') ? 3 : 1; /* %x, %bxy */
+            } else if (p[i] == '[') {
+                for (i++; i < m && p[i] != ']'; i++)
+                    if (p[i] == '%') i++;
+            } else if (i > 0 && (p[i] == '*' || p[i] == '+' || p[i] == '-')) {
+                reps++;
+            }
+        }
+        double work = 1;
+        int k = reps + (m > 0 && p[0] == '^' && strcmp(name, "gsub") && strcmp(name, "gmatch") ? 0 : 1);
+        for (int j = 0; j < k && work <= LUA_SANDBOX_PATTERN_WORK; j++) work *= (double)n + 1;
+        if (reps > 1 && work > LUA_SANDBOX_PATTERN_WORK)
+            return luaL_error(L, "string.%s: a pattern with %d repetitions over a %d-byte string could run for "
+                                 "more than 1e10 steps inside one C call, where the sandbox's instruction limit "
+                                 "cannot stop it; anchor the pattern, use fewer repetitions, or split the string",
+                              name, reps, (int)(n > INT32_MAX ? INT32_MAX : n));
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* setmetatable without __gc: Lua runs finalizers with debug hooks off
+ * (lgc.c, GCTM), in lua_close and in any allocation, so the instruction
+ * limit could not stop one; the sandbox refuses them (__close, which runs
+ * as ordinary code under the hook, stays allowed). */
+static int lua_sandbox_setmetatable(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+        return luaL_error(L, "setmetatable: __gc finalizers are not allowed in the sandbox (they would run "
+                             "outside its instruction limit)");
+    lua_settop(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
 static int lua_sandbox_setup(lua_State *L)
 {
     static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},         {LUA_TABLIBNAME, luaopen_table},
@@ -216,6 +274,9 @@ static int lua_sandbox_setup(lua_State *L)
         luaL_requiref(L, l->name, l->func, 1);
         lua_pop(L, 1);
     }
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, lua_sandbox_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
     lua_pushnil(L);
     lua_setglobal(L, "dofile");
     lua_pushnil(L);
@@ -226,6 +287,13 @@ static int lua_sandbox_setup(lua_State *L)
     lua_getglobal(L, LUA_STRLIBNAME);
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
+    static const char *const guarded[] = {"find", "match", "gmatch", "gsub"};
+    for (int i = 0; i < 4; i++) {
+        lua_getfield(L, -1, guarded[i]);
+        lua_pushstring(L, guarded[i]);
+        lua_pushcclosure(L, lua_sandbox_pattern_guard, 2);
+        lua_setfield(L, -2, guarded[i]);
+    }
     lua_pop(L, 1);
     /* math.random repeats from run to run */
     lua_getglobal(L, LUA_MATHLIBNAME);

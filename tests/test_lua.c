@@ -507,6 +507,11 @@ static void test_lua_sandbox_escapes(void)
     lt_expect_escape_blocked("doubling", NULL, LT_NEEDLES("memory limit exceeded"));
     lt_expect_escape_blocked("loop", "loop", LT_NEEDLES("instruction limit exceeded"));
     lt_expect_escape_blocked("pcall_loop", NULL, LT_NEEDLES("instruction limit exceeded"));
+    /* finalizers run with hooks off (Lua's GC): refused outright; a
+     * backtracking pattern is refused before the C matcher starts */
+    lt_expect_escape_blocked("gc_loop", "gc_loop", LT_NEEDLES("__gc finalizers are not allowed"));
+    lt_expect_escape_blocked("pattern_blowup", "pattern_blowup",
+                             LT_NEEDLES("string.find: a pattern with 3 repetitions over a 5000-byte string"));
     lt_expect_escape_blocked("error_nil", "error_nil", LT_NEEDLES("error object is a nil value"));
     lt_expect_escape_blocked("error_table", NULL, LT_NEEDLES("a table error"));
     lt_expect_escape_blocked("write_bad", "write_bad", LT_NEEDLES("servesim.write_json", "/nonexistent-dir"));

@@ -50,6 +50,14 @@ elseif case == "write_bad" then
   servesim.write_json("/nonexistent-dir/x.json", {1}) -- @write_bad
 elseif case == "run_bad" then
   servesim.run({model = "qwen3-8b"}) -- @run_bad
+elseif case == "gc_loop" then
+  setmetatable({}, {__gc = function() while true do end end}) -- @gc_loop
+elseif case == "pattern_blowup" then
+  local s = string.rep("a", 5000)
+  assert(s:find("^(%w+)=(%w+)$") == nil) -- anchored: allowed
+  assert(("key = value"):match("^(%w+)%s*=%s*(%w+)$") == "key")
+  assert(s:find("a*a*a*b", 1, true) == nil) -- plain: allowed
+  local n = s:find("a*a*a*b") -- @pattern_blowup
 elseif case == "ok" then
   assert(select("#", ...) == 1)
 else
