@@ -72,6 +72,7 @@ void calib_fit_opts_default(CalibFitOpts *o)
 {
     memset(o, 0, sizeof *o);
     o->holdout = 0.2;
+    o->ship_max = FIT_SHIP_MAX;
 }
 
 int calib_fit_selects(const Meas *r, int op)
@@ -856,10 +857,10 @@ int calib_fit_profile(const MeasSet *ms, const CalibFitOpts *o, Profile *p, Err 
          * support; the roofline is better off with its fallback (an FP8-KV
          * class: the 16-bit one scaled by bytes). */
         const ProfFitStats *st = &p->op[k].fit;
-        if (p->op[k].present && k != PROF_LAUNCH && !(st->train_median <= FIT_SHIP_MAX)) {
+        if (p->op[k].present && k != PROF_LAUNCH && !(st->train_median <= o->ship_max)) {
             if (o->log)
                 fprintf(o->log, "calib fit: %s not shipped: in-sample median error %.1f%% > %.0f%% (%d shapes)\n",
-                        profile_op_name(k), 100 * st->train_median, 100 * FIT_SHIP_MAX, st->rows);
+                        profile_op_name(k), 100 * st->train_median, 100 * o->ship_max, st->rows);
             memset(&p->op[k], 0, sizeof p->op[k]);
         }
         if (p->op[k].present) {

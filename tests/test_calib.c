@@ -757,6 +757,10 @@ static Profile *measure_and_fit(const ModelDesc *m, ServesimKernels *k, const ch
     CalibFitOpts fo;
     calib_fit_opts_default(&fo);
     fo.name = "cpu-test";
+    /* live timings on a busy machine may be noisy enough that a class
+     * misses its own shapes by more than the shipping bound; this test
+     * checks the pipeline's structure, so every class is kept */
+    fo.ship_max = INFINITY;
     Profile *p = malloc(sizeof *p);
     int rc = calib_fit_profile(&back, &fo, p, e);
     calib_meas_free(&back);
