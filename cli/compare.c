@@ -260,6 +260,14 @@ cJSON *compare_json(const CmpSide *sim, const CmpSide *meas)
     return o;
 }
 
+/* One value column: "n/a" where a side lacks the statistic (a summary-only
+ * vLLM file has no percentiles), never "nan" (issue 15). */
+static void print_value(double v)
+{
+    if (isnan(v)) printf(" %14s", "n/a");
+    else printf(" %14.3f", v);
+}
+
 void compare_print(const CmpSide *sim, const CmpSide *meas)
 {
     printf("  %-22s %14s %14s %9s\n", "metric", "simulated", "measured", "error");
@@ -271,7 +279,10 @@ void compare_print(const CmpSide *sim, const CmpSide *meas)
             if (isnan(a) && isnan(b)) continue;
             char label[40];
             snprintf(label, sizeof label, "%s %s (ms)", metric_names[m], stat_names[s]);
-            printf("  %-22s %14.3f %14.3f ", label, a * 1e3, b * 1e3);
+            printf("  %-22s", label);
+            print_value(a * 1e3);
+            print_value(b * 1e3);
+            printf(" ");
             if (isnan(x)) printf("%9s\n", "n/a");
             else {
                 printf("%+8.1f%%\n", x * 100);
@@ -283,7 +294,10 @@ void compare_print(const CmpSide *sim, const CmpSide *meas)
     double ts[2] = {sim->output_tokens_per_s, sim->requests_per_s}, tm[2] = {meas->output_tokens_per_s, meas->requests_per_s};
     for (int k = 0; k < 2; k++) {
         double x = rel(ts[k], tm[k]);
-        printf("  %-22s %14.3f %14.3f ", tn[k], ts[k], tm[k]);
+        printf("  %-22s", tn[k]);
+        print_value(ts[k]);
+        print_value(tm[k]);
+        printf(" ");
         if (isnan(x)) printf("%9s\n", "n/a");
         else {
             printf("%+8.1f%%\n", x * 100);

@@ -344,6 +344,144 @@ static void test_hostile_invariants(void)
     CHECK_CONTAINS(e.msg, "requests not conserved: 2 finished and 0 rejected by state, 1 and 0 counted");
 }
 
+/* The hostile-input corpus: tests/hostile/cases.tsv lists each file with
+ * its command (`servesim` = the binary under test, {} = the file), the exit
+ * status and a fragment the output must hold; a status 0 needs a note (a
+ * documented success or a known fault).  Each case runs in a fresh mkdtemp
+ * directory under timeout 60 and the address-space ulimit; its output must
+ * be valid UTF-8, and a success must print no nan. */
+static int corpus_word_nan(const char *s)
+{
+    for (const char *p = s; (p = strstr(p, "nan")); p++) {
+        int before = p > s && ((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') || p[-1] == '_');
+        int after = (p[3] >= 'a' && p[3] <= 'z') || (p[3] >= 'A' && p[3] <= 'Z') || p[3] == '_';
+        if (!before && !after) return 1;
+    }
+    return 0;
+}
+
+static void corpus_append(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(dst);
+    if (n + strlen(src) < cap) memcpy(dst + n, src, strlen(src) + 1);
+}
+
+static int corpus_case(const char *dir, char *line, int lineno)
+{
+    char *f[5] = {0};
+    int nf = 0;
+    for (char *p = line; nf < 5; nf++) {
+        f[nf] = p;
+        char *t = strchr(p, '\t');
+        if (!t) {
+            nf++;
+            break;
+        }
+        *t = '\0';
+        p = t + 1;
+    }
+    if (nf < 4) {
+        fprintf(stderr, "  cases.tsv:%d: expected file, command, status, fragment[, note]\n", lineno);
+        return 1;
+    }
+    const char *note = nf > 4 ? f[4] : "";
+    int want = atoi(f[2]);
+    char wd[] = "/tmp/servesim-corpus-XXXXXX";
+    if (!mkdtemp(wd)) return 1;
+    /* the command: {} -> 'DIR/FILE', "servesim " -> "timeout 60 BIN " */
+    static char cmd[8192];
+#if defined(__SANITIZE_ADDRESS__)
+    snprintf(cmd, sizeof cmd, "cd '%s' && { ", wd);
+#else
+    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 4194304 && { ", wd);
+#endif
+    for (const char *p = f[1]; *p;) {
+        if (p[0] == '{' && p[1] == '}') {
+            char path[1024];
+            snprintf(path, sizeof path, "'%s/%s'", dir, f[0]);
+            corpus_append(cmd, sizeof cmd, path);
+            p += 2;
+        } else if (!strncmp(p, "servesim ", 9) && (p == f[1] || p[-1] == ' ' || p[-1] == ';')) {
+            char bin[1024], here[512];
+            const char *b = hbin();
+            /* the command runs in wd: a relative binary is found from here */
+            if (b[0] == '/' || !getcwd(here, sizeof here)) snprintf(bin, sizeof bin, "timeout 60 %s ", b);
+            else snprintf(bin, sizeof bin, "timeout 60 '%s/%s' ", here, b);
+            corpus_append(cmd, sizeof cmd, bin);
+            p += 9;
+        } else {
+            char c[2] = {*p++, 0};
+            corpus_append(cmd, sizeof cmd, c);
+        }
+    }
+    corpus_append(cmd, sizeof cmd, "; } 2>&1");
+    FILE *pp = popen(cmd, "r");
+    int got = -1;
+    hout[0] = '\0';
+    if (pp) {
+        size_t len = fread(hout, 1, sizeof hout - 1, pp);
+        hout[len] = '\0';
+        int st = pclose(pp);
+        got = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    }
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", wd);
+    if (system(rm) != 0) fprintf(stderr, "  could not remove %s\n", wd);
+    int bad = 0;
+    if (got != want) {
+        fprintf(stderr, "  cases.tsv:%d: %s: exit %d, expected %d\n", lineno, f[0], got, want);
+        bad = 1;
+    }
+    if (!strstr(hout, f[3])) {
+        fprintf(stderr, "  cases.tsv:%d: %s: output lacks \"%s\"\n", lineno, f[0], f[3]);
+        bad = 1;
+    }
+    if (want != 0 && want != 124 && !f[3][0]) {
+        fprintf(stderr, "  cases.tsv:%d: %s: an error case needs a message fragment\n", lineno, f[0]);
+        bad = 1;
+    }
+    if (want == 0 && !note[0]) {
+        fprintf(stderr, "  cases.tsv:%d: %s: exit 0 needs a note (documented success or known)\n", lineno, f[0]);
+        bad = 1;
+    }
+    if (!valid_utf8(hout)) {
+        fprintf(stderr, "  cases.tsv:%d: %s: output is not valid UTF-8\n", lineno, f[0]);
+        bad = 1;
+    }
+    if (want == 0 && corpus_word_nan(hout)) {
+        fprintf(stderr, "  cases.tsv:%d: %s: a success printed nan\n", lineno, f[0]);
+        bad = 1;
+    }
+    if (bad) fprintf(stderr, "    output: %.400s\n", hout);
+    return bad;
+}
+
+static void test_hostile_corpus(void)
+{
+    const char *d = getenv("SERVESIM_HOSTILE_DIR");
+    char dir[768];
+    char cwd[512];
+    if (d && d[0] == '/') snprintf(dir, sizeof dir, "%s", d);
+    else snprintf(dir, sizeof dir, "%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", d ? d : "tests/hostile");
+    char tsv[1024];
+    snprintf(tsv, sizeof tsv, "%s/cases.tsv", dir);
+    FILE *f = fopen(tsv, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char line[16384];
+    int lineno = 0, cases = 0, failed = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\n")] = '\0';
+        if (!line[0] || line[0] == '#') continue;
+        cases++;
+        failed += corpus_case(dir, line, lineno);
+    }
+    fclose(f);
+    CHECK(cases >= 150);
+    CHECK_INT(failed, 0);
+}
+
 static void hostile_no_tmpdir(void)
 {
     CHECK(0);
@@ -366,6 +504,7 @@ void suite_hostile(void)
     RUN(test_hostile_cli);
     RUN(test_hostile_lua_write_csv);
     RUN(test_hostile_invariants);
+    RUN(test_hostile_corpus);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", hdir);
     if (system(cmd) != 0) fprintf(stderr, "  could not remove %s\n", hdir);

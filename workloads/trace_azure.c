@@ -76,6 +76,11 @@ static int parse_timestamp(const char *s, int64_t *ns)
     p++;
     if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &sec)) return -1;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+    /* a day past the month's end (2023-02-30) is not a date; it was
+     * silently carried into the next month */
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap)) return -1;
     /* int64 nanoseconds since 1970 reach 2262; the reader subtracts the
      * first record's time, so the span must fit too (issue 15: years far
      * from 1970 overflowed) */

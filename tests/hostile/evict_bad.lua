@@ -1,0 +1,1 @@
+return {evict = function(c) return -1 end}

@@ -1,0 +1,1 @@
+return {evict = function(c) error("evict boom") end}

@@ -1,0 +1,1 @@
+error("ÿþ[31m bad bytes")

@@ -1,0 +1,3 @@
+collectgarbage("stop")
+local t = {}
+for i = 1, 1e9 do t[i] = {} end

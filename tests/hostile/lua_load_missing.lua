@@ -1,0 +1,1 @@
+servesim.load("no_such_file.json")

@@ -1,0 +1,1 @@
+servesim.run({model = "gpt-17"})

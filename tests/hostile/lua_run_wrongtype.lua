@@ -1,0 +1,1 @@
+servesim.run(42)

@@ -1,0 +1,2 @@
+local s = string.rep("x", 1 << 40)
+print(#s)

@@ -1,0 +1,1 @@
+servesim.write_json("/dev/null", {a = 1})

@@ -1,0 +1,1 @@
+servesim.write_json("../", {a = 1})

@@ -1,0 +1,1 @@
+return {route = function(r, loads) error("router boom") end}

@@ -1,0 +1,1 @@
+return {route = function(r, loads) while true do end end}

@@ -1,0 +1,1 @@
+return {route = function(r, loads) return 0 end}

@@ -1,0 +1,1 @@
+return {schedule = function(v) v:advance_all() v:try_admit("nobody") end}

@@ -1,0 +1,1 @@
+return {schedule = function(v) error("policy boom") end}

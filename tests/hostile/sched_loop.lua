@@ -1,0 +1,1 @@
+return {schedule = function(v) while true do end end}

@@ -1,0 +1,2 @@
+os.execute("touch pwned")
+return {schedule = function(v) end}
