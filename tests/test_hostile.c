@@ -448,6 +448,11 @@ static int corpus_case(const char *dir, char *line, int lineno)
         fprintf(stderr, "  cases.tsv:%d: %s: output is not valid UTF-8\n", lineno, f[0]);
         bad = 1;
     }
+    /* a sanitizer exits 1 like a clean error: its report must not hide */
+    if (strstr(hout, "runtime error:") || strstr(hout, "AddressSanitizer") || strstr(hout, "LeakSanitizer")) {
+        fprintf(stderr, "  cases.tsv:%d: %s: a sanitizer report\n", lineno, f[0]);
+        bad = 1;
+    }
     if (want == 0 && corpus_word_nan(hout)) {
         fprintf(stderr, "  cases.tsv:%d: %s: a success printed nan\n", lineno, f[0]);
         bad = 1;
