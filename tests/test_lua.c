@@ -4,8 +4,9 @@
  *  - the Lua FCFS policy (lua/policies/fcfs.lua) emits every token at the
  *    same nanosecond as the C `continuous` scheduler, on the chapter's
  *    four-request example and on 10,000 Poisson requests (with on-demand
- *    KV, so preemptions are reproduced too); the wall-time ratio is
- *    printed (make bench measures it; no timing assertion here);
+ *    KV, so preemptions are reproduced too); no clock is read here: the
+ *    Lua policy's cost is measured by `make bench`
+ *    (lua/experiments/bench_overhead.lua);
  *  - every sandbox escape and every bad decision ends in a clean error
  *    whose message names the script, the line and the problem;
  *  - the view is read-only; the servesim module runs scenarios and writes
@@ -23,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cluster.h"
@@ -59,15 +59,7 @@ typedef struct LtRun {
     int64_t *times;           /* every token's emission time */
     uint64_t n_times;
     EngineStats st;
-    double wall_s;            /* engine_run alone */
 } LtRun;
-
-static double lt_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Runs reqs under sched (ownership passes to the engine) with env's KV pool
  * and cost model. */
@@ -100,9 +92,7 @@ static void lt_run(LtRun *out, Request *reqs, uint32_t n, Scheduler sched, const
         out->rc = -1;
         return;
     }
-    double t0 = lt_wall();
     out->rc = engine_run(eng, &out->err);
-    out->wall_s = lt_wall() - t0;
     out->st = *engine_stats(eng);
     const int64_t *tt = engine_token_times(eng);
     for (uint32_t i = 0; i < n; i++) out->n_times += reqs[i].output_tokens;
@@ -259,10 +249,9 @@ static void test_lua_fcfs_poisson_10k(void)
     CHECK_INT(l.st.iterations, c.st.iterations);
     CHECK_INT(l.st.preemptions, c.st.preemptions);
     CHECK(c.st.preemptions > 0);
-    printf("     10k Poisson: %llu tokens, %llu iterations, %llu preemptions; wall C %.3f s, Lua %.3f s "
-           "(ratio %.2f); per-request Lua %.3f s (ratio %.2f)\n", (unsigned long long)c.n_times,
-           (unsigned long long)c.st.iterations, (unsigned long long)c.st.preemptions, c.wall_s, l.wall_s,
-           c.wall_s > 0 ? l.wall_s / c.wall_s : 0, p.wall_s, c.wall_s > 0 ? p.wall_s / c.wall_s : 0);
+    printf("     10k Poisson: %llu tokens, %llu iterations, %llu preemptions (timing: make bench)\n",
+           (unsigned long long)c.n_times, (unsigned long long)c.st.iterations,
+           (unsigned long long)c.st.preemptions);
     lt_free(&p);
     lt_free(&c);
     lt_free(&l);
