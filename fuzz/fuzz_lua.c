@@ -30,8 +30,8 @@ static const char policy_tail[] =
     "local M = {}\n"
     "local calls = 0\n"
     "function M.schedule(v)\n"
-    /* bounded work per input: the engine has no step limit of its own yet
-     * (fuzz/README.md, the preemption livelock) */
+    /* bounded work per input: the engine's own limit (ENGINE_MAX_PREEMPTIONS,
+     * fuzz/README.md) is 100,000 preemptions, too slow per input here */
     "  calls = calls + 1\n"
     "  if calls > 20000 then error(\"fuzz: 20000 boundaries\") end\n"
     "  for _ = 1, b() % 6 do\n"

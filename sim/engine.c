@@ -40,6 +40,7 @@ struct Engine {
 
     BatchPlan plan;
     double extra_s;        /* swap transfers to add to the next iteration */
+    uint32_t livelocked;   /* a request over ENGINE_MAX_PREEMPTIONS (index + 1), or 0 */
     uint32_t *plan_pos;
     uint64_t admit_counter;
 
@@ -209,6 +210,7 @@ void eng_preempt(Engine *eng, uint32_t idx)
     }
     r->preemptions++;
     eng->st.preemptions++;
+    if (r->preemptions >= ENGINE_MAX_PREEMPTIONS && !eng->livelocked) eng->livelocked = idx + 1;
     r->state = REQ_QUEUED;
     waiting_push_front(eng, idx);
 }
@@ -494,6 +496,14 @@ static int boundary(Engine *eng, Err *e)
     }
     for (;;) {
         if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
+        if (eng->livelocked) {
+            const Request *v = &eng->reqs[eng->livelocked - 1];
+            return err_set(e, "request %s was preempted %u times without finishing (at %.6f s, %llu tokens "
+                              "generated): scheduler %s preempts and re-admits it without progress; the "
+                              "engine stops a run at %u preemptions of one request",
+                           v->id, v->preemptions, (double)eng->now_ns * 1e-9,
+                           (unsigned long long)v->generated, eng->cfg.sched.name, ENGINE_MAX_PREEMPTIONS);
+        }
         if (eng->plan.n > 0) break;
         uint32_t blocked = 0;
         for (uint32_t i = 0; i < eng->n_running; i++) blocked += eng->reqs[eng->running[i]].blocked;

@@ -31,6 +31,15 @@ enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2 };
  * with barrier_member set count `left` down as they finish or are
  * rejected; when it reaches 0, every request in waiters[] arrives (its
  * think_ns later).  One barrier is shared by all replicas of a cluster. */
+/* A request preempted this many times stops the run with an error: a
+ * scheduler (a Lua policy, typically) that preempts and re-admits the same
+ * request at every boundary would otherwise keep the engine going forever
+ * (fuzz/hangs/lua_preempt_livelock: 232,843 preemptions in 4 s of wall
+ * time).  The built-in schedulers preempt a request only when the KV pool
+ * is exhausted, and each re-admission makes progress, so no workload
+ * reaches it; about 2 s of wall time at the livelock's rate. */
+#define ENGINE_MAX_PREEMPTIONS 100000u
+
 typedef struct EngineBarrier {
     uint32_t left;
     const uint32_t *waiters;
