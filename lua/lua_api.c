@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -247,11 +248,50 @@ static int lua_api_info(lua_State *L)
 
 /* ---------------------------------------------------------- writing */
 
+/* Where an experiment script may write.  Scripts are shared like
+ * policies, so servesim.write_json/write_csv/plot write only under the
+ * working directory, or under (or onto) a path the user named with
+ * `servesim lua --allow-write PATH` (issue 15).  The registry's
+ * "servesim.write_roots" holds those paths, resolved by lua_cmd; the
+ * target is resolved with paths_absolute (its directory through realpath,
+ * so neither ".." nor a symlinked directory leads out) and must be a root
+ * or lie under one. */
+static int lua_api_under(const char *p, const char *root)
+{
+    size_t n = strlen(root);
+    if (!strcmp(root, "/")) return 1;
+    return !strncmp(p, root, n) && (p[n] == '\0' || p[n] == '/');
+}
+
+static void lua_api_check_write(lua_State *L, const char *fn, const char *path)
+{
+    char real[4096], cwd[4096];
+    Err e = {{0}};
+    if (paths_absolute(path, real, sizeof real, &e) < 0) luaL_error(L, "servesim.%s: %s", fn, e.msg);
+    if (getcwd(cwd, sizeof cwd) && lua_api_under(real, cwd)) return;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.write_roots") == LUA_TTABLE) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, i);
+            int ok = lua_type(L, -1) == LUA_TSTRING && lua_api_under(real, lua_tostring(L, -1));
+            lua_pop(L, 1);
+            if (ok) {
+                lua_pop(L, 1);
+                return;
+            }
+        }
+    }
+    lua_pop(L, 1);
+    luaL_error(L, "servesim.%s: %s is outside the working directory; an experiment script writes only there "
+                  "unless you allow more with `servesim lua --allow-write PATH`", fn, path);
+}
+
 /* servesim.write_json(path, t) */
 static int lua_api_write_json(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     luaL_checkany(L, 2);
+    lua_api_check_write(L, "write_json", path);
     Err e = {{0}};
     cJSON *root = lua_json_from(L, 2, "value", &e);
     if (!root) return lua_api_fail(L, "write_json", &e);
@@ -353,6 +393,7 @@ static int lua_api_strcmp(const void *a, const void *b)
 static int lua_api_write_csv(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    lua_api_check_write(L, "write_csv", path);
     luaL_checktype(L, 2, LUA_TTABLE);
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     lua_settop(L, 3);
@@ -597,6 +638,8 @@ static int lua_api_plot(lua_State *L)
     else snprintf(dir, sizeof dir, "%.*s.data", (int)(dot && (!slash || dot > slash) ? dot - out : (long)strlen(out)),
                   out);
     job.data_dir = dir;
+    lua_api_check_write(L, "plot", out);
+    lua_api_check_write(L, "plot", dir);
     int list = lua_istable(L, 2) && lua_rawlen(L, 2) > 0;
     int n = lua_type(L, 2) == LUA_TSTRING || !list ? 1 : (int)lua_rawlen(L, 2);
     if (n > PLOT_MAX_INPUTS) return luaL_error(L, "servesim.plot: %d inputs; at most %d", n, PLOT_MAX_INPUTS);

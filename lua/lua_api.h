@@ -36,4 +36,5 @@
  * lua_sandbox_preload and luaL_requiref). */
 int lua_api_open(lua_State *L);
 
+
 #endif

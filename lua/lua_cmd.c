@@ -5,6 +5,9 @@
  * under lua_pcall (lua_sandbox_call), so no script, however broken, can
  * crash the program; the state is closed on every path.
  */
+/* realpath is XSI */
+#define _XOPEN_SOURCE 700
+
 #include "lua_cmd.h"
 
 #include <errno.h>
@@ -14,6 +17,7 @@
 
 #include "lua_api.h"
 #include "lua_sandbox.h"
+#include "paths.h"
 
 const char lua_cmd_usage[] =
     "usage: servesim lua [OPTIONS] SCRIPT.lua [ARGS...]\n"
@@ -26,12 +30,16 @@ const char lua_cmd_usage[] =
     "string, math, utf8; require only for lua/lib/ modules and \"servesim\".\n"
     "  --max-instructions N   Lua instructions the script may run (default 2e9)\n"
     "  --max-memory-mib M     memory the script's state may hold (default 2048)\n"
-    "  --seed N               math.random's seed (default 1)\n";
+    "  --seed N               math.random's seed (default 1)\n"
+    "  --allow-write PATH     let write_json/write_csv/plot write under (or to) PATH too;\n"
+    "                         without it they write only under the working directory\n"
+    "                         (repeatable, up to 16)\n";
 
 typedef struct LuaCmdCall {
     const char *script;
     int argc;
     char **argv;
+    const LuaCmdLimits *lim;
 } LuaCmdCall;
 
 /* Sets up the globals and runs the script; protected, LuaCmdCall at 1.
@@ -42,6 +50,13 @@ static int lua_cmd_p(lua_State *L)
     lua_settop(L, 0);
     lua_pushstring(L, c->script);
     lua_setfield(L, LUA_REGISTRYINDEX, "servesim.script");
+    int nw = c->lim ? c->lim->n_allow_write : 0;
+    lua_createtable(L, nw, 0);
+    for (int i = 0; i < nw; i++) {
+        lua_pushstring(L, c->lim->allow_write[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "servesim.write_roots");
     lua_createtable(L, c->argc, 1); /* arg */
     lua_pushstring(L, c->script);
     lua_rawseti(L, -2, 0);
@@ -81,7 +96,7 @@ int lua_cmd_run(const char *script, int argc, char **argv, const LuaCmdLimits *l
     LuaSandbox *sb = lua_sandbox_new(&sl, e);
     if (!sb) return -1;
     lua_State *L = lua_sandbox_state(sb);
-    LuaCmdCall call = {script, argc, argv};
+    LuaCmdCall call = {script, argc, argv, lim};
     lua_pushcfunction(L, lua_cmd_p);
     lua_pushlightuserdata(L, &call);
     lua_sandbox_set_name(sb, script);
@@ -107,7 +122,9 @@ static int lua_cmd_number(const char *s, uint64_t max, uint64_t *out)
 
 int lua_cmd_main(int argc, char **argv)
 {
-    LuaCmdLimits lim = {0, 0, 1};
+    static LuaCmdLimits lim; /* 64 KiB of paths: not on the stack */
+    memset(&lim, 0, sizeof lim);
+    lim.seed = 1;
     int i = 0;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
@@ -129,6 +146,20 @@ int lua_cmd_main(int argc, char **argv)
                 return 2;
             }
             lim.max_memory_bytes = (size_t)v * 1024u * 1024u;
+        } else if (!strcmp(a, "--allow-write") && i + 1 < argc) {
+            const char *p = argv[++i];
+            if (lim.n_allow_write == LUA_CMD_MAX_ALLOW) {
+                fprintf(stderr, "servesim: --allow-write: at most %d paths\n\n%s", LUA_CMD_MAX_ALLOW, lua_cmd_usage);
+                return 2;
+            }
+            Err pe = {{0}};
+            /* an existing path (a directory: "out/", ".") whole, else a file to be */
+            if (!realpath(p, lim.allow_write[lim.n_allow_write]) &&
+                paths_absolute(p, lim.allow_write[lim.n_allow_write], sizeof lim.allow_write[0], &pe) < 0) {
+                fprintf(stderr, "servesim: --allow-write: %s\n", pe.msg);
+                return 2;
+            }
+            lim.n_allow_write++;
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
             char *end;
             errno = 0;

@@ -16,10 +16,16 @@
 
 #include "common.h"
 
+#define LUA_CMD_MAX_ALLOW 16
+
 typedef struct LuaCmdLimits {
     uint64_t max_instructions; /* for the whole script (0 = the default) */
     size_t max_memory_bytes;   /* 0 = the default */
     uint64_t seed;             /* math.random */
+    /* where servesim.write_json/write_csv/plot may write besides the
+     * working directory (--allow-write; resolved paths, lua_api_resolve_path) */
+    int n_allow_write;
+    char allow_write[LUA_CMD_MAX_ALLOW][4096];
 } LuaCmdLimits;
 
 /* Runs the script with argv[0..argc) as its arguments; -1 + e on any

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "paths.h"
 #include "plot_kind.h"
 
@@ -81,27 +82,11 @@ const char *plot_scripts_dir(char *buf, size_t n)
 
 int plot_write_atomic(const char *path, const char *data, size_t len, Err *e)
 {
-    char tmp[PLOT_PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
-        return err_set(e, "%s: path too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        remove(tmp);
-        return err_set(e, "%s: cannot write: %s", path, strerror(errno));
-    }
-    int bad = len && fwrite(data, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    /* mkstemp makes the file 0600; give it the usual permissions */
-    chmod(tmp, 0644);
-    if (bad || rename(tmp, path) != 0) {
-        int err = errno;
-        remove(tmp);
-        return err_set(e, "%s: write error: %s", path, strerror(err));
-    }
-    return 0;
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
+    if (len && fwrite(data, 1, len, f) != len) { /* sticky: the commit reports it */ }
+    return outfile_commit(&o, e);
 }
 
 void plotbuf_open(PlotBuf *b)
@@ -187,22 +172,6 @@ static int plot_mkdir(const char *dir, Err *e)
     return 0;
 }
 
-/* realpath of a file that may not exist yet: its directory's realpath plus
- * its base name. */
-static int plot_abs_path(const char *path, char *out, size_t n, Err *e)
-{
-    char dir[PLOT_PATH_MAX], real[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
-    else snprintf(dir, sizeof dir, ".");
-    if (!realpath(dir, real)) return err_set(e, "%s: directory %s: %s", path, dir, strerror(errno));
-    if (!*base) return err_set(e, "%s: expected a file name", path);
-    if (snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base) >= (int)n)
-        return err_set(e, "%s: path too long", path);
-    return 0;
-}
-
 /* Runs argv[0] with argv; returns its exit status, 127 when it could not
  * be started, or -1 when fork failed. */
 static int plot_spawn(char *const argv[])
@@ -239,7 +208,7 @@ int plot_render(const PlotJob *job, Err *e)
     if (!dot || (!svg && strcmp(dot, ".png")))
         return err_set(e, "%s: the output's extension must be .png or .svg, got \"%s\"", job->out, dot ? dot : "");
     char out_abs[PLOT_PATH_MAX], dir[PLOT_PATH_MAX], dir_abs[PLOT_PATH_MAX];
-    if (plot_abs_path(job->out, out_abs, sizeof out_abs, e) < 0) return -1;
+    if (paths_absolute(job->out, out_abs, sizeof out_abs, e) < 0) return -1;
     if (strchr(out_abs, '\'') || strchr(out_abs, '"'))
         return err_set(e, "%s: the output path must not contain quotes (gnuplot reads it as a string)", job->out);
     if (job->data_dir) snprintf(dir, sizeof dir, "%s", job->data_dir);
@@ -300,7 +269,11 @@ int plot_render(const PlotJob *job, Err *e)
     plot_fmt(shpath, sizeof shpath, "%s/plot.sh", dir_abs);
     if (plot_write_atomic(shpath, sh, (size_t)shn, e) < 0) return -1;
 
-    /* gnuplot writes to a temporary file beside the output */
+    /* gnuplot writes to a temporary file beside the output, renamed onto
+     * it: not over a device or FIFO (as root, /dev/null itself) */
+    struct stat ost;
+    if (stat(out_abs, &ost) == 0 && !S_ISREG(ost.st_mode))
+        return err_set(e, "plot: -o %s is not a regular file; expected a picture file to write", job->out);
     char tmp[PLOT_PATH_MAX], setout[PLOT_PATH_MAX + 32], pfile[PLOT_PATH_MAX];
     if (plot_fmt(tmp, sizeof tmp, "%s.tmpXXXXXX", out_abs) < 0) return err_set(e, "%s: path too long", job->out);
     int fd = mkstemp(tmp);

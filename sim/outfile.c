@@ -8,6 +8,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,17 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e)
     o->path = xstrdup(path);
     if (!strcmp(path, "-")) {
         o->f = stdout;
+        return o->f;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        o->direct = 1;
+        o->f = fopen(path, "w");
+        if (!o->f) {
+            err_set(e, "%s: cannot write: %s", path, strerror(errno));
+            free(o->path);
+            memset(o, 0, sizeof *o);
+        }
         return o->f;
     }
     size_t plen = strlen(path);
@@ -49,6 +61,33 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e)
     return o->f;
 }
 
+/* After the rename, the directory entry itself: fsync the directory so
+ * that a crash of the machine (not only of the process) cannot bring the
+ * old file back.  Best effort: some file systems refuse fsync on a
+ * directory, and the file's data is already synced. */
+static char *outfile_dirname(const char *path)
+{
+    size_t len = strlen(path);
+    char *dir = xmalloc(len + 2);
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    return dir;
+}
+
+static void outfile_sync_dir(const char *path)
+{
+    char *dir = outfile_dirname(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        if (fsync(fd) != 0) { /* best effort */ }
+        close(fd);
+    }
+    free(dir);
+}
+
 static void outfile_release(OutFile *o)
 {
     free(o->tmp);
@@ -59,6 +98,19 @@ static void outfile_release(OutFile *o)
 int outfile_commit(OutFile *o, Err *e)
 {
     if (!o->f) return err_set(e, "%s: not open", o->path ? o->path : "(output)");
+    if (o->direct) {
+        errno = 0;
+        int bad = fflush(o->f) != 0 || ferror(o->f);
+        int saved = errno;
+        if (fclose(o->f) != 0 && !bad) {
+            bad = 1;
+            saved = errno;
+        }
+        o->f = NULL;
+        if (bad) err_set(e, "%s: write error: %s", o->path, saved ? strerror(saved) : "unknown");
+        outfile_release(o);
+        return bad ? -1 : 0;
+    }
     if (!o->tmp) {
         errno = 0;
         int bad = fflush(stdout) != 0 || ferror(stdout);
@@ -87,12 +139,14 @@ int outfile_commit(OutFile *o, Err *e)
         outfile_release(o);
         return -1;
     }
+    outfile_sync_dir(o->path);
     outfile_release(o);
     return 0;
 }
 
 void outfile_abort(OutFile *o)
 {
+    if (o->direct && o->f) fclose(o->f);
     if (o->tmp) {
         if (o->f) fclose(o->f);
         unlink(o->tmp);
@@ -117,13 +171,7 @@ int outfile_check(const char *path, const char *what, Err *e)
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return err_set(e, "%s %s: is a directory; expected a file name", what, path);
-    size_t len = strlen(path);
-    char *dir = xmalloc(len + 2);
-    memcpy(dir, path, len + 1);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
+    char *dir = outfile_dirname(path);
     int rc = 0;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         rc = err_set(e, "%s %s: the directory %s does not exist", what, path, dir);

@@ -21,10 +21,14 @@
 typedef struct OutFile {
     FILE *f;
     char *path;  /* the target */
-    char *tmp;   /* the temporary file beside it; NULL for stdout */
+    char *tmp;   /* the temporary file beside it; NULL for stdout or a device */
+    int direct;  /* written in place: the target exists and is not a regular
+                  * file (/dev/null, a FIFO, /dev/stdout): renaming a file
+                  * over it would replace the device itself */
 } OutFile;
 
-/* Opens a temporary file beside path (stdout for "-"); NULL + err. */
+/* Opens a temporary file beside path (stdout for "-"; the path itself
+ * when it exists and is not a regular file); NULL + err. */
 FILE *outfile_open(OutFile *o, const char *path, Err *e);
 /* Flushes, fsyncs, closes and renames onto the target; on any write error
  * removes the temporary file and fails naming the target. */

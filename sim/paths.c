@@ -7,9 +7,13 @@
  * back to the working directory); else ".".  The answer is recomputed on
  * every call so that tests may point $SERVESIM_DATA elsewhere.
  */
+/* realpath is XSI */
+#define _XOPEN_SOURCE 700
+
 #include "paths.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +123,20 @@ const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub
     }
     fclose(f);
     return buf;
+}
+
+int paths_absolute(const char *path, char *out, size_t n, Err *e)
+{
+    char dir[PATHS_MAX], real[PATHS_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strlen(path) >= sizeof dir) return err_set(e, "%.200s...: path too long", path);
+    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+    else snprintf(dir, sizeof dir, ".");
+    if (!realpath(dir, real)) return err_set(e, "%s: directory %s: %s", path, dir, strerror(errno));
+    if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+        return err_set(e, "%s: expected a file name", path);
+    if (snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base) >= (int)n)
+        return err_set(e, "%s: path too long", path);
+    return 0;
 }

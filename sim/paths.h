@@ -26,4 +26,11 @@ struct Err;
 const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path,
                           struct Err *e);
 
+/* The absolute path of a file that may not exist yet: its directory's
+ * realpath (so no ".." or symlinked directory is left) plus its base name.
+ * 0, or -1 + err naming the path (the directory missing, no base name, too
+ * long).  Lua scripts' outputs are checked against their allowed roots
+ * with it, plots' against their inputs. */
+int paths_absolute(const char *path, char *out, size_t n, struct Err *e);
+
 #endif

@@ -11,10 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "engine.h"
+#include "outfile.h"
 #include "testhelp.h"
 
 static char hdir[256];
@@ -288,6 +291,91 @@ static void test_hostile_cli(void)
     CHECK_CONTAINS(hout, "output_lens[0]: got 1e+300");
 }
 
+/* `--json /dev/null` writes into the device: an atomic rename over it
+ * would, run as root (as CI is), replace /dev/null with a regular file for
+ * the whole machine.  outfile writes a path that exists and is not a
+ * regular file in place; the plot command refuses one as its picture. */
+static void test_hostile_device_output(void)
+{
+    struct stat st;
+    CHECK_INT(hsh(NULL, "run workloads/chapters/ch8_four_requests_static.json --quiet --json /dev/null"),
+              0);
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    Err e = {{0}};
+    CHECK_INT(outfile_write("/dev/null", "x\n", &e), 0);
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+}
+
+/* A run killed (SIGKILL) at any moment while it writes its report leaves
+ * the old report or the complete new one, never a torn file (sim/outfile.c:
+ * a temporary file beside it, fsynced, renamed).  The kill moments are
+ * spread over one measured run's wall time so that some land while the
+ * report is written; whichever state a kill leaves, the check is the same,
+ * so the test does not depend on the machine's speed. */
+static void test_hostile_kill_while_writing(void)
+{
+    char oldp[300], newp[300], tgt[300], args[1200];
+    snprintf(oldp, sizeof oldp, "%s/kill_old.json", hdir);
+    snprintf(newp, sizeof newp, "%s/kill_new.json", hdir);
+    snprintf(tgt, sizeof tgt, "%s/kill_target.json", hdir);
+    snprintf(args, sizeof args, "run --quiet --seed 2 --json %s", oldp);
+    CHECK_INT(hsh(NULL, args), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    snprintf(args, sizeof args, "run --quiet --json %s", newp);
+    CHECK_INT(hsh(NULL, args), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t n_old = 0, n_new = 0;
+    char *old = read_file(oldp, &n_old, NULL), *fresh = read_file(newp, &n_new, NULL);
+    CHECK(old && fresh && (n_old != n_new || memcmp(old, fresh, n_old) != 0));
+    if (!old || !fresh) {
+        free(old);
+        free(fresh);
+        return;
+    }
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    enum { KILLS = 24 };
+    int saw_old = 0, saw_new = 0, torn = 0;
+    for (int k = 0; k < KILLS; k++) {
+        Err e = {{0}};
+        if (outfile_write(tgt, old, &e) < 0) { /* the old report in place */
+            CHECK(0);
+            break;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            freopen("/dev/null", "w", stdout);
+            freopen("/dev/null", "w", stderr);
+            execl(hbin(), hbin(), "run", "--quiet", "--json", tgt, (char *)NULL);
+            _exit(127);
+        }
+        CHECK(pid > 0);
+        if (pid <= 0) break;
+        /* from just after the start to 20% past the measured end */
+        double d = wall * 1.2 * (k + 0.5) / KILLS;
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        size_t n = 0;
+        char *got = read_file(tgt, &n, NULL);
+        if (got && n == n_old && !memcmp(got, old, n)) saw_old++;
+        else if (got && n == n_new && !memcmp(got, fresh, n)) saw_new++;
+        else torn++;
+        free(got);
+        char rm[400];
+        snprintf(rm, sizeof rm, "rm -f %s.tmp*", tgt); /* a killed run leaves its temporary file */
+        if (system(rm) != 0) { }
+    }
+    printf("     %d kills over %.2f s: %d left the old report, %d the new one, %d torn\n", KILLS, wall * 1.2, saw_old,
+           saw_new, torn);
+    CHECK_INT(torn, 0);
+    CHECK_INT(saw_old + saw_new, KILLS);
+    free(old);
+    free(fresh);
+}
+
 /* servesim.write_csv crashed once its text passed LUAL_BUFFERSIZE. */
 static void test_hostile_lua_write_csv(void)
 {
@@ -297,7 +385,7 @@ static void test_hostile_lua_write_csv(void)
              "for i = 1, 3000 do rows[i] = {id = 'r' .. i, x = i * 1.5, note = 'a, \"b\"'} end\n"
              "servesim.write_csv('%s', rows)\n", hpath("big.csv"));
     const char *lua = HWRITE("csv.lua", script);
-    snprintf(args, sizeof args, "lua %s", lua);
+    snprintf(args, sizeof args, "lua --allow-write %s %s", hdir, lua);
     CHECK_INT(hsh(NULL, args), 0);
     char *csv = read_file(hpath("big.csv"), NULL, NULL);
     CHECK(csv != NULL);
@@ -508,6 +596,8 @@ void suite_hostile(void)
     RUN(test_hostile_outputs);
     RUN(test_hostile_cli);
     RUN(test_hostile_lua_write_csv);
+    RUN(test_hostile_kill_while_writing);
+    RUN(test_hostile_device_output);
     RUN(test_hostile_invariants);
     RUN(test_hostile_corpus);
     char cmd[400];

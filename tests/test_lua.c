@@ -30,6 +30,7 @@
 #include "cost.h"
 #include "engine.h"
 #include "lua_cmd.h"
+#include "paths.h"
 #include "lua_evict.h"
 #include "lua_router.h"
 #include "hw.h"
@@ -536,6 +537,8 @@ static void test_lua_api(void)
     char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, lt_tmp};
     Err e = {{0}};
     LuaCmdLimits lim = {.seed = 1};
+    /* the script writes into lt_tmp: outside the working directory */
+    lim.n_allow_write = paths_absolute(lt_tmp, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
     int rc = lua_cmd_run(LT_DIR "api.lua", 2, argv, &lim, &e);
     if (rc) fprintf(stderr, "  %s\n", e.msg);
     CHECK_INT(rc, 0);
@@ -1132,6 +1135,7 @@ static void test_lua_experiments(void)
     char *sweep[] = {(char *)(uintptr_t)"rates=4,40", (char *)(uintptr_t)"count=60", out, (char *)(uintptr_t)"quiet=1"};
     Err e = {{0}};
     LuaCmdLimits lim = {.seed = 1};
+    lim.n_allow_write = paths_absolute(lt_tmp, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
     int rc = lua_cmd_run(SERVESIM_DATA_DIR "/lua/experiments/sweep_rates.lua", 4, sweep, &lim, &e);
     if (rc) fprintf(stderr, "  %s\n", e.msg);
     CHECK_INT(rc, 0);

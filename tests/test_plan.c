@@ -28,6 +28,7 @@
 
 #include "jsonio.h"
 #include "lua_cmd.h"
+#include "paths.h"
 #include "plan.h"
 #include "sweep.h"
 #include "testhelp.h"
@@ -462,6 +463,7 @@ static void test_lua_same_tables(void)
     char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, dir};
     Err e = {{0}};
     LuaCmdLimits lim = {.seed = 1};
+    lim.n_allow_write = paths_absolute(dir, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
     int rc = lua_cmd_run(SERVESIM_DATA_DIR "/tests/lua/planner.lua", 2, argv, &lim, &e);
     if (rc) fprintf(stderr, "  %s\n", e.msg);
     CHECK_INT(rc, 0);

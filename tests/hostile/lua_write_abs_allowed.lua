@@ -1,0 +1,2 @@
+servesim.write_json("/dev/null", {a = 1})
+print("ok")
