@@ -360,7 +360,24 @@ void lua_sandbox_preload(LuaSandbox *sb, const char *name, lua_CFunction open)
 
 /* ---------------------------------------------------------------- calls */
 
-/* Adds a traceback to the error (lua.c's msghandler). */
+/* 1 when msg starts with a location ("chunk:LINE: "). */
+static int lua_sandbox_has_where(const char *msg)
+{
+    const char *c = strchr(msg, ':');
+    if (!c || c == msg) return 0;
+    for (const char *p = msg; p < c; p++)
+        if (*p == ' ' || *p == '\n' || *p == '\t') return 0;
+    const char *d = c + 1;
+    if (*d < '0' || *d > '9') return 0;
+    while (*d >= '0' && *d <= '9') d++;
+    return *d == ':';
+}
+
+/* Adds where the error happened when Lua gave none (error() with a table
+ * or nil, a C library function's error such as string.find's "pattern too
+ * complex", the instruction limit): the innermost Lua frame's
+ * "chunk:LINE: ", so every message names the script and the line.  Then a
+ * traceback (lua.c's msghandler). */
 static int lua_sandbox_msgh(lua_State *L)
 {
     LuaSandbox *sb = lua_sandbox_of(L);
@@ -369,6 +386,16 @@ static int lua_sandbox_msgh(lua_State *L)
     if (!msg) {
         if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
         else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    if (!lua_sandbox_has_where(msg)) {
+        lua_Debug ar;
+        for (int lvl = 0; lua_getstack(L, lvl, &ar); lvl++) {
+            if (!lua_getinfo(L, "Sl", &ar)) break;
+            if (ar.currentline > 0) {
+                msg = lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
+                break;
+            }
+        }
     }
     luaL_traceback(L, L, msg, 1);
     return 1;

@@ -168,6 +168,16 @@ static int jsonio_allowed(const char *key, const char *const *allowed)
     return 0;
 }
 
+/* cJSON keeps duplicates and lookups see only the first; a second copy
+ * would be silently ignored, so readers refuse it: 1 when a member before
+ * `it` has its key. */
+static int jsonio_dup_before(const cJSON *obj, const cJSON *it)
+{
+    for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+        if (prev->string && it->string && strcmp(prev->string, it->string) == 0) return 1;
+    return 0;
+}
+
 int jsonio_check_keys(const cJSON *obj, const char *where, const char *const *allowed, Err *e)
 {
     if (jsonio_expect_object(obj, where, e)) return -1;
@@ -185,12 +195,17 @@ int jsonio_check_keys(const cJSON *obj, const char *where, const char *const *al
             return err_set(e, "%s: unknown key \"%s\"; allowed: %s", where, key,
                            used ? list : "(none)");
         }
-        /* cJSON keeps duplicates and lookups see only the first; a second
-         * copy would be silently ignored, so refuse it. */
-        for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
-            if (prev->string && strcmp(prev->string, key) == 0)
-                return err_set(e, "%s: duplicate key \"%s\"", where, key);
+        if (jsonio_dup_before(obj, it)) return err_set(e, "%s: duplicate key \"%s\"", where, key);
     }
+    return 0;
+}
+
+int jsonio_check_duplicates(const cJSON *obj, const char *where, Err *e)
+{
+    for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next)
+        if (it->string && jsonio_dup_before(obj, it))
+            return *where ? err_set(e, "%s: duplicate key \"%s\"", where, it->string)
+                          : err_set(e, "duplicate key \"%s\"", it->string);
     return 0;
 }
 

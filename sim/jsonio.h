@@ -23,6 +23,10 @@ cJSON *jsonio_parse_file(const char *path, Err *e);
 /* Fails naming the first key of obj not in the NULL-terminated list
  * `allowed`, and the keys that are allowed.  obj must be an object. */
 int jsonio_check_keys(const cJSON *obj, const char *where, const char *const *allowed, Err *e);
+/* Refuses a key that appears twice in obj (cJSON keeps both and lookups
+ * see the first), for readers that allow unknown keys: 0, or -1 + err
+ * ("WHERE: duplicate key "K"", or without WHERE when it is ""). */
+int jsonio_check_duplicates(const cJSON *obj, const char *where, Err *e);
 
 /* Fails unless v is an object (or array). */
 int jsonio_expect_object(const cJSON *v, const char *where, Err *e);

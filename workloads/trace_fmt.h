@@ -48,6 +48,9 @@ typedef struct TraceFormatOps {
     /* with open: the next record of the document: 1, 0 at its end, or -1
      * with a complete message for one malformed record (it is passed) */
     int (*next_doc)(void *st, TraceRecord *rec, Err *e);
+    /* optional, line by line: called at the end of the file; 0, or -1 with
+     * a complete message (a request list never closed: a truncated file) */
+    int (*finish)(void *st, Err *e);
 } TraceFormatOps;
 
 extern const TraceFormatOps trace_fmt_azure;

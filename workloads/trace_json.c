@@ -36,6 +36,12 @@ typedef struct JsonState {
     const cJSON *doc_item;      /* the next request object */
     int doc_index;
     char where[1200];           /* scratch for key paths */
+    /* line by line: the line that opened a request list ("[" or
+     * "{"requests": [") until its "]" / "]}" closes it, so that a file cut
+     * before its end is refused, not read as a shorter list */
+    unsigned long long list_open_line;
+    int list_closed;
+    unsigned long long lines;   /* non-blank lines seen */
 } JsonState;
 
 /* Copies an array of integers in [0, max] into a reusable buffer. */
@@ -160,10 +166,23 @@ static int json_parse(void *st, char *line, TraceRecord *rec, Err *e)
     size_t len = strlen(line);
     if (len && line[len - 1] == ',') line[--len] = '\0';
     while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = '\0';
+    js->lines++;
     /* the list's punctuation: "[", "]", "]}", "{"requests": [" */
-    if (!len || !strcmp(line, "[") || !strcmp(line, "]") || !strcmp(line, "]}") ||
-        (line[0] == '{' && line[len - 1] == '['))
+    if (!len) return 0;
+    if (!strcmp(line, "[") || (line[0] == '{' && line[len - 1] == '[')) {
+        if (js->list_open_line || js->lines > 1)
+            return err_set(e, "a request list opens here (%s), but only the file's first line may open one",
+                           line[0] == '[' ? "\"[\"" : "\"{\\\"requests\\\": [\"");
+        js->list_open_line = rec->line;
         return 0;
+    }
+    if (!strcmp(line, "]") || !strcmp(line, "]}")) {
+        if (!js->list_open_line || js->list_closed)
+            return err_set(e, "\"%s\" closes a request list that was not opened", line);
+        js->list_closed = 1;
+        return 0;
+    }
+    if (js->list_closed) return err_set(e, "a request after the list's closing line; expected the end of the file");
     cJSON_Delete(js->cur);
     const char *end = NULL;
     js->cur = cJSON_ParseWithOpts(line, &end, 1);
@@ -187,7 +206,20 @@ static int json_parse(void *st, char *line, TraceRecord *rec, Err *e)
     return 1;
 }
 
-/* Decides between a whole document and lines by the first lines. */
+/* At the end of a line-by-line file: an opened list must be closed. */
+static int json_finish(void *st, Err *e)
+{
+    JsonState *js = st;
+    if (js->list_open_line && !js->list_closed)
+        return err_set(e, "%s: the request list opened on line %llu is never closed (no \"]}\" or \"]\" line before "
+                          "the end of the file: a truncated file?)", js->path, js->list_open_line);
+    return 0;
+}
+
+/* Decides between a whole document and lines by the first lines: a lone
+ * "{" (or "[" then "{") is a pretty-printed document, and so is a first
+ * line that holds a whole list ({"requests": [...]} or [{...}] on one
+ * line); otherwise one request per line. */
 static int json_open(void *st, FILE *f, Err *e)
 {
     JsonState *js = st;
@@ -196,7 +228,10 @@ static int json_open(void *st, FILE *f, Err *e)
     int whole = 0;
     if (trace_text_peek_line(f, &line, &cap, 0)) {
         const char *t = trace_text_skip_blanks(line);
-        whole = !strcmp(t, "{");
+        size_t tl = strlen(t);
+        while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\t' || t[tl - 1] == '\r' || t[tl - 1] == '\n')) tl--;
+        whole = !strcmp(t, "{") || (t[0] == '[' && tl > 1) ||
+                (t[0] == '{' && tl > 1 && t[tl - 1] != '[' && strstr(t, "\"requests\"") != NULL);
         if (!strcmp(t, "[") && trace_text_peek_line(f, &line, &cap, 1))
             whole = !strcmp(trace_text_skip_blanks(line), "{");
     }
@@ -258,4 +293,5 @@ const TraceFormatOps trace_fmt_json = {
     .open = json_open,
     .parse = json_parse,
     .next_doc = json_next_doc,
+    .finish = json_finish,
 };

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonio.h"
 #include "trace_fmt.h"
 #include "trace_text.h"
 
@@ -53,6 +54,7 @@ static int mooncake_parse(void *st, char *line, TraceRecord *rec, Err *e)
                        trace_text_excerpt(line, ex, sizeof ex));
     }
     if (!cJSON_IsObject(ms->cur)) return err_set(e, "expected a JSON object per line");
+    if (jsonio_check_duplicates(ms->cur, "", e) < 0) return -1;
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ms->cur, "timestamp");
     if (!ts) return err_set(e, "missing key \"timestamp\"");
     if (!cJSON_IsNumber(ts) || !(ts->valuedouble >= 0) || ts->valuedouble > 1e12) {

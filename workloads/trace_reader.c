@@ -231,5 +231,6 @@ int trace_reader_next(TraceReader *tr, TraceRecord *rec, Err *e)
                                       strerror(errno));
     if (ops->header && !tr->have_header)
         return err_set(e, "%s: empty file; expected a header line%s", tr->path, ops->header_hint);
+    if (ops->finish && ops->finish(tr->st, e) < 0) return -1;
     return 0;
 }
