@@ -476,12 +476,18 @@ static int corpus_case(const char *dir, char *line, int lineno)
     int want = atoi(f[2]);
     char wd[] = "/tmp/servesim-corpus-XXXXXX";
     if (!mkdtemp(wd)) return 1;
-    /* the command: {} -> 'DIR/FILE', "servesim " -> "timeout 60 BIN " */
+    /* the command: {} -> 'DIR/FILE', "servesim " -> "timeout 10 BIN ":
+     * the issue's bound of 10 s and 2 GiB per case (2 GiB of address
+     * space, which bounds the resident memory too).  Under ASan (which
+     * reserves terabytes of address space up front and runs several times
+     * slower) only a 60 s limit applies. */
     static char cmd[8192];
 #if defined(__SANITIZE_ADDRESS__)
+    const char *tlimit = "timeout 60";
     snprintf(cmd, sizeof cmd, "cd '%s' && { ", wd);
 #else
-    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 4194304 && { ", wd);
+    const char *tlimit = "timeout 10";
+    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 2097152 && { ", wd);
 #endif
     for (const char *p = f[1]; *p;) {
         if (p[0] == '{' && p[1] == '}') {
@@ -493,8 +499,8 @@ static int corpus_case(const char *dir, char *line, int lineno)
             char bin[1024], here[512];
             const char *b = hbin();
             /* the command runs in wd: a relative binary is found from here */
-            if (b[0] == '/' || !getcwd(here, sizeof here)) snprintf(bin, sizeof bin, "timeout 60 %s ", b);
-            else snprintf(bin, sizeof bin, "timeout 60 '%s/%s' ", here, b);
+            if (b[0] == '/' || !getcwd(here, sizeof here)) snprintf(bin, sizeof bin, "%s %s ", tlimit, b);
+            else snprintf(bin, sizeof bin, "%s '%s/%s' ", tlimit, here, b);
             corpus_append(cmd, sizeof cmd, bin);
             p += 9;
         } else {
