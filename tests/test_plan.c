@@ -456,12 +456,26 @@ static void test_cli_same_bytes_any_workers(void)
     CHECK(no_temp_files());
 }
 
-/* Lua gets the same tables (after test_cli_same_bytes_any_workers wrote
- * s1.json and p1.json). */
+/* Lua gets the same tables as the command line's s1.json and p1.json
+ * (test_cli_same_bytes_any_workers writes them; run alone, with a filter
+ * that selects only this test, it writes them itself). */
 static void test_lua_same_tables(void)
 {
     char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, dir};
     Err e = {{0}};
+    char path[600], cmd[2048];
+    static char out[4096];
+    snprintf(path, sizeof path, "%s/s1.json", dir);
+    if (access(path, R_OK) != 0) {
+        snprintf(cmd, sizeof cmd, "%s sweep %s --rates 0.5,1,2,4,8,16,32,64 --seeds 3 --jobs 1 --quiet --json %s", bin(),
+                 CH8, path);
+        CHECK_INT(sh(cmd, out, sizeof out), 0);
+    }
+    snprintf(path, sizeof path, "%s/p1.json", dir);
+    if (access(path, R_OK) != 0) {
+        snprintf(cmd, sizeof cmd, "%s plan %s --jobs 1 --quiet --json %s", bin(), SMALL_PLAN, path);
+        CHECK_INT(sh(cmd, out, sizeof out), 0);
+    }
     LuaCmdLimits lim = {.seed = 1};
     lim.n_allow_write = paths_absolute(dir, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
     int rc = lua_cmd_run(SERVESIM_DATA_DIR "/tests/lua/planner.lua", 2, argv, &lim, &e);
