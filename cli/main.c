@@ -28,6 +28,7 @@
 #include "costcmd.h"
 #include "replay.h"
 #include "scenario.h"
+#include "servext.h"
 #include "speccmd.h"
 #include "timeline.h"
 #include "validate.h"
@@ -49,6 +50,9 @@ static const char usage_main[] =
     "  calib                 calibration: measure kernels, import measured tables, fit profiles, report quality\n"
     "  cost                  the cost model's prediction for one GEMM or one iteration\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
+    "  lora-size             bytes of a LoRA adapter and of N adapters\n"
+    "  offload-plan          weight offload: memory freed, prefetch buffers, copy time per step\n"
+    "  cache-value           time value per MiB of keeping a cached prefix (exercise 8-4)\n"
     "  bench                 simulator speed: requests and iterations per wall second\n"
     "  sweep SCENARIO        arrival rates x seeds: throughput, goodput, attainment with CIs, the knee\n"
     "  plan PLAN.json        the cheapest deployment that meets the SLOs (hardware, tp, engine, replicas)\n"
@@ -626,6 +630,9 @@ static int main_dispatch(int argc, char **argv)
         if (topic && !strcmp(topic, "plot")) return plot_main(1, hv);
         if (topic && !strcmp(topic, "spec-plan")) return speccmd_plan(1, hv);
         if (topic && !strcmp(topic, "spec-verify")) return speccmd_verify(1, hv);
+        if (topic && !strcmp(topic, "lora-size")) return servext_lora_size(1, hv);
+        if (topic && !strcmp(topic, "offload-plan")) return servext_offload_plan(1, hv);
+        if (topic && !strcmp(topic, "cache-value")) return servext_cache_value(1, hv);
         int known = !topic;
         for (int k = 0; topic && help_topics[k]; k++) known |= !strcmp(topic, help_topics[k]);
         if (!known) {
@@ -657,6 +664,9 @@ static int main_dispatch(int argc, char **argv)
     if (!strcmp(cmd, "sweep")) return plancmd_sweep(argc - 2, argv + 2);
     if (!strcmp(cmd, "plan")) return plancmd_plan(argc - 2, argv + 2);
     if (!strcmp(cmd, "plot")) return plot_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "lora-size")) return servext_lora_size(argc - 2, argv + 2);
+    if (!strcmp(cmd, "offload-plan")) return servext_offload_plan(argc - 2, argv + 2);
+    if (!strcmp(cmd, "cache-value")) return servext_cache_value(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "offload.h"
 #include "plugin.h"
 #include "prefix.h"
 
@@ -36,6 +37,7 @@ struct Cluster {
     const EngineStats **rst;
     uint32_t sum_peak_running, sum_peak_waiting;
     uint64_t sum_peak_kv;
+    uint32_t *adapter_home;  /* ROUTER_ADAPTER_AFFINITY: per adapter id, its replica + 1 (0 = none yet) */
 };
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
@@ -64,6 +66,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             return NULL;
         }
     }
+    if (s->router == ROUTER_ADAPTER_AFFINITY) c->adapter_home = xcalloc((size_t)s->lora.adapters + 1, sizeof *c->adapter_home);
     s->barrier.left = s->barrier_members; /* a scenario may run more than once */
     evq_init(&c->q);
     uint64_t tokens = 0;
@@ -96,6 +99,7 @@ void cluster_free(Cluster *c)
     free(c->loads);
     free(c->served);
     free(c->rst);
+    free(c->adapter_home);
     if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
     free(c->tt);
@@ -104,11 +108,43 @@ void cluster_free(Cluster *c)
 
 /* ---------------------------------------------------------------- routing */
 
+/* Adapter affinity (bounded load): an adapter's first request goes to the
+ * least loaded replica, which becomes its home; later ones go home while the
+ * home's running + waiting count stays within twice the least loaded
+ * replica's + 2, so its adapter cache keeps hitting, and otherwise to the
+ * least loaded one.  Base-model requests go to the least loaded. */
+static uint32_t route_adapter(Cluster *c, const Request *r, uint32_t lo, uint32_t n)
+{
+    uint32_t best = lo;
+    uint64_t best_v = UINT64_MAX;
+    for (uint32_t i = lo; i < lo + n; i++) {
+        ReplicaLoad l;
+        engine_load(c->eng[i], &l);
+        uint64_t v = (uint64_t)l.running + l.waiting;
+        if (v < best_v) {
+            best_v = v;
+            best = i;
+        }
+    }
+    uint32_t a = r->adapter;
+    if (!a || a > c->s->lora.adapters) return best;
+    uint32_t home = c->adapter_home[a];
+    if (home && home - 1 >= lo && home - 1 < lo + n) {
+        ReplicaLoad l;
+        engine_load(c->eng[home - 1], &l);
+        if ((uint64_t)l.running + l.waiting <= 2 * best_v + 2) return home - 1;
+        return best;
+    }
+    c->adapter_home[a] = best + 1;
+    return best;
+}
+
 static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int pool)
 {
     if (n == 1) return lo;
     RouterKind kind = c->s->router;
     if (kind == ROUTER_ROUND_ROBIN) return lo + (c->rr_next[pool]++ % n);
+    if (kind == ROUTER_ADAPTER_AFFINITY) return route_adapter(c, r, lo, n);
     if (kind == ROUTER_PLUGIN) {
         for (uint32_t i = 0; i < n; i++) engine_load(c->eng[lo + i], &c->loads[i]);
         return lo + c->plugin_router.route(c->plugin_router.ctx, r, c->loads, n);
@@ -209,7 +245,10 @@ static void incoming_admitted(void *ctx, uint32_t idx, int64_t now_ns)
     Cluster *c = ctx;
     const Request *r = &c->s->wl.reqs[idx];
     double bytes = (double)r->kv_len * c->s->kv.bytes_per_token;
-    int64_t dt = (int64_t)((bytes / c->s->link_bw_bytes_per_s + c->s->link_latency_s) * 1e9 + 0.5);
+    /* compressed when the scenario asks and decompression keeps up (offload.h) */
+    double send_s = offload_kv_transfer_s(bytes, c->s->link_bw_bytes_per_s, c->s->kv_xfer_ratio,
+                                          c->s->kv_xfer_dec_bytes_per_s, NULL);
+    int64_t dt = (int64_t)((send_s + c->s->link_latency_s) * 1e9 + 0.5);
     evq_push(&c->q, now_ns + dt, CLUSTER_EV_TRANSFER, idx);
 }
 
@@ -295,6 +334,7 @@ int cluster_run(Cluster *c, Err *e)
         a->t_lm_head_s += x->t_lm_head_s;
         a->t_comm_s += x->t_comm_s;
         a->t_overhead_s += x->t_overhead_s;
+        hookstats_add(&a->hooks, &x->hooks);
         if (x->has_kv_stats) {
             a->has_kv_stats = 1;
             a->kv.lookup_tokens += x->kv.lookup_tokens;

@@ -456,6 +456,21 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
     double head_params = (double)m->lm_head_params + m->hidden;
     r->head_w_bytes = dtype_bytes(m->weight_dtype, head_params) / cfg->tp;
     r->layer_w_bytes = (m->weights_read_bytes - dtype_bytes(m->weight_dtype, head_params)) / cfg->tp;
+    if (cfg->weights_separate) {
+        if (h->profile.present) {
+            cost_roofline_free(r);
+            return err_set(e, "weights_separate_memory: the calibrated profile %s includes weight reads in its GEMM "
+                              "times; use the analytic roofline", h->profile_name);
+        }
+        r->layer_w_bytes = r->head_w_bytes = 0;
+        /* a GEMM efficiency curve's small-row values reproduce weight
+         * streaming from HBM; with the weights elsewhere the GEMMs run at the
+         * curve's best (compute-bound) efficiency */
+        EffCurve *g = &r->cfg.hw.gemm_compute_eff;
+        double best = g->flat;
+        for (int i = 0; i < g->n; i++) best = g->eff[i] > best ? g->eff[i] : best;
+        *g = (EffCurve){.flat = best, .n = 0};
+    }
     if (h->profile.present && cost_roof_profile_setup(r, e) < 0) {
         cost_roofline_free(r);
         return -1;

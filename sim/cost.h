@@ -49,6 +49,8 @@ typedef struct RooflineCfg {
     Dtype compute_dtype;       /* selects the peak FLOP/s */
     double kv_bytes_per_token; /* whole model (all layers), before TP split */
     double act_bytes;          /* bytes per activation element (all-reduce payload) */
+    int weights_separate;      /* what-if (003 figure 8-4): weights come from a separate memory, so
+                                  HBM carries no weight reads (analytic roofline only) */
 } RooflineCfg;
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);

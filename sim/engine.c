@@ -18,6 +18,7 @@
 
 #include "cost.h"
 #include "evq.h"
+#include "offload.h"
 
 #define NO_POS UINT32_MAX
 
@@ -148,17 +149,30 @@ static void running_remove(Engine *eng, uint32_t idx)
 
 /* ------------------------------------------------------- scheduler calls */
 
+/* One direction of a swap: r's KV over the host link, compressed when the
+ * scenario asks for it and it wins (offload.h). */
+static double swap_s(const Engine *eng, const Request *r)
+{
+    double bytes = (double)r->kv_len * eng->cfg.kv_bytes_per_token;
+    return offload_kv_transfer_s(bytes, eng->cfg.swap_bw_bytes_per_s, eng->cfg.kv_xfer_ratio,
+                                 eng->cfg.kv_xfer_dec_bytes_per_s, NULL);
+}
+
 int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
 {
     if (pos >= eng->w_len) return 0;
     uint32_t idx = eng_waiting_at(eng, pos);
     Request *r = &eng->reqs[idx];
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++) {
+        const BatchHook *h = &eng->cfg.hooks[k];
+        if (h->admit_ok && !h->admit_ok(h->ctx, eng, r)) return 0;
+    }
     if (!eng->cfg.kv.admit(eng->cfg.kv.ctx, r, first_chunk)) return 0;
     r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
     waiting_remove(eng, pos);
     if (r->swapped) {
         /* its KV comes back from host memory before this iteration runs */
-        eng->extra_s += (double)r->kv_len * eng->cfg.kv_bytes_per_token / eng->cfg.swap_bw_bytes_per_s;
+        eng->extra_s += swap_s(eng, r);
         r->swapped = 0;
     }
     r->state = REQ_RUNNING;
@@ -199,7 +213,7 @@ void eng_preempt(Engine *eng, uint32_t idx)
     if (eng->cfg.preempt_swap && r->kv_len > 0) {
         /* swap: the KV moves to host memory over the link and keeps its
          * length; the copy out delays the current iteration */
-        eng->extra_s += (double)r->kv_len * eng->cfg.kv_bytes_per_token / eng->cfg.swap_bw_bytes_per_s;
+        eng->extra_s += swap_s(eng, r);
         r->swapped = 1;
         eng->st.swapped_tokens += r->kv_len;
     } else {
@@ -546,6 +560,12 @@ static int boundary(Engine *eng, Err *e)
             dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
         }
     }
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++) {
+        const BatchHook *h = &eng->cfg.hooks[k];
+        if (!h->adjust) continue;
+        h->adjust(h->ctx, &eng->plan, eng->reqs, &cb, &eng->st.hooks);
+        dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+    }
     if (eng->extra_s > 0) {
         cb.t_s += eng->extra_s;
         cb.comm_s += eng->extra_s;
@@ -769,6 +789,8 @@ void engine_free(Engine *eng)
     if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
     if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
     if (eng->cfg.has_spec && eng->cfg.spec.destroy) eng->cfg.spec.destroy(eng->cfg.spec.ctx);
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++)
+        if (eng->cfg.hooks[k].destroy) eng->cfg.hooks[k].destroy(eng->cfg.hooks[k].ctx);
     evq_free(&eng->own_evq);
     free(eng->waiting);
     free(eng->running);

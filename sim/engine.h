@@ -75,6 +75,11 @@ typedef struct EngineConfig {
     int64_t *token_times; /* optional shared token-time array (a cluster's); else the engine's own */
     EngineBarrier *barrier; /* optional, not owned (shared by a cluster's replicas) */
     int64_t trigger_delay_ns; /* added to every triggered request's think time (client overheads) */
+    BatchHook hooks[ENGINE_HOOKS_MAX]; /* LoRA adapters, weight offload (owned; applied in order) */
+    uint32_t n_hooks;
+    /* Compressed KV transfers (swap): fraction of the bytes sent and the
+     * decompression rate; 0 = off (offload.h offload_kv_transfer_s) */
+    double kv_xfer_ratio, kv_xfer_dec_bytes_per_s;
 } EngineConfig;
 
 typedef struct IterRecord {
@@ -117,6 +122,7 @@ typedef struct EngineStats {
     char cost_worst[160];
     int has_kv_stats;            /* the KV policy reports prefix-cache statistics */
     KvStats kv;                  /* filled at the end of the run */
+    HookStats hooks;             /* adapters and weight offload (policy.h BatchHook) */
 } EngineStats;
 
 /* reqs: sorted by arrival (ties keep their order); the engine resets their

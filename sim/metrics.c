@@ -133,6 +133,7 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
     out->spec_draft_s = st->spec_draft_s;
     out->spec_verify_s = st->spec_verify_s;
     out->prefix = st->kv;
+    out->hooks = st->hooks;
     double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     int counted = st->flops > 0;

@@ -191,6 +191,7 @@ typedef struct Summary {
     const char *cost_worst;
     uint64_t spec_rounds, spec_drafted, spec_accepted, spec_emitted;
     double spec_draft_s, spec_verify_s;
+    HookStats hooks;                            /* adapters and weight offload (policy.h) */
     int has_prefix;                             /* prefix-cache statistics below are valid */
     KvStats prefix;
     Dist mfu, mbu;                              /* over iterations */

@@ -185,6 +185,56 @@ typedef struct Router {
     void (*destroy)(void *ctx);
 } Router;
 
+/* ---------------------------------------------------------- batch hooks */
+
+/* Resources beside the KV pool that gate admissions and add time to an
+ * iteration: LoRA adapters on the GPU (lora.h), layer weights streamed from
+ * host memory (offload.h).  Their counters, summed over replicas. */
+typedef struct HookStats {
+    int has_lora, has_offload;
+    uint64_t adapter_lookups;   /* requests that reached their first iteration with an adapter */
+    uint64_t adapter_hits;      /* of those, whose adapter was already on the GPU */
+    uint64_t adapter_loads;     /* adapters copied over the host link */
+    uint64_t adapter_deferred;  /* admissions refused by the cap on distinct adapters */
+    double adapter_load_s;      /* time the loads added to iterations */
+    double adapter_gemm_s;      /* time of the grouped low-rank GEMMs */
+    uint64_t offload_iters;     /* iterations that streamed weights */
+    uint64_t offload_link_bound;/* of those, longer than their compute alone */
+    double offload_wait_s;      /* time iterations waited for the link */
+    double offload_bytes;       /* bytes streamed over the host link */
+} HookStats;
+
+typedef struct BatchHook {
+    const char *name;
+    void *ctx;
+    /* Optional: may waiting request r be admitted now (beside the KV
+     * policy's own check)?  0 = not now; the scheduler stops as when the
+     * KV pool refuses. */
+    int (*admit_ok)(void *ctx, Engine *eng, const Request *r);
+    /* Optional: the iteration `plan` was priced (cb); adds its own time
+     * (loads, extra GEMMs, waits for a link) to cb and counts into st. */
+    void (*adjust)(void *ctx, const BatchPlan *plan, const Request *reqs, CostBreakdown *cb, HookStats *st);
+    void (*destroy)(void *ctx);
+} BatchHook;
+
+#define ENGINE_HOOKS_MAX 4
+
+static inline void hookstats_add(HookStats *a, const HookStats *x)
+{
+    a->has_lora |= x->has_lora;
+    a->has_offload |= x->has_offload;
+    a->adapter_lookups += x->adapter_lookups;
+    a->adapter_hits += x->adapter_hits;
+    a->adapter_loads += x->adapter_loads;
+    a->adapter_deferred += x->adapter_deferred;
+    a->adapter_load_s += x->adapter_load_s;
+    a->adapter_gemm_s += x->adapter_gemm_s;
+    a->offload_iters += x->offload_iters;
+    a->offload_link_bound += x->offload_link_bound;
+    a->offload_wait_s += x->offload_wait_s;
+    a->offload_bytes += x->offload_bytes;
+}
+
 /* ------------------------------------------ what a scheduler may call */
 
 int64_t eng_now_ns(const Engine *eng);

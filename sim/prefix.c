@@ -78,7 +78,10 @@ uint64_t prefix_namespace(const char *model, const char *adapter, const char *po
 
 static uint64_t req_seed(const Prefix *p, const Request *r)
 {
-    return mix(p->cfg.namespace_seed ^ mix(0x7e4a47ULL + r->tenant));
+    uint64_t h = mix(p->cfg.namespace_seed ^ mix(0x7e4a47ULL + r->tenant));
+    /* a LoRA adapter changes every K/V: requests with different adapters
+     * never share blocks (the base model's keys are unchanged) */
+    return r->adapter ? mix(h ^ mix(0xada97e7ULL + r->adapter)) : h;
 }
 
 /* Key of block j of r given its parent's key. */

@@ -82,6 +82,42 @@ static cJSON *request_json(const MetricsCfg *cfg, const Request *r, const int64_
     return o;
 }
 
+/* summary.lora and summary.offload (issue 18), present only when used. */
+static void report_hooks_json(cJSON *su, const HookStats *h)
+{
+    if (h->has_lora) {
+        cJSON *o = cJSON_AddObjectToObject(su, "lora");
+        cJSON_AddNumberToObject(o, "lookups", (double)h->adapter_lookups);
+        cJSON_AddNumberToObject(o, "hits", (double)h->adapter_hits);
+        num_or_null(o, "hit_rate", h->adapter_lookups ? (double)h->adapter_hits / (double)h->adapter_lookups : NAN);
+        cJSON_AddNumberToObject(o, "loads", (double)h->adapter_loads);
+        jsonio_add_num(o, "load_s", h->adapter_load_s);
+        jsonio_add_num(o, "gemm_s", h->adapter_gemm_s);
+        cJSON_AddNumberToObject(o, "deferred_admissions", (double)h->adapter_deferred);
+    }
+    if (h->has_offload) {
+        cJSON *o = cJSON_AddObjectToObject(su, "offload");
+        cJSON_AddNumberToObject(o, "iterations", (double)h->offload_iters);
+        cJSON_AddNumberToObject(o, "link_bound_iterations", (double)h->offload_link_bound);
+        jsonio_add_num(o, "wait_s", h->offload_wait_s);
+        jsonio_add_num(o, "bytes", h->offload_bytes);
+    }
+}
+
+static void report_hooks_table(FILE *f, const HookStats *h)
+{
+    if (h->has_lora)
+        fprintf(f, "  adapters: %llu of %llu requests found theirs on the GPU (%.1f%%), %llu loads taking %.3f s, "
+                   "low-rank GEMMs %.3f s\n", (unsigned long long)h->adapter_hits,
+                (unsigned long long)h->adapter_lookups,
+                h->adapter_lookups ? 100.0 * (double)h->adapter_hits / (double)h->adapter_lookups : 0.0,
+                (unsigned long long)h->adapter_loads, h->adapter_load_s, h->adapter_gemm_s);
+    if (h->has_offload)
+        fprintf(f, "  weight offload: %llu of %llu iterations link-bound, waiting %.3f s for %.2f GB streamed\n",
+                (unsigned long long)h->offload_link_bound, (unsigned long long)h->offload_iters, h->offload_wait_s,
+                h->offload_bytes / 1e9);
+}
+
 static void replica_row_json(cJSON *o, const ReplicaRow *r)
 {
     cJSON_AddNumberToObject(o, "requests", r->requests);
@@ -254,6 +290,7 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
         num_or_null(sp, "draft_time_share", busy > 0 ? m->spec_draft_s / (m->busy_s * m->replicas) : NAN);
         num_or_null(sp, "verify_time_share", busy > 0 ? m->spec_verify_s / (m->busy_s * m->replicas) : NAN);
     }
+    report_hooks_json(su, &m->hooks);
     cJSON_AddNumberToObject(su, "iterations", (double)m->iterations);
     cJSON_AddNumberToObject(su, "preemptions", (double)m->preemptions);
     cJSON_AddNumberToObject(su, "recomputed_tokens", (double)m->recomputed_tokens);
@@ -468,6 +505,7 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 (double)m->spec_emitted / (double)m->spec_rounds,
                 m->spec_drafted ? 100.0 * (double)m->spec_accepted / (double)m->spec_drafted : 0.0,
                 m->busy_s > 0 ? 100.0 * m->spec_draft_s / (m->busy_s * m->replicas) : 0.0);
+    report_hooks_table(f, &m->hooks);
     if (!isnan(m->mfu_mean)) fprintf(f, "  MFU %.1f%%, MBU %.1f%% (over busy time)\n", m->mfu_mean * 100, m->mbu_mean * 100);
     fprintf(f, "  cost: $%.2f/GPU-h x %g GPU x %.3f s billed (%s) = $%.6f; ", cfg->price.usd_per_gpu_hour,
             cfg->price.gpus > 0 ? cfg->price.gpus : 1, m->billed_s, metrics_billing_names[cfg->price.billing],

@@ -47,6 +47,7 @@ typedef struct Request {
     uint32_t max_output_tokens;/* what the client asked for (reserve=max uses it) */
     uint32_t cls;              /* SLO class index (0 = default) */
     uint32_t tenant;           /* isolation boundary for the prefix cache (0 = default) */
+    uint32_t adapter;          /* LoRA adapter id (lora.h): 0 = the base model, else 1 .. adapters */
     int32_t priority;          /* larger = more important (0 = default) */
     int64_t deadline_ns;       /* absolute completion deadline, -1 = none */
     int64_t deadline_after_ns; /* triggered requests: deadline after its arrival, -1 = none */

@@ -172,8 +172,10 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
         s->linear = (LinearCostCfg){f * 1e-3, t * 1e-6, p * 1e-9};
         return 0;
     }
-    static const char *const keys[] = {"kind", "compute_dtype", "efficiency", "iter_overhead_us", "profile", NULL};
+    static const char *const keys[] = {"kind", "compute_dtype", "efficiency", "iter_overhead_us", "profile",
+                                       "weights_separate_memory", NULL};
     if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    if (jsonio_bool(v, "weights_separate_memory", where, 0, &s->weights_separate, e) < 0) return -1;
     /* a calibrated profile by name or path ("none": the flat efficiencies);
      * explicit efficiencies replace the bundled profile */
     const char *prof = NULL;
@@ -614,11 +616,66 @@ static int parse_deploy(const cJSON *root, const char *w, Scenario *s, Err *e)
     return 0;
 }
 
+/* "lora", "offload", "kv_transfer" and the weights-outside-HBM flag (issue
+ * 18): the adapter cache's memory leaves the KV pool, offloaded weights
+ * give theirs (net of the prefetch buffers) to it. */
+static int parse_resources(const cJSON *root, const char *w, Scenario *s, Err *e)
+{
+    char p[256];
+    const cJSON *v;
+    if (s->weights_separate && s->cost_kind == COST_ROOFLINE && s->hw.profile.present)
+        return err_set(e, "%s.cost_model.weights_separate_memory: the calibrated profile %s prices GEMMs with their "
+                          "weight reads; use the analytic roofline (\"profile\": \"none\") for this what-if", w,
+                       s->hw.profile_name);
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "lora"))) {
+        jsonio_path(p, sizeof p, w, "lora");
+        if (lora_parse(v, p, &s->model, &s->lora, e) < 0) return -1;
+        s->has_lora = 1;
+        s->lora_bytes = s->lora.gpu_slots * lora_adapter_bytes(&s->model, &s->lora);
+        if (!s->kv.unbounded && !(s->kv.capacity_bytes - s->lora_bytes > 0))
+            return err_set(e, "%s.gpu_slots: %u adapters of %.2f MiB (%.2f GiB) leave no room in the %.2f GiB KV pool",
+                           p, s->lora.gpu_slots, s->lora_bytes / s->lora.gpu_slots / MIB, s->lora_bytes / GIB,
+                           s->kv.capacity_bytes / GIB);
+        s->kv.capacity_bytes -= s->lora_bytes;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "offload"))) {
+        jsonio_path(p, sizeof p, w, "offload");
+        if (offload_parse(v, p, &s->offload, e) < 0) return -1;
+        if (offload_plan(&s->model, s->tp, &s->offload, &s->offload_plan, e) < 0) return err_prefix(e, "%s", w);
+        s->has_offload = 1;
+        s->kv.capacity_bytes += s->offload_plan.net_bytes * s->tp;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "kv_transfer"))) {
+        jsonio_path(p, sizeof p, w, "kv_transfer");
+        if (offload_kv_parse(v, p, &s->kv_xfer_ratio, &s->kv_xfer_dec_bytes_per_s, e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Requests name adapters only when the scenario has them. */
+static int check_adapters(const Scenario *s, const char *w, Err *e)
+{
+    for (uint32_t i = 0; i < s->wl.n; i++) {
+        const Request *r = &s->wl.reqs[i];
+        if (!r->adapter) continue;
+        if (!s->has_lora)
+            return err_set(e, "%s: workload: request %s names adapter %u, but the scenario has no \"lora\" key "
+                              "(e.g. \"lora\": {\"adapters\": 100, \"rank\": 16})", w, r->id, r->adapter);
+        if (r->adapter > s->lora.adapters)
+            return err_set(e, "%s: workload: request %s names adapter %u, expected 1 .. lora.adapters (%u)", w, r->id,
+                           r->adapter, s->lora.adapters);
+    }
+    if (s->router == ROUTER_ADAPTER_AFFINITY && !s->has_lora)
+        return err_set(e, "%s: router \"adapter_affinity\" needs a \"lora\" key", w);
+    return 0;
+}
+
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
-                                       "engine", "cluster", "disagg", "speculation", NULL};
+                                       "engine", "cluster", "disagg", "speculation", "lora", "offload",
+                                       "kv_transfer", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
@@ -717,6 +774,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             s->kv.bytes_per_token += model_kv_bytes_per_token(&s->draft_model, s->kv_dtype);
         }
     }
+    if (parse_resources(root, w, s, e) < 0) return -1;
     if (parse_deploy(root, w, s, e) < 0) return -1;
     if ((v = SUB("slo")) && mcfg_parse_slo(v, p, &s->slo, &s->slo_classes, e) < 0) return -1;
     s->price = (Price){.usd_per_gpu_hour = s->hw.usd_per_gpu_hour, .gpus = s->tp, .billing = BILL_EXACT};
@@ -747,6 +805,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier.waiters = s->barrier_waiters;
     }
     s->barrier.left = s->barrier_members;
+    if (check_adapters(s, w, e) < 0) return -1;
     if (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0) {
         /* the client's variable time between a response and its next
          * request: one draw per triggered request, in workload order, added
@@ -794,7 +853,7 @@ int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *
 }
 
 const char *const scenario_router_names[] = {"round_robin", "least_requests", "least_tokens", "prefix_affinity", "lua",
-                                              NULL};
+                                              "adapter_affinity", NULL};
 
 double scenario_gpus(const Scenario *s)
 {
@@ -854,7 +913,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     } else {
         RooflineCfg rc_cfg = {.model = s->model, .hw = pool->hw, .tp = pool->tp, .compute_dtype = s->compute_dtype,
                               .kv_bytes_per_token = s->kv.bytes_per_token,
-                              .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
+                              .act_bytes = dtype_bytes(DTYPE_BF16, 1), .weights_separate = s->weights_separate};
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
     cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */
@@ -906,6 +965,23 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         }
         cfg.has_spec = 1;
     }
+    if (s->has_lora || s->has_offload) {
+        int hr = 0;
+        if (s->has_lora)
+            hr = lora_hook_new(&s->lora, &s->model, &pool->hw, pool->tp, s->compute_dtype, s->wl.n,
+                               &cfg.hooks[cfg.n_hooks++], e);
+        if (hr == 0 && s->has_offload) hr = offload_hook_new(&s->model, pool->tp, &s->offload, &cfg.hooks[cfg.n_hooks++], e);
+        if (hr < 0) {
+            for (uint32_t k = 0; k + 1 < cfg.n_hooks; k++) cfg.hooks[k].destroy(cfg.hooks[k].ctx);
+            cfg.sched.destroy(cfg.sched.ctx);
+            cfg.kv.destroy(cfg.kv.ctx);
+            cfg.cost.destroy(cfg.cost.ctx);
+            if (cfg.has_spec && cfg.spec.destroy) cfg.spec.destroy(cfg.spec.ctx);
+            return NULL;
+        }
+    }
+    cfg.kv_xfer_ratio = s->kv_xfer_ratio;
+    cfg.kv_xfer_dec_bytes_per_s = s->kv_xfer_dec_bytes_per_s;
     cfg.max_context = (uint32_t)s->model.max_context;
     cfg.block_tokens = pool->kv.block_tokens;
     cfg.kv_bytes_per_token = s->kv.bytes_per_token;

@@ -16,9 +16,11 @@
 #include "engprof.h"
 #include "hw.h"
 #include "kv.h"
+#include "lora.h"
 #include "mcfg.h"
 #include "metrics.h"
 #include "model.h"
+#include "offload.h"
 #include "sched.h"
 #include "spec.h"
 #include "workload.h"
@@ -35,7 +37,8 @@ typedef struct Pool {
     KvConfig kv;             /* capacity for this pool's hardware and tp */
 } Pool;
 
-typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY, ROUTER_PLUGIN } RouterKind;
+typedef enum { ROUTER_ROUND_ROBIN = 0, ROUTER_LEAST_REQUESTS, ROUTER_LEAST_TOKENS, ROUTER_PREFIX_AFFINITY, ROUTER_PLUGIN,
+               ROUTER_ADAPTER_AFFINITY } RouterKind;
 extern const char *const scenario_router_names[];
 
 typedef struct Scenario {
@@ -94,6 +97,16 @@ typedef struct Scenario {
     EngineBarrier barrier;
     uint32_t barrier_members;
     uint32_t *barrier_waiters;
+    /* Serving resources (issue 18): LoRA adapters, weight offload, weights
+     * outside HBM, compressed KV transfers (swap and disaggregation). */
+    int has_lora;
+    LoraCfg lora;
+    double lora_bytes;       /* the adapter cache's GPU memory, taken from the KV pool */
+    int has_offload;
+    OffloadCfg offload;
+    OffloadPlan offload_plan; /* its net memory went to the KV pool */
+    int weights_separate;    /* "cost_model": {"weights_separate_memory": true} */
+    double kv_xfer_ratio, kv_xfer_dec_bytes_per_s; /* "kv_transfer": compression (0 = off) */
 } Scenario;
 
 /* The embedded default: Qwen3-8B on one H100, Poisson arrivals. */

@@ -16,7 +16,8 @@
 
 #define KEYS_MAX 48
 
-static const char *const attr_keys[] = {"tenant", "class", "priority", "deadline_ms", "mix", NULL};
+static const char *const attr_keys[] = {"tenant", "class", "priority", "deadline_ms", "mix", "adapter", "adapters",
+                                        NULL};
 
 int gen_attr_check_keys(const cJSON *obj, const char *where, const char *const *own, Err *e)
 {
@@ -48,12 +49,43 @@ static int parse_plain(const cJSON *o, const char *where, Workload *w, uint32_t 
     return 0;
 }
 
+/* "adapter" (fixed) or "adapters" (a Zipf draw), see gen_attr.h. */
+static int parse_adapters(const cJSON *obj, const char *where, uint64_t seed, GenAttrs *a, Err *e)
+{
+    int64_t fixed = 0;
+    if (jsonio_int(obj, "adapter", where, 0, 0, 1000000, &fixed, e) < 0) return -1;
+    a->adapter = (uint32_t)fixed;
+    const cJSON *z = cJSON_GetObjectItemCaseSensitive(obj, "adapters");
+    if (!z) return 0;
+    char p[512];
+    jsonio_path(p, sizeof p, where, "adapters");
+    if (fixed) return err_set(e, "%s: give \"adapter\" or \"adapters\", not both", where);
+    static const char *const keys[] = {"count", "zipf_s", "base_share", NULL};
+    if (jsonio_expect_object(z, p, e) < 0 || jsonio_check_keys(z, p, keys, e) < 0) return -1;
+    int64_t n = 0;
+    double s = 1.0, base = 0;
+    if (jsonio_int(z, "count", p, 1, 1, 1000000, &n, e) < 0) return -1;
+    if (jsonio_num(z, "zipf_s", p, 0, 0, 100, &s, e) < 0) return -1;
+    if (jsonio_num(z, "base_share", p, 0, 0, 1, &base, e) < 0) return -1;
+    if (base >= 1) return err_set(e, "%s.base_share: got %g, expected a fraction in [0, 1)", p, base);
+    double *wts = xmalloc((size_t)n * sizeof *wts);
+    for (int64_t k = 0; k < n; k++) wts[k] = pow((double)(k + 1), -s);
+    a->adapter_table = gsl_ran_discrete_preproc((size_t)n, wts);
+    free(wts);
+    if (!a->adapter_table) return err_set(e, "%s: the Zipf weights do not form a distribution", p);
+    a->n_adapters = (uint32_t)n;
+    a->base_share = base;
+    a->ra = rng_stream(seed, WL_STREAM_ADAPTER);
+    return 0;
+}
+
 int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, uint64_t seed, int allow_lengths,
                    Workload *w, GenAttrs *a, Err *e)
 {
     memset(a, 0, sizeof *a);
     a->deadline_ns = -1;
     if (parse_plain(obj, where, w, &a->tenant, &a->cls, &a->priority, &a->deadline_ns, e) < 0) return -1;
+    if (parse_adapters(obj, where, seed, a, e) < 0) return -1;
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(obj, "mix");
     if (!mix) return 0;
     char p[512], ep[560];
@@ -103,6 +135,12 @@ int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, ui
 
 const GenMix *gen_attr_pick(GenAttrs *a)
 {
+    if (a->n_adapters) {
+        /* two draws per pick always, so base_share never moves the ranks */
+        double u = gsl_rng_uniform(a->ra);
+        uint32_t k = 1 + (uint32_t)gsl_ran_discrete(a->ra, a->adapter_table);
+        a->adapter = u < a->base_share ? 0 : k;
+    }
     if (!a->n_mix) return NULL;
     return &a->mix[gsl_ran_discrete(a->r, a->table)];
 }
@@ -113,6 +151,7 @@ void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t id
     r->tenant = m ? m->tenant : a->tenant;
     r->cls = m ? m->cls : a->cls;
     r->priority = m ? m->priority : a->priority;
+    r->adapter = a->adapter;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) workload_set_deadline(w, idx, d);
 }
@@ -126,5 +165,7 @@ void gen_attr_free(GenAttrs *a)
     free(a->mix);
     if (a->table) gsl_ran_discrete_free(a->table);
     if (a->r) gsl_rng_free(a->r);
+    if (a->adapter_table) gsl_ran_discrete_free(a->adapter_table);
+    if (a->ra) gsl_rng_free(a->ra);
     memset(a, 0, sizeof *a);
 }

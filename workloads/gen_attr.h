@@ -11,6 +11,12 @@
  * prompt_tokens/output_tokens (generators only) replace the generator's.
  * The pick draws from its own stream (WL_STREAM_MIX), so adding a mix
  * never moves arrivals or lengths.
+ *
+ * LoRA adapters (lora.h): "adapter": 3 gives every request adapter 3;
+ * "adapters": {"count": 100, "zipf_s": 1.0} draws one per request (per
+ * session for sessions) with P(k) proportional to 1 / k^s over 1 .. count,
+ * from its own stream (WL_STREAM_ADAPTER); "base_share": f sends a
+ * fraction f to the base model (adapter 0).
  */
 #ifndef SERVESIM_GEN_ATTR_H
 #define SERVESIM_GEN_ATTR_H
@@ -38,6 +44,11 @@ typedef struct GenAttrs {
     uint32_t n_mix;
     gsl_ran_discrete_t *table;
     gsl_rng *r;
+    uint32_t adapter;           /* fixed adapter, or the one drawn by the last pick */
+    uint32_t n_adapters;        /* Zipf draw over 1 .. n_adapters (0 = none) */
+    double base_share;          /* fraction of requests on the base model */
+    gsl_ran_discrete_t *adapter_table;
+    gsl_rng *ra;
 } GenAttrs;
 
 /* jsonio_check_keys over the source's own keys plus tenant, class,

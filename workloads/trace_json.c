@@ -78,7 +78,7 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
     static const char *const keys[] = {"id", "arrival_ms", "after", "think_ms", "prompt_tokens", "output_tokens",
                                        "max_output_tokens", "tenant", "class", "session", "shared_prefix_tokens",
                                        "priority", "deadline_ms", "correct", "token_ids", "hash_ids",
-                                       "hash_block_tokens", "n", NULL};
+                                       "hash_block_tokens", "n", "adapter", NULL};
     if (jsonio_expect_object(obj, where, e) < 0 || jsonio_check_keys(obj, where, keys, e) < 0) return -1;
     if (jsonio_str(obj, "id", where, 0, &rec->id, e) < 0) return -1;
     if (jsonio_str(obj, "after", where, 0, &rec->after, e) < 0) return -1;
@@ -151,6 +151,9 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
     int correct = -1;
     if (jsonio_bool(obj, "correct", where, 0, &correct, e) < 0) return -1;
     rec->correct = (int8_t)correct;
+    int64_t ad = 0;
+    if (jsonio_int(obj, "adapter", where, 0, 0, 1000000, &ad, e) < 0) return -1;
+    rec->adapter = (uint32_t)ad;
     int64_t ns = 1;
     if (jsonio_int(obj, "n", where, 0, 1, 64, &ns, e) < 0) return -1;
     rec->n_samples = (uint32_t)ns;

@@ -167,6 +167,7 @@ static int add_record(Workload *w, Xform *x, const TraceRecord *rec, const char 
     if (rec->tenant) r->tenant = workload_tenant(w, rec->tenant);
     if (rec->cls) r->cls = workload_class(w, rec->cls);
     if (rec->priority) r->priority = rec->priority;
+    if (rec->adapter) r->adapter = rec->adapter;
     if (rec->deadline_ns >= 0) workload_set_deadline(w, idx, rec->deadline_ns);
     if (rec->token_ids) {
         uint32_t n = rec->n_token_ids < prompt ? rec->n_token_ids : prompt;

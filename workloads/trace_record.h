@@ -35,6 +35,7 @@ typedef struct TraceRecord {
     uint32_t n_hash_ids;
     uint32_t hash_block_tokens;
     uint32_t n_samples;         /* parallel sampling branches (1 = none) */
+    uint32_t adapter;           /* LoRA adapter id, 0 = none given (the base model) */
 } TraceRecord;
 
 /* Reusable id buffers of the JSON-based parsers (amortised growth); the

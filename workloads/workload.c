@@ -73,6 +73,7 @@ static void expand_samples(Workload *w)
             b->cls = pa->cls;
             b->tenant = pa->tenant;
             b->priority = pa->priority;
+            b->adapter = pa->adapter;
             b->correct = pa->correct;
             b->token_ids = pa->token_ids;
             b->n_token_ids = pa->n_token_ids;
@@ -193,6 +194,7 @@ static void write_request(const Workload *w, const Request *r, uint32_t i, const
             fprintf(f, ", \"shared_prefix_tokens\": %u", w->sessions[s].shared_prefix_tokens);
     }
     if (r->priority) fprintf(f, ", \"priority\": %d", r->priority);
+    if (r->adapter) fprintf(f, ", \"adapter\": %u", r->adapter);
     if (w->deadline_rel_ns && w->deadline_rel_ns[i] >= 0) {
         fputs(", \"deadline_ms\": ", f);
         put_ms(f, w->deadline_rel_ns[i]);
