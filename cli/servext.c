@@ -275,7 +275,7 @@ int servext_offload_plan(int argc, char **argv)
         printf("  %u buffer%s: %.0f MiB, net %.0f MiB", c.buffers, c.buffers == 1 ? "" : "s", pl.buffer_bytes / MIB,
                pl.net_bytes / MIB);
         for (int k = 0; k < n_states; k++)
-            printf("; %g more states of %g MiB", floor(pl.net_bytes / MIB / states[k]), states[k]);
+            printf("; %g more %g MiB states fit", floor(pl.net_bytes / MIB / states[k]), states[k]);
         if (step_ms > 0)
             printf("; a %.2f ms step takes %.2f ms (%s)", step_ms, step * 1e3,
                    step > step_ms / 1e3 * (1 + 1e-9) ? "link-bound" : "copies hidden");

@@ -1028,6 +1028,44 @@ void scenario_rundata(const Scenario *s, const Engine *eng, RunData *rd)
     rd->iters = engine_iterations(eng, &rd->n_iters);
 }
 
+/* The issue-18 resources of the "scenario" block, present only when used. */
+static void scenario_resources_json(const Scenario *s, cJSON *sc)
+{
+    if (s->has_lora) {
+        cJSON *o = cJSON_AddObjectToObject(sc, "lora");
+        char t[64] = "";
+        size_t off = 0;
+        for (int k = 0; k < LORA_TARGETS && off < sizeof t; k++)
+            if (s->lora.targets & (1u << k))
+                off += (size_t)snprintf(t + off, sizeof t - off, "%s%s", off ? "," : "", lora_target_names[k]);
+        cJSON_AddNumberToObject(o, "adapters", s->lora.adapters);
+        cJSON_AddNumberToObject(o, "rank", s->lora.rank);
+        cJSON_AddStringToObject(o, "targets", t);
+        cJSON_AddStringToObject(o, "dtype", dtype_name(s->lora.dtype));
+        jsonio_add_num(o, "mib_per_adapter", lora_adapter_bytes(&s->model, &s->lora) / MIB);
+        cJSON_AddNumberToObject(o, "gpu_slots", s->lora.gpu_slots);
+        cJSON_AddNumberToObject(o, "max_per_batch", s->lora.max_per_batch);
+        jsonio_add_num(o, "gpu_gib", s->lora_bytes / GIB);
+        jsonio_add_num(o, "link_gb_per_s", s->lora.link_bytes_per_s / 1e9);
+    }
+    if (s->has_offload) {
+        cJSON *o = cJSON_AddObjectToObject(sc, "offload");
+        cJSON_AddNumberToObject(o, "every", s->offload.every);
+        cJSON_AddNumberToObject(o, "layers", s->offload_plan.layers);
+        cJSON_AddNumberToObject(o, "buffers", s->offload.buffers);
+        jsonio_add_num(o, "freed_mib", s->offload_plan.freed_bytes / MIB);
+        jsonio_add_num(o, "net_mib", s->offload_plan.net_bytes / MIB);
+        jsonio_add_num(o, "link_gb_per_s", s->offload.link_bytes_per_s / 1e9);
+        jsonio_add_num(o, "copy_ms_per_step", s->offload_plan.copy_s * 1e3);
+    }
+    if (s->weights_separate) cJSON_AddBoolToObject(sc, "weights_separate_memory", 1);
+    if (s->kv_xfer_ratio > 0) {
+        cJSON *o = cJSON_AddObjectToObject(sc, "kv_transfer");
+        jsonio_add_num(o, "compression_ratio", s->kv_xfer_ratio);
+        jsonio_add_num(o, "decompress_gb_per_s", s->kv_xfer_dec_bytes_per_s / 1e9);
+    }
+}
+
 void scenario_to_json(const Scenario *s, cJSON *sc)
 {
     cJSON_AddStringToObject(sc, "name", s->name);
@@ -1072,6 +1110,7 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
                                                    : s->prefix_evict ? "value" : "lru");
         if (cJSON_IsString(evs)) cJSON_AddStringToObject(sc, "kv_eviction_script", evs->valuestring);
     }
+    scenario_resources_json(s, sc);
     cJSON_AddStringToObject(sc, "workload", s->wl.kind);
     cJSON_AddNumberToObject(sc, "seed", (double)s->seed);
 }
