@@ -44,6 +44,7 @@ struct Engine {
     uint32_t livelocked;   /* a request over ENGINE_MAX_PREEMPTIONS (index + 1), or 0 */
     uint32_t *plan_pos;
     uint64_t admit_counter;
+    uint32_t *order_tmp;   /* a batch hook's new waiting order (sized once, only with hooks) */
 
     int64_t *token_times;
     int64_t *own_token_times;
@@ -501,6 +502,16 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
         .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops, .bytes = cb->bytes};
 }
 
+/* Batch hooks that reorder the waiting queue (policy.h BatchHook.order). */
+static void hooks_order(Engine *eng)
+{
+    for (uint32_t k = 0; k < eng->cfg.n_hooks && eng->w_len > 1; k++) {
+        const BatchHook *h = &eng->cfg.hooks[k];
+        if (!h->order || !h->order(h->ctx, eng, eng->order_tmp)) continue;
+        for (uint32_t i = 0; i < eng->w_len; i++) eng->waiting[(eng->w_head + i) % eng->n_reqs] = eng->order_tmp[i];
+    }
+}
+
 /* An iteration boundary while the replica is free. */
 static int boundary(Engine *eng, Err *e)
 {
@@ -508,6 +519,7 @@ static int boundary(Engine *eng, Err *e)
         const char *m = eng->cfg.kv.error(eng->cfg.kv.ctx);
         if (m && *m) return err_set(e, "KV policy %s: %s", eng->cfg.kv.name, m);
     }
+    if (eng->order_tmp) hooks_order(eng);
     for (;;) {
         if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
         if (eng->livelocked) {
@@ -753,6 +765,8 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
     eng->plan.items = xmalloc((n ? n : 1) * sizeof *eng->plan.items);
     eng->plan.cap = n;
     eng->plan_pos = xmalloc((n ? n : 1) * sizeof *eng->plan_pos);
+    for (uint32_t k = 0; k < cfg->n_hooks; k++)
+        if (cfg->hooks[k].order && !eng->order_tmp) eng->order_tmp = xmalloc((n ? n : 1) * sizeof *eng->order_tmp);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < n; i++) {
         Request *r = &reqs[i];
@@ -796,6 +810,7 @@ void engine_free(Engine *eng)
     free(eng->running);
     free(eng->plan.items);
     free(eng->plan_pos);
+    free(eng->order_tmp);
     free(eng->own_token_times);
     free(eng->iters);
     free(eng);

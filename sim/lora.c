@@ -76,7 +76,7 @@ double lora_adapter_bytes(const ModelDesc *m, const LoraCfg *c)
 int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, LoraCfg *c, Err *e)
 {
     static const char *const keys[] = {"rank", "targets", "dtype", "adapters", "gpu_slots", "max_per_batch",
-                                       "link", "link_gb_per_s", NULL};
+                                       "link", "link_gb_per_s", "cap", NULL};
     char p[300];
     if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
     memset(c, 0, sizeof *c);
@@ -92,6 +92,8 @@ int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, LoraCfg *c
     if (c->max_per_batch > c->gpu_slots)
         return err_set(e, "%s: got %u, expected at most gpu_slots (%u): every adapter of a batch must be resident",
                        jsonio_path(p, sizeof p, where, "max_per_batch"), c->max_per_batch, c->gpu_slots);
+    static const char *const caps[] = {"skip", "block", NULL};
+    if (jsonio_enum(v, "cap", where, 0, caps, &c->block, e) < 0) return -1;
     c->targets = LORA_Q | LORA_V;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "targets");
     if (t) {
@@ -188,10 +190,9 @@ typedef struct LoraHook {
     uint64_t deferred;     /* admissions refused since the last priced iteration */
 } LoraHook;
 
-static int lora_admit_ok(void *ctx, Engine *eng, const Request *r)
+/* Marks the running requests' adapters with a new stamp; their count. */
+static uint32_t stamp_running(LoraHook *h, Engine *eng)
 {
-    LoraHook *h = ctx;
-    if (r->adapter == 0 || r->adapter > h->c.adapters) return 1;
     uint32_t distinct = 0, n = eng_running_count(eng);
     h->gen++;
     for (uint32_t i = 0; i < n; i++) {
@@ -200,6 +201,46 @@ static int lora_admit_ok(void *ctx, Engine *eng, const Request *r)
         h->stamp[a] = h->gen;
         distinct++;
     }
+    return distinct;
+}
+
+/* "skip": the waiting requests that fit the cap, in order and each counted
+ * as admitted, then the others, in order. */
+static int lora_order(void *ctx, Engine *eng, uint32_t *out)
+{
+    LoraHook *h = ctx;
+    uint32_t distinct = stamp_running(h, eng), n = eng_waiting_count(eng), front = 0, back = n, moved = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t idx = eng_waiting_at(eng, i);
+        uint32_t a = eng_req(eng, idx)->adapter;
+        int fits = a == 0 || a > h->c.adapters || h->stamp[a] == h->gen;
+        if (!fits && distinct < h->c.max_per_batch) {
+            h->stamp[a] = h->gen;
+            distinct++;
+            fits = 1;
+        }
+        if (fits) {
+            moved |= front != i;
+            out[front++] = idx;
+        } else {
+            out[--back] = idx;
+        }
+    }
+    if (!moved) return 0;
+    /* the refused ones were written backwards from the end */
+    for (uint32_t i = front, j = n - 1; i < j; i++, j--) {
+        uint32_t x = out[i];
+        out[i] = out[j];
+        out[j] = x;
+    }
+    return 1;
+}
+
+static int lora_admit_ok(void *ctx, Engine *eng, const Request *r)
+{
+    LoraHook *h = ctx;
+    if (r->adapter == 0 || r->adapter > h->c.adapters) return 1;
+    uint32_t distinct = stamp_running(h, eng);
     if (h->stamp[r->adapter] == h->gen || distinct < h->c.max_per_batch) return 1;
     h->deferred++;
     return 0;
@@ -308,6 +349,6 @@ int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp
     h->n_reqs = n_reqs;
     h->seen = xcalloc(n_reqs ? n_reqs : 1, 1);
     *out = (BatchHook){.name = "lora", .ctx = h, .admit_ok = lora_admit_ok, .adjust = lora_adjust,
-                       .destroy = lora_destroy};
+                       .order = c->block ? NULL : lora_order, .destroy = lora_destroy};
     return 0;
 }

@@ -14,7 +14,11 @@
  * added to that iteration, before its compute), evicting the least
  * recently used adapter that no request of the iteration needs.  At most
  * `max_per_batch` (<= gpu_slots) distinct adapters run at once: the
- * scheduler may not admit a request whose adapter would exceed it.  The
+ * scheduler may not admit a request whose adapter would exceed it.  By
+ * default such a request steps aside at each boundary (the queue is
+ * stably reordered so that the requests that fit, walked in order and
+ * counted as if each were admitted, come first -- vLLM's scheduler skips
+ * them the same way); with "cap": "block" it holds the queue (FCFS).  The
  * low-rank part of a batch runs grouped by adapter (Punica/S-LoRA's
  * SGMV): per adapter segment of n rows and per target and layer, a shrink
  * (n x d_in) x (d_in x r) and an expand (n x r) x (r x d_out), each
@@ -46,6 +50,8 @@ typedef struct LoraCfg {
     uint32_t gpu_slots;         /* adapters resident on a GPU group at once */
     uint32_t max_per_batch;     /* distinct adapters among running requests */
     double link_bytes_per_s;    /* host -> GPU loads */
+    int block;                  /* 1: a request over the cap blocks the queue ("cap": "block");
+                                   0: it steps aside for later ones that fit ("skip", vLLM's) */
     char link_name[48];         /* "" when given as a number */
 } LoraCfg;
 

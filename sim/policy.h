@@ -214,6 +214,11 @@ typedef struct BatchHook {
     /* Optional: the iteration `plan` was priced (cb); adds its own time
      * (loads, extra GEMMs, waits for a link) to cb and counts into st. */
     void (*adjust)(void *ctx, const BatchPlan *plan, const Request *reqs, CostBreakdown *cb, HookStats *st);
+    /* Optional: before the scheduler runs, a new order of the waiting
+     * queue (its request indices, all of them, into out); returns 0 to
+     * leave it as it is.  Lets requests the hook would refuse step aside
+     * (vLLM skips a request whose adapter would exceed max_loras). */
+    int (*order)(void *ctx, Engine *eng, uint32_t *out);
     void (*destroy)(void *ctx);
 } BatchHook;
 

@@ -206,6 +206,33 @@ static void test_lora_load_cap_and_grouped_gemm(void)
     CHECK_NEAR(o.ttft_ms[1], (a_prefill + load_s + seg + a_decode + a_prefill + load_s + seg) * 1e3, 1e-5);
     CHECK(o.st.hooks.adapter_deferred >= 1);
 
+    /* three requests a (adapter 1), b (2), c (1), one adapter a batch:
+     * "skip" lets c join a while b waits; "block" holds c behind b */
+    {
+        static const char fmt3[] =
+            "{" CH8_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 3}, "
+            "\"kv\": {\"capacity_gib\": 12, \"reserve\": \"final\"}, "
+            "\"lora\": {\"adapters\": 2, \"gpu_slots\": 2, \"max_per_batch\": 1, \"cap\": \"%s\"}, "
+            "\"workload\": {\"requests\": ["
+            "{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 2048, \"output_tokens\": 2, \"adapter\": 1},"
+            "{\"id\": \"b\", \"arrival_ms\": 0, \"prompt_tokens\": 2048, \"output_tokens\": 2, \"adapter\": 2},"
+            "{\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 2048, \"output_tokens\": 2, \"adapter\": 1}]}}";
+        char t3[2048];
+        Outcome s3, b3;
+        snprintf(t3, sizeof t3, fmt3, "skip");
+        run_text(t3, "skip.json", &s3);
+        snprintf(t3, sizeof t3, fmt3, "block");
+        run_text(t3, "block.json", &b3);
+        CHECK_INT(s3.rc, 0);
+        CHECK_INT(b3.rc, 0);
+        CHECK_NEAR(s3.ttft_ms[2], s3.ttft_ms[0], 1e-9);  /* c prefills with a */
+        CHECK(s3.ttft_ms[1] > s3.ttft_ms[2]);
+        CHECK(b3.ttft_ms[2] > b3.ttft_ms[1]);             /* c after b */
+        CHECK(b3.ttft_ms[1] > b3.ttft_ms[0]);
+        snprintf(t3, sizeof t3, fmt3, "fifo");
+        run_text(t3, "bad.json", &b3);
+        CHECK_CONTAINS(b3.err.msg, "lora.cap");
+    }
     /* one slot: b's adapter evicts a's */
     two_adapter_run("{\"adapters\": 2, \"gpu_slots\": 1}", &o);
     CHECK_INT(o.rc, 0);
@@ -285,14 +312,32 @@ static void test_lora_zipf100_scenario(void)
     CHECK_INT(a.rc, 0);
     CHECK_INT(b.rc, 0);
     CHECK_INT(a.st.hooks.adapter_lookups, 1000);
-    CHECK_INT(a.st.hooks.adapter_hits, 603);
-    CHECK_INT(a.st.hooks.adapter_loads, 395);
-    CHECK_NEAR(a.st.hooks.adapter_load_s, 395.0 * 15335424 / 64e9, 1e-9);
+    CHECK_INT(a.st.hooks.adapter_hits, 606);
+    CHECK_INT(a.st.hooks.adapter_loads, 385);
+    CHECK_NEAR(a.st.hooks.adapter_load_s, 385.0 * 15335424 / 64e9, 1e-9);
     CHECK_INT(b.st.hooks.adapter_hits, 901);
     CHECK_INT(b.st.hooks.adapter_loads, 99); /* every adapter drawn, once */
-    CHECK_NEAR(a.sum.ttft_s.mean * 1e3, 419.96, 0.005);
+    CHECK_NEAR(a.sum.ttft_s.mean * 1e3, 191.81, 0.005);
     CHECK_NEAR(b.sum.ttft_s.mean * 1e3, 53.71, 0.005);
     CHECK(a.sum.ttft_s.p99 > 10 * b.sum.ttft_s.p99);
+    /* "cap": "block": a request over the cap holds the queue (FCFS) */
+    Err e = {{0}};
+    char *text = read_text_file(SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json", NULL, &e);
+    CHECK(text != NULL);
+    if (!text) return;
+    char *k = strstr(text, "\"link\": \"pcie_gen5_x16\"}");
+    CHECK(k != NULL);
+    if (k) {
+        char buf[8192];
+        snprintf(buf, sizeof buf, "%.*s\"link\": \"pcie_gen5_x16\", \"cap\": \"block\"}%s", (int)(k - text), text,
+                 k + strlen("\"link\": \"pcie_gen5_x16\"}"));
+        Outcome c;
+        run_text(buf, "lora_block.json", &c);
+        CHECK_INT(c.rc, 0);
+        CHECK_INT(c.st.hooks.adapter_hits, 603);
+        CHECK_NEAR(c.sum.ttft_s.mean * 1e3, 419.96, 0.005);
+    }
+    free(text);
 }
 
 static void test_adapter_affinity_beats_round_robin(void)
@@ -303,16 +348,16 @@ static void test_adapter_affinity_beats_round_robin(void)
     run_file("workloads/lora/lora_cluster4_round_robin.json", &rr);
     CHECK_INT(af.rc, 0);
     CHECK_INT(rr.rc, 0);
-    CHECK_INT(af.st.hooks.adapter_hits, 1675);
-    CHECK_INT(rr.st.hooks.adapter_hits, 1018);
+    CHECK_INT(af.st.hooks.adapter_hits, 1674);
+    CHECK_INT(rr.st.hooks.adapter_hits, 1023);
     CHECK_INT(af.st.hooks.adapter_loads, 325);
-    CHECK_INT(rr.st.hooks.adapter_loads, 981);
-    CHECK_NEAR(af.sum.ttft_s.mean * 1e3, 49.60, 0.005);
-    CHECK_NEAR(rr.sum.ttft_s.mean * 1e3, 262.25, 0.005);
-    CHECK_NEAR(af.sum.ttft_s.p99 * 1e3, 263.84, 0.005);
-    CHECK_NEAR(rr.sum.ttft_s.p99 * 1e3, 3327.60, 0.005);
-    CHECK_NEAR(af.sum.goodput_requests_per_s, 21.92, 0.005);
-    CHECK_NEAR(rr.sum.goodput_requests_per_s, 19.26, 0.005);
+    CHECK_INT(rr.st.hooks.adapter_loads, 964);
+    CHECK_NEAR(af.sum.ttft_s.mean * 1e3, 47.58, 0.005);
+    CHECK_NEAR(rr.sum.ttft_s.mean * 1e3, 165.39, 0.005);
+    CHECK_NEAR(af.sum.ttft_s.p99 * 1e3, 235.11, 0.005);
+    CHECK_NEAR(rr.sum.ttft_s.p99 * 1e3, 2774.96, 0.005);
+    CHECK_NEAR(af.sum.goodput_requests_per_s, 21.94, 0.005);
+    CHECK_NEAR(rr.sum.goodput_requests_per_s, 20.34, 0.005);
     CHECK_INT(af.sum.verdict, 1);
     CHECK_INT(rr.sum.verdict, 0);
 }
@@ -568,8 +613,8 @@ static void test_readme_serveres_numbers(void)
         "  100 adapters: 1.43 GiB (the model's weights read per step: 14.10 GiB)\n", NULL};
     readme_quotes(readme, "lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100", lora);
     static const char *const zipf[] = {
-        "  TTFT          419.96     57.82   1658.90   2845.63   3149.60 ms  (n=1000)\n",
-        "  adapters: 603 of 1000 requests found theirs on the GPU (60.3%), 395 loads taking 0.095 s, low-rank GEMMs 1.619 s\n",
+        "  TTFT          191.81     39.93    266.88   2447.66   3174.03 ms  (n=1000)\n",
+        "  adapters: 606 of 1000 requests found theirs on the GPU (60.6%), 385 loads taking 0.092 s, low-rank GEMMs 1.611 s\n",
         NULL};
     readme_quotes(readme, "run " SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json", zipf);
     static const char *const all[] = {
@@ -615,8 +660,8 @@ static void test_readme_serveres_numbers(void)
         CHECK_NEAR(base.sum.tpot_s.mean * 1e3, 28.66, 0.005);
         free(text);
     }
-    CHECK_CONTAINS(readme, "| `adapter_affinity` | 1675 / 2000 (83.8%) | 325 | 49.60 ms | 263.84 ms | 21.92 req/s | pass |");
-    CHECK_CONTAINS(readme, "| `round_robin` | 1018 / 2000 (50.9%) | 981 | 262.25 ms | 3327.60 ms | 19.26 req/s | FAIL |");
+    CHECK_CONTAINS(readme, "| `adapter_affinity` | 1674 / 2000 (83.7%) | 325 | 47.58 ms | 235.11 ms | 21.94 req/s | pass |");
+    CHECK_CONTAINS(readme, "| `round_robin` | 1023 / 2000 (51.1%) | 964 | 165.39 ms | 2774.96 ms | 20.34 req/s | FAIL |");
     free(readme);
 }
 
