@@ -51,7 +51,7 @@ double effcurve_at(const EffCurve *c, double x)
 static const char *const hw_keys[] = {
     "name", "source", "peak_flops", "mem_bw_bytes_per_s", "mem_bytes", "link_bw_bytes_per_s",
     "link_latency_us", "efficiency", "iter_overhead_us", "runtime_reserve_gib", "mem_util",
-    "power_w", "usd_per_gpu_hour", "sources", "profile", NULL,
+    "power_w", "usd_per_gpu_hour", "sources", "profile", "host_link_bw_bytes_per_s", NULL,
 };
 static const char *const hw_eff_keys[] = {"gemm_compute", "mem", "attn_compute", "attn_mem",
                                           NULL};
@@ -181,6 +181,9 @@ int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e)
                    e) < 0)
         return -1;
     h->link_latency_s = latency_us * 1e-6;
+    h->host_link_bw_bytes_per_s = 0;
+    if (jsonio_num(obj, "host_link_bw_bytes_per_s", where, 0, 1e8, HW_MAX_BW, &h->host_link_bw_bytes_per_s, e) < 0)
+        return -1;
     h->iter_overhead_s = overhead_us * 1e-6;
     h->runtime_reserve_bytes = reserve_gib * GIB;
     h->mem_util = 0.9;
@@ -295,6 +298,7 @@ void hw_to_json(const HwDesc *h, cJSON *obj)
     cJSON_AddNumberToObject(obj, "mem_bytes", h->mem_bytes);
     jsonio_add_num(obj, "link_bw_bytes_per_s", h->link_bw_bytes_per_s);
     jsonio_add_num(obj, "link_latency_us", h->link_latency_s * 1e6);
+    if (h->host_link_bw_bytes_per_s > 0) jsonio_add_num(obj, "host_link_bw_bytes_per_s", h->host_link_bw_bytes_per_s);
     cJSON *eff = cJSON_AddObjectToObject(obj, "efficiency");
     if (eff) {
         const EffCurve *c = &h->gemm_compute_eff;

@@ -42,6 +42,7 @@ typedef struct HwDesc {
     double mem_bytes;               /* device memory */
     double link_bw_bytes_per_s;     /* GPU-GPU, per direction (NVLink, or PCIe when none) */
     double link_latency_s;          /* per collective step */
+    double host_link_bw_bytes_per_s;/* GPU <-> host memory, per direction (PCIe); 0 = not given */
     /* Efficiencies (fractions of peak) -- defaults, replaced by a profile. */
     EffCurve gemm_compute_eff;      /* over GEMM rows (tokens in the step) */
     double mem_eff;                 /* achieved / peak bandwidth for streaming reads */

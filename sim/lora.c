@@ -73,7 +73,7 @@ double lora_adapter_bytes(const ModelDesc *m, const LoraCfg *c)
     return dtype_bytes(c->dtype, lora_adapter_params(m, c->rank, c->targets));
 }
 
-int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, LoraCfg *c, Err *e)
+int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, double dflt_link, LoraCfg *c, Err *e)
 {
     static const char *const keys[] = {"rank", "targets", "dtype", "adapters", "gpu_slots", "max_per_batch",
                                        "link", "link_gb_per_s", "cap", NULL};
@@ -132,6 +132,9 @@ int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, LoraCfg *c
     if (ln && gb > 0) return err_set(e, "%s: give \"link\" or \"link_gb_per_s\", not both", where);
     if (gb > 0) {
         c->link_bytes_per_s = gb * 1e9;
+    } else if (!ln && dflt_link > 0) {
+        c->link_bytes_per_s = dflt_link;
+        snprintf(c->link_name, sizeof c->link_name, "the hardware's host link");
     } else {
         if (!ln) ln = "pcie_gen5_x16";
         if ((c->link_bytes_per_s = offload_link_parse(ln, jsonio_path(p, sizeof p, where, "link"), e)) < 0) return -1;

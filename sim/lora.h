@@ -62,8 +62,10 @@ void lora_target_shape(const ModelDesc *m, unsigned bit, double *d_in, double *d
 /* Parameters and bytes of one adapter on m. */
 double lora_adapter_params(const ModelDesc *m, uint32_t rank, unsigned targets);
 double lora_adapter_bytes(const ModelDesc *m, const LoraCfg *c);
-/* Parses a scenario's "lora" object (model: checks targets exist). */
-int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, LoraCfg *c, Err *e);
+/* Parses a scenario's "lora" object (model: checks targets exist); without
+ * "link" or "link_gb_per_s" the link is dflt_link (the hardware's host
+ * link) when > 0, else PCIe Gen5 x16. */
+int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, double dflt_link, LoraCfg *c, Err *e);
 
 /* FLOPs, bytes and time of the grouped low-rank GEMMs of one adapter
  * segment of n rows (all layers, all targets), per GPU of a tp group. */

@@ -98,7 +98,7 @@ double offload_iter_s(const ModelDesc *m, const OffloadCfg *c, double layer_byte
     return t;
 }
 
-int offload_parse(const cJSON *v, const char *where, OffloadCfg *c, Err *e)
+int offload_parse(const cJSON *v, const char *where, double dflt_link, OffloadCfg *c, Err *e)
 {
     static const char *const keys[] = {"every", "buffers", "link", "link_gb_per_s", NULL};
     if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
@@ -116,6 +116,9 @@ int offload_parse(const cJSON *v, const char *where, OffloadCfg *c, Err *e)
     if (gb > 0) {
         c->link_bytes_per_s = gb * 1e9;
         c->link_name[0] = '\0';
+    } else if (!ln && dflt_link > 0) {
+        c->link_bytes_per_s = dflt_link;
+        snprintf(c->link_name, sizeof c->link_name, "the hardware's host link");
     } else {
         if (!ln) ln = "pcie_gen5_x16";
         if ((c->link_bytes_per_s = offload_link_parse(ln, jsonio_path(p, sizeof p, where, "link"), e)) < 0) return -1;

@@ -72,8 +72,9 @@ int offload_plan(const ModelDesc *m, int tp, const OffloadCfg *c, OffloadPlan *o
  * following the pipeline above. */
 double offload_iter_s(const ModelDesc *m, const OffloadCfg *c, double layer_bytes_per_gpu, double compute_s);
 /* Parses a scenario's "offload" object: {"every": 4, "buffers": 1,
- * "link": "pcie_gen5_x16" | "link_gb_per_s": 64}. */
-int offload_parse(const cJSON *v, const char *where, OffloadCfg *c, Err *e);
+ * "link": "pcie_gen5_x16" | "link_gb_per_s": 64}; without either the link
+ * is dflt_link (the hardware's host link) when > 0, else PCIe Gen5 x16. */
+int offload_parse(const cJSON *v, const char *where, double dflt_link, OffloadCfg *c, Err *e);
 /* The engine hook (policy.h) that stretches iterations to the link. */
 int offload_hook_new(const ModelDesc *m, int tp, const OffloadCfg *c, BatchHook *out, Err *e);
 

@@ -629,7 +629,7 @@ static int parse_resources(const cJSON *root, const char *w, Scenario *s, Err *e
                        s->hw.profile_name);
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "lora"))) {
         jsonio_path(p, sizeof p, w, "lora");
-        if (lora_parse(v, p, &s->model, &s->lora, e) < 0) return -1;
+        if (lora_parse(v, p, &s->model, s->hw.host_link_bw_bytes_per_s, &s->lora, e) < 0) return -1;
         s->has_lora = 1;
         s->lora_bytes = s->lora.gpu_slots * lora_adapter_bytes(&s->model, &s->lora);
         if (!s->kv.unbounded && !(s->kv.capacity_bytes - s->lora_bytes > 0))
@@ -640,7 +640,7 @@ static int parse_resources(const cJSON *root, const char *w, Scenario *s, Err *e
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "offload"))) {
         jsonio_path(p, sizeof p, w, "offload");
-        if (offload_parse(v, p, &s->offload, e) < 0) return -1;
+        if (offload_parse(v, p, s->hw.host_link_bw_bytes_per_s, &s->offload, e) < 0) return -1;
         if (offload_plan(&s->model, s->tp, &s->offload, &s->offload_plan, e) < 0) return err_prefix(e, "%s", w);
         s->has_offload = 1;
         s->kv.capacity_bytes += s->offload_plan.net_bytes * s->tp;

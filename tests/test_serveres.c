@@ -456,6 +456,27 @@ static void test_offload_engine(void)
                                               offload_iter_s(&m, &c, layer, dec1 + 3e-9) - dec1 - 3e-9, 1e-9);
     CHECK(o.st.hooks.offload_wait_s > 2 * (42.4e-3 - dec1));
     CHECK_NEAR(o.st.hooks.offload_bytes, 3 * 9 * layer, 1e-3);
+    /* the link defaults to the hardware's host link: a Grace Hopper-like
+     * what-if at NVLink-C2C's 450 GB/s copies a step in 6.04 ms */
+    Scenario sc;
+    Err e = {{0}};
+    static const char gh[] =
+        "{\"model\": \"qwen3-8b\", \"hardware\": {\"base\": \"h100-sxm\", \"host_link_bw_bytes_per_s\": 450e9}, "
+        "\"scheduler\": {\"kind\": \"continuous\"}, \"offload\": {\"every\": 4}, \"lora\": {\"adapters\": 4}, "
+        "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}]}}";
+    CHECK(scenario_load_text(gh, "gh.json", 0, 0, &sc, &e) == 0);
+    CHECK_NEAR(sc.offload.link_bytes_per_s, 450e9, 0);
+    CHECK_NEAR(sc.offload_plan.copy_s * 1e3, 6.04, 0.005);
+    CHECK_NEAR(sc.lora.link_bytes_per_s, 450e9, 0);
+    scenario_free(&sc);
+    static const char h100[] =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+        "\"offload\": {\"every\": 4, \"buffers\": 2}, "
+        "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}]}}";
+    CHECK(scenario_load_text(h100, "h100.json", 0, 0, &sc, &e) == 0);
+    CHECK_NEAR(sc.offload.link_bytes_per_s, 64e9, 0); /* PCIe Gen5 from h100-sxm.json */
+    CHECK_NEAR(sc.kv.capacity_bytes - hw_kv_capacity_bytes(&sc.hw, &sc.model, 1), 2016 * MIB, 1e-3);
+    scenario_free(&sc);
 }
 
 /* ------------------------------------------------ weights outside HBM */
