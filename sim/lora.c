@@ -4,8 +4,10 @@
  *
  * The hook's state is sized once from the adapter count and the workload
  * size: per adapter its last use (0 = not resident), a generation stamp and
- * a row count for the batch being priced; per request whether it was
- * already looked up.  Distinct adapters are counted by stamping, so no
+ * a row count for the batch being priced (LORA_ADAPTERS_MAX bounds them).
+ * A request's lookup is its first prefill chunk (no preemption yet, the
+ * chunk starting at its prefix-cache hit), so no per-request state is kept.
+ * Distinct adapters are counted by stamping, so no
  * iteration allocates or sorts.
  */
 #include "lora.h"
@@ -82,7 +84,7 @@ int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, double dfl
     memset(c, 0, sizeof *c);
     int64_t rank = 16, n = 0, slots = 0, cap = 0;
     if (jsonio_int(v, "rank", where, 0, 1, 65536, &rank, e) < 0) return -1;
-    if (jsonio_int(v, "adapters", where, 1, 1, 1000000, &n, e) < 0) return -1;
+    if (jsonio_int(v, "adapters", where, 1, 1, LORA_ADAPTERS_MAX, &n, e) < 0) return -1;
     if (jsonio_int(v, "gpu_slots", where, 0, 1, 1000000, &slots, e) < 0) return -1;
     if (jsonio_int(v, "max_per_batch", where, 0, 1, 1000000, &cap, e) < 0) return -1;
     c->rank = (uint32_t)rank;
@@ -188,8 +190,6 @@ typedef struct LoraHook {
     uint64_t gen;
     double *rows;          /* per adapter id: rows in the batch being priced */
     uint32_t *ids;         /* distinct adapters of that batch */
-    uint8_t *seen;         /* per request: looked up already */
-    uint32_t n_reqs;
     uint64_t deferred;     /* admissions refused since the last priced iteration */
 } LoraHook;
 
@@ -273,9 +273,9 @@ static void lora_adjust(void *ctx, const BatchPlan *plan, const Request *reqs, C
         const Request *r = &reqs[it->req];
         uint32_t a = r->adapter;
         if (a == 0 || a > h->c.adapters) continue;
-        if (it->req < h->n_reqs && !h->seen[it->req]) {
-            /* a request's lookup: was its adapter on the GPU when it first ran? */
-            h->seen[it->req] = 1;
+        if (it->kind == ITEM_PREFILL && r->preemptions == 0 && r->generated == 0 && it->h == r->prefix_hit_tokens) {
+            /* a request's lookup, at the first chunk of its first admission:
+             * was its adapter on the GPU? */
             st->adapter_lookups++;
             st->adapter_hits += h->last_use[a] != 0;
         }
@@ -326,12 +326,11 @@ static void lora_destroy(void *ctx)
     free(h->stamp);
     free(h->rows);
     free(h->ids);
-    free(h->seen);
     free(h);
 }
 
-int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp, Dtype compute, uint32_t n_reqs,
-                  BatchHook *out, Err *e)
+int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp, Dtype compute, BatchHook *out,
+                  Err *e)
 {
     if (c->adapters < 1 || c->gpu_slots < 1 || c->max_per_batch < 1 || c->max_per_batch > c->gpu_slots ||
         !(c->link_bytes_per_s > 0) || c->rank < 1 || !c->targets)
@@ -349,8 +348,6 @@ int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp
     h->stamp = xcalloc(na, sizeof *h->stamp);
     h->rows = xcalloc(na, sizeof *h->rows);
     h->ids = xcalloc(na, sizeof *h->ids);
-    h->n_reqs = n_reqs;
-    h->seen = xcalloc(n_reqs ? n_reqs : 1, 1);
     *out = (BatchHook){.name = "lora", .ctx = h, .admit_ok = lora_admit_ok, .adjust = lora_adjust,
                        .order = c->block ? NULL : lora_order, .destroy = lora_destroy};
     return 0;

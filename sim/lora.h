@@ -40,6 +40,9 @@
 
 enum { LORA_Q = 1, LORA_K = 2, LORA_V = 4, LORA_O = 8, LORA_GATE = 16, LORA_UP = 32, LORA_DOWN = 64 };
 #define LORA_TARGETS 7
+/* Adapter ids per scenario: each replica keeps 28 B per adapter (2.8 MB at
+ * the bound); scenario.c also bounds adapters x replicas. */
+#define LORA_ADAPTERS_MAX 100000
 extern const char *const lora_target_names[LORA_TARGETS]; /* "q", "k", "v", "o", "gate", "up", "down" */
 
 typedef struct LoraCfg {
@@ -72,9 +75,9 @@ int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, double dfl
 double lora_segment_s(const ModelDesc *m, const LoraCfg *c, const HwDesc *hw, int tp, Dtype compute,
                       double n, double *flops, double *bytes);
 
-/* The engine hook (policy.h): admission cap, cache and loads, segment
- * costs.  n_reqs sizes its per-request record. */
-int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp, Dtype compute, uint32_t n_reqs,
-                  BatchHook *out, Err *e);
+/* The engine hook (policy.h): admission cap and queue order, cache and
+ * loads, segment costs. */
+int lora_hook_new(const LoraCfg *c, const ModelDesc *m, const HwDesc *hw, int tp, Dtype compute, BatchHook *out,
+                  Err *e);
 
 #endif

@@ -665,6 +665,13 @@ static int check_adapters(const Scenario *s, const char *w, Err *e)
             return err_set(e, "%s: workload: request %s names adapter %u, expected 1 .. lora.adapters (%u)", w, r->id,
                            r->adapter, s->lora.adapters);
     }
+    if (s->has_lora) {
+        double reps = 0;
+        for (uint32_t p = 0; p < s->n_pools; p++) reps += s->pools[p].replicas;
+        if (reps * s->lora.adapters > 1e7)
+            return err_set(e, "%s: lora.adapters: %u adapters x %.0f replicas exceed the bound of 10,000,000 adapter "
+                              "records (28 B each); use fewer replicas or adapters", w, s->lora.adapters, reps);
+    }
     if (s->router == ROUTER_ADAPTER_AFFINITY && !s->has_lora)
         return err_set(e, "%s: router \"adapter_affinity\" needs a \"lora\" key", w);
     return 0;
@@ -968,8 +975,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     if (s->has_lora || s->has_offload) {
         int hr = 0;
         if (s->has_lora)
-            hr = lora_hook_new(&s->lora, &s->model, &pool->hw, pool->tp, s->compute_dtype, s->wl.n,
-                               &cfg.hooks[cfg.n_hooks++], e);
+            hr = lora_hook_new(&s->lora, &s->model, &pool->hw, pool->tp, s->compute_dtype, &cfg.hooks[cfg.n_hooks++], e);
         if (hr == 0 && s->has_offload) hr = offload_hook_new(&s->model, pool->tp, &s->offload, &cfg.hooks[cfg.n_hooks++], e);
         if (hr < 0) {
             for (uint32_t k = 0; k + 1 < cfg.n_hooks; k++) cfg.hooks[k].destroy(cfg.hooks[k].ctx);
