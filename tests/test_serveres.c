@@ -551,6 +551,21 @@ static void test_kv_compression(void)
     double bytes = 8192 * 147456.0;
     CHECK_NEAR(plain.ttft_ms[0] - packed.ttft_ms[0],
                (bytes / 50e9 - (0.53125 * bytes / 50e9 + bytes / 400e9)) * 1e3, 2e-6);
+    /* swap: every swapped token goes out and back, each way compressed */
+    static const char swap[] =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", "
+        "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 100, \"per_pair_ns\": 0}, "
+        "\"scheduler\": {\"kind\": \"vllm\", \"preemption\": \"swap\", \"watermark\": 0}, "
+        "\"kv\": {\"capacity_gib\": 0.05, \"reserve\": \"on_demand\"}, "
+        "\"kv_transfer\": {\"compression_ratio\": 0.5, \"decompress_gb_per_s\": 400}, \"workload\": {\"requests\": ["
+        "{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 200},"
+        "{\"id\": \"b\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 200},"
+        "{\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 200}]}}";
+    Outcome sw;
+    run_text(swap, "swap_c.json", &sw);
+    CHECK_INT(sw.rc, 0);
+    CHECK(sw.st.swapped_tokens > 0);
+    CHECK_NEAR(sw.st.swap_s, 2.0 * sw.st.swapped_tokens * 147456 * (0.5 / 64e9 + 1 / 400e9), 1e-9);
     snprintf(text, sizeof text, fmt, "\"kv_transfer\": {\"compression_ratio\": 1.5, \"decompress_gb_per_s\": 400}, ");
     run_text(text, "disagg_bad.json", &packed);
     CHECK_CONTAINS(packed.err.msg, "kv_transfer.compression_ratio");
@@ -633,6 +648,19 @@ static void test_readme_serveres_numbers(void)
         "  one adapter: 7667712 params, 15335424 B = 14.625 MiB\n",
         "  100 adapters: 1.43 GiB (the model's weights read per step: 14.10 GiB)\n", NULL};
     readme_quotes(readme, "lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100", lora);
+    char *wreadme = read_text_file(SERVESIM_DATA_DIR "/workloads/README.md", NULL, &e);
+    CHECK(wreadme != NULL);
+    static const char *const wl[] = {
+        "  adapters    1000 requests on 99 distinct adapters; most requested: 1 (194), 2 (106), 3 (68), 4 (51), 5 (37)\n",
+        NULL};
+    if (wreadme) readme_quotes(wreadme, "workload " SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json --stats", wl);
+    free(wreadme);
+    cJSON *wj = cli_json("workload " SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json --stats --json");
+    const cJSON *ad = wj ? cJSON_GetObjectItemCaseSensitive(wj, "adapters") : NULL;
+    CHECK(ad != NULL);
+    CHECK_NEAR(jnum(ad, "distinct"), 99, 0);
+    CHECK_NEAR(jnum(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ad, "top"), 0), "requests"), 194, 0);
+    cJSON_Delete(wj);
     static const char *const zipf[] = {
         "  TTFT          191.81     39.93    266.88   2447.66   3174.03 ms  (n=1000)\n",
         "  adapters: 606 of 1000 requests found theirs on the GPU (60.6%), 385 loads taking 0.092 s, low-rank GEMMs 1.611 s\n",

@@ -159,6 +159,41 @@ static void add_names(cJSON *o, const char *key, const Workload *w, const char *
     free(cnt);
 }
 
+/* LoRA adapters: requests that name one, distinct adapters and the five
+ * most requested (ties: the smaller id), by one scan per place; 0 when no
+ * request names an adapter. */
+typedef struct AdapterTop {
+    uint64_t with, distinct;
+    uint32_t id[5];
+    uint64_t cnt[5];
+    int n;
+} AdapterTop;
+
+static int adapter_top(const Workload *w, AdapterTop *t)
+{
+    memset(t, 0, sizeof *t);
+    uint32_t max = 0;
+    for (uint32_t i = 0; i < w->n; i++) max = w->reqs[i].adapter > max ? w->reqs[i].adapter : max;
+    if (!max) return 0;
+    uint64_t *cnt = xcalloc((size_t)max + 1, sizeof *cnt);
+    for (uint32_t i = 0; i < w->n; i++) cnt[w->reqs[i].adapter]++;
+    for (uint32_t a = 1; a <= max; a++) {
+        t->with += cnt[a];
+        t->distinct += cnt[a] > 0;
+    }
+    for (t->n = 0; t->n < 5; t->n++) {
+        uint32_t best = 0;
+        for (uint32_t a = 1; a <= max; a++)
+            if (cnt[a] > (best ? cnt[best] : 0)) best = a;
+        if (!best) break;
+        t->id[t->n] = best;
+        t->cnt[t->n] = cnt[best];
+        cnt[best] = 0;
+    }
+    free(cnt);
+    return 1;
+}
+
 cJSON *wlcmd_stats_json(const Workload *w, const WlStats *st)
 {
     cJSON *o = cJSON_CreateObject();
@@ -186,6 +221,19 @@ cJSON *wlcmd_stats_json(const Workload *w, const WlStats *st)
     if (w->n_sessions) cJSON_AddNumberToObject(o, "sessions", w->n_sessions);
     add_names(o, "tenants", w, w->tenant_names, w->n_tenants, 1);
     add_names(o, "classes", w, w->class_names, w->n_classes, 0);
+    AdapterTop at;
+    if (adapter_top(w, &at)) {
+        cJSON *aj = cJSON_AddObjectToObject(o, "adapters");
+        cJSON_AddNumberToObject(aj, "requests", (double)at.with);
+        cJSON_AddNumberToObject(aj, "distinct", (double)at.distinct);
+        cJSON *top = cJSON_AddArrayToObject(aj, "top");
+        for (int k = 0; k < at.n; k++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "adapter", at.id[k]);
+            cJSON_AddNumberToObject(x, "requests", (double)at.cnt[k]);
+            cJSON_AddItemToArray(top, x);
+        }
+    }
     const WlCounts *c = &w->counts;
     cJSON *cj = cJSON_AddObjectToObject(o, "read");
     cJSON_AddNumberToObject(cj, "records", (double)c->records);
@@ -239,6 +287,13 @@ void wlcmd_stats_print(const Workload *w, const WlStats *st, FILE *f)
     if (w->n_sessions) fprintf(f, "  sessions    %u\n", w->n_sessions);
     print_names(f, "tenants", w, w->tenant_names, w->n_tenants, 1);
     print_names(f, "classes", w, w->class_names, w->n_classes, 0);
+    AdapterTop at;
+    if (adapter_top(w, &at)) {
+        fprintf(f, "  adapters    %llu requests on %llu distinct adapters; most requested:", (unsigned long long)at.with,
+                (unsigned long long)at.distinct);
+        for (int k = 0; k < at.n; k++) fprintf(f, "%s %u (%llu)", k ? "," : "", at.id[k], (unsigned long long)at.cnt[k]);
+        fputc('\n', f);
+    }
     if (c->skipped)
         fprintf(f, "  skipped     %llu malformed lines; first: %s\n", (unsigned long long)c->skipped, c->first_skip);
     if (c->out_of_window || c->sampled_out)
