@@ -20,13 +20,13 @@ static const char *const lua_view_fields[] = {
     "id", "index", "arrival", "arrival_ns", "prompt_tokens", "output_tokens", "max_output_tokens", "generated",
     "remaining_tokens", "kv_len", "prefill_target", "prefill_left", "decoding", "prefilling", "state",
     "priority", "deadline", "deadline_ns", "class", "tenant", "preemptions", "kv_blocks", "admitted",
-    "first_token", "waited", "prefix_hit_tokens", "prefix_key", NULL};
+    "first_token", "waited", "prefix_hit_tokens", "prefix_key", "adapter", NULL};
 
 enum {
     F_ID = 1, F_INDEX, F_ARRIVAL, F_ARRIVAL_NS, F_PROMPT, F_OUTPUT, F_MAX_OUTPUT, F_GENERATED, F_REMAINING,
     F_KV_LEN, F_PREFILL_TARGET, F_PREFILL_LEFT, F_DECODING, F_PREFILLING, F_STATE, F_PRIORITY, F_DEADLINE,
     F_DEADLINE_NS, F_CLASS, F_TENANT, F_PREEMPTIONS, F_KV_BLOCKS, F_ADMITTED, F_FIRST_TOKEN, F_WAITED,
-    F_PREFIX_HIT, F_PREFIX_KEY
+    F_PREFIX_HIT, F_PREFIX_KEY, F_ADAPTER
 };
 
 const char *lua_view_state_name(const Request *r)
@@ -150,6 +150,7 @@ static int lua_view_prefix_key(lua_State *L)
     lua_Integer n = luaL_optinteger(L, 2, 256);
     luaL_argcheck(L, n >= 1, 2, "expected a token count >= 1");
     uint64_t h = lua_view_fnv(14695981039346656037ull, r->tenant);
+    if (r->adapter) h = lua_view_fnv(h, 0xada97e7ull + r->adapter); /* adapters never share KV */
     if (r->token_ids && r->n_token_ids) {
         uint32_t m = (uint64_t)n < r->n_token_ids ? (uint32_t)n : r->n_token_ids;
         for (uint32_t i = 0; i < m; i++) h = lua_view_fnv(h, r->token_ids[i]);
@@ -202,6 +203,7 @@ static int lua_view_req_index(lua_State *L)
         break;
     case F_CLASS: lua_pushinteger(L, r->cls); break;
     case F_TENANT: lua_pushinteger(L, r->tenant); break;
+    case F_ADAPTER: lua_pushinteger(L, r->adapter); break;
     case F_PREEMPTIONS: lua_pushinteger(L, r->preemptions); break;
     case F_KV_BLOCKS: lua_pushinteger(L, r->kv_blocks); break;
     case F_ADMITTED:

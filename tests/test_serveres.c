@@ -360,6 +360,26 @@ static void test_adapter_affinity_beats_round_robin(void)
     CHECK_NEAR(rr.sum.goodput_requests_per_s, 20.34, 0.005);
     CHECK_INT(af.sum.verdict, 1);
     CHECK_INT(rr.sum.verdict, 0);
+    /* the rule as a Lua router (lua/routers/adapter_affinity.lua) routes alike */
+    Err e = {{0}};
+    char *text = read_text_file(SERVESIM_DATA_DIR "/workloads/lora/lora_cluster4_affinity.json", NULL, &e);
+    CHECK(text != NULL);
+    if (!text) return;
+    const char *key = "\"router\": \"adapter_affinity\"";
+    char *k = strstr(text, key);
+    CHECK(k != NULL);
+    if (k) {
+        char buf[8192];
+        snprintf(buf, sizeof buf, "%.*s\"router\": {\"kind\": \"lua\", \"script\": \"%s/lua/routers/adapter_affinity.lua\"}%s",
+                 (int)(k - text), text, SERVESIM_DATA_DIR, k + strlen(key));
+        Outcome lu;
+        run_text(buf, "lua_affinity.json", &lu);
+        CHECK_INT(lu.rc, 0);
+        CHECK_INT(lu.st.hooks.adapter_hits, af.st.hooks.adapter_hits);
+        CHECK_INT(lu.st.hooks.adapter_loads, af.st.hooks.adapter_loads);
+        CHECK_NEAR(lu.sum.ttft_s.mean, af.sum.ttft_s.mean, 1e-12);
+    }
+    free(text);
 }
 
 /* ------------------------------------------------------------- offload */
