@@ -37,7 +37,7 @@ struct Cluster {
     const EngineStats **rst;
     uint32_t sum_peak_running, sum_peak_waiting;
     uint64_t sum_peak_kv;
-    uint32_t *adapter_home;  /* ROUTER_ADAPTER_AFFINITY: per adapter id, its replica + 1 (0 = none yet) */
+    uint32_t *adapter_home;  /* ROUTER_ADAPTER_AFFINITY: per pool and adapter id, its replica + 1 (0 = none yet) */
 };
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
@@ -66,7 +66,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             return NULL;
         }
     }
-    if (s->router == ROUTER_ADAPTER_AFFINITY) c->adapter_home = xcalloc((size_t)s->lora.adapters + 1, sizeof *c->adapter_home);
+    if (s->router == ROUTER_ADAPTER_AFFINITY) c->adapter_home = xcalloc(2 * ((size_t)s->lora.adapters + 1), sizeof *c->adapter_home);
     s->barrier.left = s->barrier_members; /* a scenario may run more than once */
     evq_init(&c->q);
     uint64_t tokens = 0;
@@ -113,7 +113,7 @@ void cluster_free(Cluster *c)
  * home's running + waiting count stays within twice the least loaded
  * replica's + 2, so its adapter cache keeps hitting, and otherwise to the
  * least loaded one.  Base-model requests go to the least loaded. */
-static uint32_t route_adapter(Cluster *c, const Request *r, uint32_t lo, uint32_t n)
+static uint32_t route_adapter(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int pool)
 {
     uint32_t best = lo;
     uint64_t best_v = UINT64_MAX;
@@ -128,14 +128,15 @@ static uint32_t route_adapter(Cluster *c, const Request *r, uint32_t lo, uint32_
     }
     uint32_t a = r->adapter;
     if (!a || a > c->s->lora.adapters) return best;
-    uint32_t home = c->adapter_home[a];
+    uint32_t *homes = c->adapter_home + (size_t)(pool ? 1 : 0) * (c->s->lora.adapters + 1);
+    uint32_t home = homes[a];
     if (home && home - 1 >= lo && home - 1 < lo + n) {
         ReplicaLoad l;
         engine_load(c->eng[home - 1], &l);
         if ((uint64_t)l.running + l.waiting <= 2 * best_v + 2) return home - 1;
         return best;
     }
-    c->adapter_home[a] = best + 1;
+    homes[a] = best + 1;
     return best;
 }
 
@@ -144,7 +145,7 @@ static uint32_t route(Cluster *c, const Request *r, uint32_t lo, uint32_t n, int
     if (n == 1) return lo;
     RouterKind kind = c->s->router;
     if (kind == ROUTER_ROUND_ROBIN) return lo + (c->rr_next[pool]++ % n);
-    if (kind == ROUTER_ADAPTER_AFFINITY) return route_adapter(c, r, lo, n);
+    if (kind == ROUTER_ADAPTER_AFFINITY) return route_adapter(c, r, lo, n, pool);
     if (kind == ROUTER_PLUGIN) {
         for (uint32_t i = 0; i < n; i++) engine_load(c->eng[lo + i], &c->loads[i]);
         return lo + c->plugin_router.route(c->plugin_router.ctx, r, c->loads, n);

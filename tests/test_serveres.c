@@ -360,6 +360,19 @@ static void test_adapter_affinity_beats_round_robin(void)
     CHECK_NEAR(rr.sum.goodput_requests_per_s, 20.34, 0.005);
     CHECK_INT(af.sum.verdict, 1);
     CHECK_INT(rr.sum.verdict, 0);
+    /* disaggregated: each pool keeps its own homes; lookups happen at the
+     * prefill side, loads on both */
+    Outcome dis;
+    run_text("{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", "
+             "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 2048}, "
+             "\"disagg\": {\"prefill\": {\"replicas\": 2}, \"decode\": {\"replicas\": 2}, \"router\": \"adapter_affinity\"}, "
+             "\"lora\": {\"adapters\": 20, \"gpu_slots\": 4}, "
+             "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 10, \"count\": 300, \"prompt_tokens\": 1000, "
+             "\"output_tokens\": 100, \"adapters\": {\"count\": 20}}}", "disagg_lora.json", &dis);
+    CHECK_INT(dis.rc, 0);
+    CHECK_INT(dis.st.finished, 300);
+    CHECK_INT(dis.st.hooks.adapter_lookups, 300);
+    CHECK(dis.st.hooks.adapter_loads >= 20 && dis.st.hooks.adapter_loads < 600);
     /* the rule as a Lua router (lua/routers/adapter_affinity.lua) routes alike */
     Err e = {{0}};
     char *text = read_text_file(SERVESIM_DATA_DIR "/workloads/lora/lora_cluster4_affinity.json", NULL, &e);
