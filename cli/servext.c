@@ -30,11 +30,13 @@
 
 static const char usage_lora[] =
     "usage: servesim lora-size --model NAME [--rank R] [--targets q,v,...] [--dtype bf16|fp16|fp8|fp32]\n"
-    "                          [--adapters N] [--json]\n"
+    "                          [--adapters N] [--context L] [--json]\n"
     "\n"
     "Bytes of one LoRA adapter (rank R on each target projection of every layer:\n"
     "R x (d_in + d_out) parameters) and of N adapters.  Defaults: rank 16 on q,v in\n"
-    "BF16, 100 adapters (Qwen3-8B: 14.625 MiB and 1.43 GiB, chapter 8).\n";
+    "BF16, 100 adapters (Qwen3-8B: 14.625 MiB and 1.43 GiB, chapter 8).  --context L\n"
+    "adds the BF16 KV of N unshared L-token contexts, one per adapter (8192: 112.5 GiB):\n"
+    "room for adapters is not room for their requests.\n";
 
 static const char usage_offload[] =
     "usage: servesim offload-plan --model NAME [--every K] [--buffers B1[,B2..]]\n"
@@ -130,12 +132,15 @@ static int link_opt(int argc, char **argv, int *i, double *bw, char *name, size_
 int servext_lora_size(int argc, char **argv)
 {
     const char *model = NULL, *targets = "q,v", *dt = "bf16";
-    double rank = 16, adapters = 100;
+    double rank = 16, adapters = 100, context = 0;
     int json = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_lora, stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
+            if (num_arg(argv[++i], 1, 1e8, &context) < 0 || context != floor(context))
+                return bad("--context: expected a token count >= 1", argv[i], usage_lora);
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             model = argv[++i];
         } else if (!strcmp(argv[i], "--rank") && i + 1 < argc) {
@@ -179,6 +184,7 @@ int servext_lora_size(int argc, char **argv)
         cJSON_AddNumberToObject(o, "adapters", adapters);
         jsonio_add_num(o, "gib_total", adapters * bytes / GIB);
         jsonio_add_num(o, "weights_gib", m.weights_read_bytes / GIB);
+        if (context > 0) jsonio_add_num(o, "kv_gib_for_contexts", adapters * context * model_kv_bytes_per_token(&m, DTYPE_BF16) / GIB);
         return print_json(o);
     }
     printf("%s: LoRA rank %g on %s in %s, %d layers\n", m.name, rank, targets, dtype_name(c.dtype), m.layers);
@@ -192,6 +198,9 @@ int servext_lora_size(int argc, char **argv)
     printf("  one adapter: %.0f params, %.0f B = %.3f MiB\n", params, bytes, bytes / MIB);
     printf("  %g adapters: %.2f GiB (the model's weights read per step: %.2f GiB)\n", adapters,
            adapters * bytes / GIB, m.weights_read_bytes / GIB);
+    if (context > 0)
+        printf("  KV of %g unshared %g-token contexts (BF16): %.2f GiB\n", adapters, context,
+               adapters * context * model_kv_bytes_per_token(&m, DTYPE_BF16) / GIB);
     return 0;
 }
 

@@ -139,8 +139,9 @@ static void test_lora_adapter_bytes_chapter(void)
     CHECK(lora_targets_parse("q,v", "t", &t, &e) == 0 && t == (LORA_Q | LORA_V));
     CHECK(lora_targets_parse("q,x", "--targets", &t, &e) < 0);
     CHECK_CONTAINS(e.msg, "unknown projection \"x\"");
-    cJSON *j = cli_json("lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100 --json");
+    cJSON *j = cli_json("lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100 --context 8192 --json");
     CHECK(j != NULL);
+    CHECK_NEAR(jnum(j, "kv_gib_for_contexts"), 112.5, 1e-12); /* 003: 100 unshared 8K contexts */
     CHECK_NEAR(jnum(j, "bytes_per_adapter"), 15335424, 0);
     CHECK_NEAR(jnum(j, "gib_total"), 100 * 15335424 / GIB, 1e-9);
     cJSON_Delete(j);
@@ -679,8 +680,9 @@ static void test_readme_serveres_numbers(void)
     if (!readme) return;
     static const char *const lora[] = {
         "  one adapter: 7667712 params, 15335424 B = 14.625 MiB\n",
-        "  100 adapters: 1.43 GiB (the model's weights read per step: 14.10 GiB)\n", NULL};
-    readme_quotes(readme, "lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100", lora);
+        "  100 adapters: 1.43 GiB (the model's weights read per step: 14.10 GiB)\n",
+        "  KV of 100 unshared 8192-token contexts (BF16): 112.50 GiB\n", NULL};
+    readme_quotes(readme, "lora-size --model qwen3-8b --rank 16 --targets q,v --adapters 100 --context 8192", lora);
     char *wreadme = read_text_file(SERVESIM_DATA_DIR "/workloads/README.md", NULL, &e);
     CHECK(wreadme != NULL);
     static const char *const wl[] = {
