@@ -38,6 +38,8 @@ struct Cluster {
     uint32_t sum_peak_running, sum_peak_waiting;
     uint64_t sum_peak_kv;
     uint32_t *adapter_home;  /* ROUTER_ADAPTER_AFFINITY: per pool and adapter id, its replica + 1 (0 = none yet) */
+    int has_itl;           /* no per-token record: ITL streamed into itl by the engines */
+    StatAcc itl;
 };
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
@@ -72,6 +74,8 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
     if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
+    c->has_itl = !s->keep_token_times;
+    statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     uint32_t k = 0;
     for (uint32_t p = 0; p < s->n_pools; p++)
         for (uint32_t r = 0; r < s->pools[p].replicas; r++, k++) {
@@ -84,6 +88,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
                 return NULL;
             }
             engine_attach(c->eng[k], &c->q, k);
+            if (c->has_itl) engine_set_itl_acc(c->eng[k], &c->itl);
             c->rst[k] = engine_stats(c->eng[k]);
             if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
             if (s->disagg && p == 1) engine_set_incoming(c->eng[k], incoming_admitted, c);
@@ -100,6 +105,7 @@ void cluster_free(Cluster *c)
     free(c->served);
     free(c->rst);
     free(c->adapter_home);
+    statacc_free(&c->itl);
     if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
     free(c->tt);
@@ -361,6 +367,7 @@ void cluster_rundata(const Cluster *c, RunData *rd)
 {
     *rd = (RunData){.reqs = c->s->wl.reqs, .n = c->s->wl.n, .token_times = c->tt, .st = &c->st};
     if (c->n == 1) rd->iters = engine_iterations(c->eng[0], &rd->n_iters);
+    if (c->has_itl) rd->itl = &c->itl;
     rd->replicas = (RunReplicas){.n = c->n, .n_prefill = c->n_prefill, .st = c->rst, .requests = c->served};
     const Scenario *s = c->s;
     for (uint32_t p = 0; p < s->n_pools && p < 2; p++) {

@@ -48,6 +48,7 @@ struct Engine {
 
     int64_t *token_times;
     int64_t *own_token_times;
+    StatAcc *itl_acc;      /* optional: inter-token gaps streamed as emitted */
     IterRecord *iters;
     uint64_t n_iters, cap_iters;
     EngineStats st;
@@ -364,7 +365,10 @@ static void emit_token(Engine *eng, Request *r)
     int64_t t = eng->now_ns;
     if (eng->token_times) eng->token_times[r->token_off + r->generated] = t;
     if (r->generated == 0) r->t_first_token_ns = t;
-    else if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
+    else {
+        if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
+        if (eng->itl_acc) statacc_add(eng->itl_acc, t - r->t_last_token_ns);
+    }
     r->t_last_token_ns = t;
     if (eng->cfg.sink.on_token) eng->cfg.sink.on_token(eng->cfg.sink.ctx, r, r->generated, t);
     r->generated++;
@@ -633,6 +637,11 @@ void engine_set_incoming(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_
 {
     eng->cfg.on_incoming_admit = fn;
     eng->cfg.incoming_ctx = ctx;
+}
+
+void engine_set_itl_acc(Engine *eng, StatAcc *acc)
+{
+    eng->itl_acc = acc;
 }
 
 void engine_unblock(Engine *eng, uint32_t idx)

@@ -19,6 +19,7 @@
 
 #include "evq.h"
 #include "policy.h"
+#include "qsketch.h"
 
 typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
 
@@ -165,6 +166,10 @@ void engine_set_handoff(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t
  * request is admitted; engine_unblock lets it run once its KV landed. */
 void engine_set_incoming(Engine *eng, void (*fn)(void *ctx, uint32_t req, int64_t now_ns), void *ctx);
 void engine_unblock(Engine *eng, uint32_t req);
+/* Streams every inter-token gap (ns) into acc as tokens are emitted (not
+ * owned; a cluster's replicas share one): ITL statistics without a
+ * per-token record.  NULL stops it. */
+void engine_set_itl_acc(Engine *eng, StatAcc *acc);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

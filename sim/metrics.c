@@ -42,12 +42,55 @@ unsigned metrics_misses(const MetricsCfg *cfg, const Request *r)
     return m;
 }
 
-void metrics_dist(double *v, uint32_t n, Dist *d)
+/* Quantiles of an unsorted sample in O(n): order statistics by selection,
+ * in increasing rank, each on the part above the previous one (selection
+ * leaves v partitioned around the rank it returns), interpolated exactly
+ * as gsl_stats_quantile_from_sorted_data does. */
+static void dist_select(double *v, size_t n, Dist *d)
+{
+    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
+    double *out[4] = {&d->p50, &d->p90, &d->p95, &d->p99};
+    /* one pass: mean and sd (Welford), max */
+    double mean = 0, m2 = 0, mx = v[0];
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i], dx = x - mean;
+        mean += dx / (double)(i + 1);
+        m2 += dx * (x - mean);
+        if (x > mx) mx = x;
+    }
+    d->mean = mean;
+    d->std = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    d->max = mx;
+    size_t base = 0;
+    for (int j = 0; j < 4; j++) {
+        double index = qs[j] * (double)(n - 1);
+        size_t lhs = (size_t)index;
+        double delta = index - (double)lhs;
+        if (lhs < base) lhs = base; /* NEVER: the ranks increase */
+        double a = gsl_stats_select(v + base, 1, n - base, lhs - base);
+        if (lhs == n - 1 || delta == 0) {
+            *out[j] = a;
+        } else {
+            /* the next order statistic: the least value above rank lhs */
+            double b = v[lhs + 1];
+            for (size_t i = lhs + 2; i < n; i++)
+                if (v[i] < b) b = v[i];
+            *out[j] = (1 - delta) * a + delta * b;
+        }
+        base = lhs + 1 < n ? lhs + 1 : n - 1;
+    }
+}
+
+void metrics_dist(double *v, uint64_t n, Dist *d)
 {
     memset(d, 0, sizeof *d);
     d->n = n;
     if (n == 0) {
         d->mean = d->std = d->p50 = d->p90 = d->p95 = d->p99 = d->max = NAN;
+        return;
+    }
+    if (n > METRICS_EXACT_MAX) {
+        dist_select(v, n, d);
         return;
     }
     gsl_sort(v, 1, n);
@@ -58,6 +101,27 @@ void metrics_dist(double *v, uint32_t n, Dist *d)
     d->p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
     d->p99 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
     d->max = v[n - 1];
+}
+
+void metrics_dist_acc(const StatAcc *a, Dist *d)
+{
+    if (!a->sketched) {
+        double *v = xmalloc((a->n ? a->n : 1) * sizeof *v);
+        for (uint64_t i = 0; i < a->n; i++) v[i] = (double)a->buf[i] / 1e9;
+        metrics_dist(v, a->n, d);
+        free(v);
+        return;
+    }
+    const QSketch *s = &a->sk;
+    memset(d, 0, sizeof *d);
+    d->n = s->n;
+    d->mean = qsketch_mean(s) / 1e9;
+    d->std = qsketch_sd(s) / 1e9;
+    d->p50 = qsketch_quantile(s, 0.50) / 1e9;
+    d->p90 = qsketch_quantile(s, 0.90) / 1e9;
+    d->p95 = qsketch_quantile(s, 0.95) / 1e9;
+    d->p99 = qsketch_quantile(s, 0.99) / 1e9;
+    d->max = (double)s->max / 1e9;
 }
 
 static int arrived(const Request *r)
@@ -262,13 +326,15 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     const uint32_t n = rd->n;
     unsigned char *keep = xmalloc(n ? n : 1);
     metrics_included(cfg, rd, keep);
-    uint64_t n_itl = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (keep[i] && rd->reqs[i].generated > 1) n_itl += rd->reqs[i].generated - 1;
-    double *buf[5], *itl = rd->token_times ? xmalloc((n_itl ? n_itl : 1) * sizeof *itl) : NULL;
+    /* ITL: every gap of the included finished requests, exact up to
+     * METRICS_EXACT_MAX values unless --exact-stats, then sketched */
+    StatAcc itl_acc;
+    statacc_init(&itl_acc, cfg->exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
+    int itl = rd->token_times != NULL;
+    double *buf[5];
     for (int k = 0; k < 5; k++) buf[k] = xmalloc((n ? n : 1) * sizeof(double));
     uint32_t nt = 0, np = 0, ne = 0, nq = 0, nm = 0;
-    uint64_t ni = 0;
+    int all_in = 1;
     uint32_t ok[6] = {0}, good_all = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     out->n_cls = cfg->n_cls < METRICS_CLS_MAX ? cfg->n_cls : METRICS_CLS_MAX;
@@ -307,16 +373,19 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         if (r->output_tokens > 1) buf[4][nm++] = (double)r->itl_max_ns / 1e9;
         if (itl)
             for (uint32_t k = 1; k < r->generated; k++)
-                itl[ni++] = (double)(rd->token_times[r->token_off + k] - rd->token_times[r->token_off + k - 1]) / 1e9;
+                statacc_add(&itl_acc, rd->token_times[r->token_off + k] - rd->token_times[r->token_off + k - 1]);
     }
+    for (uint32_t i = 0; i < n && all_in; i++) all_in = keep[i] || !arrived(&rd->reqs[i]);
     metrics_dist(buf[0], nt, &out->ttft_s);
     metrics_dist(buf[1], np, &out->tpot_s);
     metrics_dist(buf[2], ne, &out->e2e_s);
     metrics_dist(buf[3], nq, &out->queue_s);
     metrics_dist(buf[4], nm, &out->itl_max_s);
-    metrics_dist(itl, (uint32_t)ni, &out->itl_s);
+    if (itl) metrics_dist_acc(&itl_acc, &out->itl_s);
+    else if (rd->itl && all_in && out->unfinished == 0) metrics_dist_acc(rd->itl, &out->itl_s);
+    else metrics_dist(NULL, 0, &out->itl_s);
     for (int k = 0; k < 5; k++) free(buf[k]);
-    free(itl);
+    statacc_free(&itl_acc);
     verdict(cfg, rd, keep, out);
     out->per_replica = rd->replicas;
 

@@ -32,6 +32,7 @@
 #define SERVESIM_METRICS_H
 
 #include "engine.h"
+#include "qsketch.h"
 
 typedef struct Slo {
     double ttft_s;    /* 0 = no target */
@@ -79,7 +80,18 @@ typedef struct MetricsCfg {
      * (the engine profile's request_overhead: HTTP, tokenisation,
      * detokenisation, streaming): added to TTFT and E2E. */
     int64_t client_ns;
+    /* 1: every statistic exact (--exact-stats); 0: a latency sample of more
+     * than METRICS_EXACT_MAX values (ITL) goes through a QSketch, whose
+     * quantiles are within QSKETCH_REL_ERR (0.049%); means, standard
+     * deviations, maxima and counts stay exact either way. */
+    int exact_stats;
 } MetricsCfg;
+
+/* Samples up to this size are summarised exactly by sorting, as always
+ * (the chapters' numbers and every small run are bit-for-bit unchanged);
+ * larger exact ones by O(n) selection (metrics_dist); by default, ITL
+ * samples larger than this go through the sketch. */
+#define METRICS_EXACT_MAX 100000u
 
 /* A finished request's TTFT and E2E as its client sees them. */
 static inline int64_t metrics_ttft_ns(const MetricsCfg *cfg, const Request *r)
@@ -126,10 +138,14 @@ typedef struct RunData {
     const IterRecord *iters;    /* optional */
     uint64_t n_iters;
     RunReplicas replicas;       /* a cluster's replicas (cluster_rundata) */
+    /* Without token_times: every inter-token gap as the engine emitted it
+     * (streamed, exact up to its exact_max, then sketched); used for ITL
+     * when every arrived request is included (no warm-up or cool-down). */
+    const StatAcc *itl;
 } RunData;
 
 typedef struct Dist {
-    uint32_t n;       /* values the statistic covers */
+    uint64_t n;       /* values the statistic covers */
     double mean, std, p50, p90, p95, p99, max;
 } Dist;
 
@@ -212,7 +228,13 @@ double metrics_tpot_s(const Request *r);       /* NaN when undefined */
 unsigned metrics_misses(const MetricsCfg *cfg, const Request *r);
 /* Whether request i counts (warm-up and cool-down exclusion). */
 void metrics_included(const MetricsCfg *cfg, const RunData *rd, unsigned char *keep);
-void metrics_dist(double *v, uint32_t n, Dist *d); /* sorts v in place */
+/* Exact: sorts v in place when n <= METRICS_EXACT_MAX (the historical
+ * path), else O(n): one pass for mean, sd and max, and quantiles by
+ * selection (gsl_stats_select), which reorders v. */
+void metrics_dist(double *v, uint64_t n, Dist *d);
+/* From an accumulator of nanoseconds: exact (metrics_dist) while it holds
+ * its values, else the sketch's quantiles (within QSKETCH_REL_ERR). */
+void metrics_dist_acc(const StatAcc *a, Dist *d);
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out);
 const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r);
 /* Replica i's row (i < sum->replicas.n), or the cluster's total with

@@ -341,8 +341,8 @@ static void row(FILE *f, const char *name, const Dist *d, double scale, const ch
         fprintf(f, "  %-10s %9s\n", name, "n/a");
         return;
     }
-    fprintf(f, "  %-10s %9.2f %9.2f %9.2f %9.2f %9.2f %s  (n=%u)\n", name, d->mean * scale, d->p50 * scale,
-            d->p90 * scale, d->p99 * scale, d->max * scale, unit, d->n);
+    fprintf(f, "  %-10s %9.2f %9.2f %9.2f %9.2f %9.2f %s  (n=%llu)\n", name, d->mean * scale, d->p50 * scale,
+            d->p90 * scale, d->p99 * scale, d->max * scale, unit, (unsigned long long)d->n);
 }
 
 /* Several GPUs: the capacity per GPU, per replica and in all, each with

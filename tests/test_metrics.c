@@ -5,11 +5,17 @@
  * classes, billing rules, warm-up exclusion, the trace-event file, the
  * vLLM-style summary and the comparison with measured results.
  */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "compare.h"
+#include "qsketch.h"
 #include "jsonio.h"
 #include "replay.h"
 #include "report.h"
@@ -581,6 +587,177 @@ static void test_utilisation_and_energy(void)
     done_chapter();
 }
 
+/* ---- issue 16: statistics without a full sort ---- */
+
+/* The sketch's stated bound (qsketch.h): every quantile within 2^-11 of
+ * the exact one, on 300,000 lognormal latencies (1 us .. seconds); exact
+ * below 2,048 ns; merging is exact; and the bound is tight (a value at a
+ * bucket's lower edge is off by almost the whole bound), so the check
+ * would catch a looser sketch. */
+static void test_qsketch_error_bound(void)
+{
+    enum { N = 300000 };
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 16);
+    int64_t *v = malloc(N * sizeof *v);
+    double *x = malloc(N * sizeof *x);
+    QSketch all, a, b;
+    qsketch_init(&all);
+    qsketch_init(&a);
+    qsketch_init(&b);
+    for (int i = 0; i < N; i++) {
+        v[i] = (int64_t)llround(gsl_ran_lognormal(g, log(8e6), 1.5)) + (i % 97 == 0 ? 0 : 1000);
+        x[i] = (double)v[i];
+        qsketch_add(&all, v[i]);
+        qsketch_add(i % 3 ? &a : &b, v[i]);
+    }
+    gsl_sort(x, 1, N);
+    static const double qs[] = {0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+        double exact = gsl_stats_quantile_from_sorted_data(x, 1, N, qs[k]);
+        double got = qsketch_quantile(&all, qs[k]);
+        CHECK(fabs(got - exact) <= QSKETCH_REL_ERR * exact);
+        worst = fmax(worst, fabs(got - exact) / exact);
+    }
+    for (uint64_t r = 0; r < N; r += 997) CHECK(fabs(qsketch_rank(&all, r) - x[r]) <= QSKETCH_REL_ERR * x[r]);
+    CHECK(worst > 0); /* the data is large enough to be approximated at all */
+    CHECK_REL(qsketch_mean(&all), gsl_stats_mean(x, 1, N), 1e-12);
+    CHECK_REL(qsketch_sd(&all), gsl_stats_sd(x, 1, N), 1e-9);
+    CHECK_INT(all.min, (int64_t)x[0]);
+    CHECK_INT(all.max, (int64_t)x[N - 1]);
+    /* merged halves: the same counts, so bit-for-bit the same quantiles */
+    qsketch_merge(&a, &b);
+    CHECK_INT(a.n, N);
+    for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) CHECK(qsketch_quantile(&a, qs[k]) == qsketch_quantile(&all, qs[k]));
+    CHECK_REL(qsketch_mean(&a), qsketch_mean(&all), 1e-12);
+    CHECK_REL(qsketch_sd(&a), qsketch_sd(&all), 1e-9);
+    /* small values are exact; a bucket's lower edge is the worst case */
+    QSketch t;
+    qsketch_init(&t);
+    for (int64_t y = 0; y < 2048; y++) qsketch_add(&t, y);
+    for (uint64_t r = 0; r < 2048; r += 7) CHECK(qsketch_rank(&t, r) == (double)r);
+    qsketch_free(&t);
+    qsketch_init(&t);
+    for (int i = 0; i < 3; i++) qsketch_add(&t, 1 << 20);
+    qsketch_add(&t, 1);
+    qsketch_add(&t, 1 << 30);
+    double edge = qsketch_rank(&t, 2), rel = (edge - (1 << 20)) / (double)(1 << 20);
+    CHECK(rel <= QSKETCH_REL_ERR && rel > 0.99 * QSKETCH_REL_ERR);
+    qsketch_free(&t);
+    /* the exact-then-sketched accumulator switches at its limit */
+    StatAcc acc;
+    statacc_init(&acc, 1000);
+    for (int i = 0; i < 1000; i++) statacc_add(&acc, v[i]);
+    CHECK(!acc.sketched);
+    statacc_add(&acc, v[1000]);
+    CHECK(acc.sketched);
+    CHECK_INT(acc.n, 1001);
+    CHECK_INT(acc.sk.n, 1001);
+    statacc_free(&acc);
+    qsketch_free(&all);
+    qsketch_free(&a);
+    qsketch_free(&b);
+    free(v);
+    free(x);
+    gsl_rng_free(g);
+}
+
+/* Above METRICS_EXACT_MAX values metrics_dist selects instead of sorting:
+ * the percentiles and the maximum are the sorted path's exactly, the mean
+ * and sd agree to rounding. */
+static void test_dist_by_selection(void)
+{
+    enum { N = METRICS_EXACT_MAX * 2 + 13 };
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 7);
+    double *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *w);
+    for (int i = 0; i < N; i++) v[i] = w[i] = (double)(gsl_rng_uniform_int(g, 5000)) * 1e-3; /* many ties */
+    Dist d;
+    metrics_dist(v, N, &d);
+    gsl_sort(w, 1, N);
+    CHECK_INT(d.n, N);
+    CHECK(d.p50 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.50));
+    CHECK(d.p90 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.90));
+    CHECK(d.p95 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.95));
+    CHECK(d.p99 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.99));
+    CHECK(d.max == w[N - 1]);
+    CHECK_REL(d.mean, gsl_stats_mean(w, 1, N), 1e-12);
+    CHECK_REL(d.std, gsl_stats_sd(w, 1, N), 1e-9);
+    /* continuous values: interpolation between distinct order statistics */
+    for (int i = 0; i < N; i++) v[i] = w[i] = gsl_ran_exponential(g, 0.01);
+    metrics_dist(v, N, &d);
+    gsl_sort(w, 1, N);
+    CHECK(d.p90 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.90));
+    CHECK(d.p99 == gsl_stats_quantile_from_sorted_data(w, 1, N, 0.99));
+    free(v);
+    free(w);
+    gsl_rng_free(g);
+}
+
+static int run_summary(const char *text, int exact, Summary *out, Err *e)
+{
+    Scenario s;
+    if (scenario_load_text(text, "itl-stream", 0, 0, &s, e) < 0) return -1;
+    s.metrics.exact_stats = exact;
+    Cluster *c = cluster_new(&s, NULL, e);
+    int rc = (!c || cluster_run(c, e) < 0) ? -1 : 0;
+    if (rc == 0) {
+        Slo slos[METRICS_CLS_MAX];
+        MetricsCfg mcfg;
+        RunData rdata;
+        cluster_summarize(c, &s, slos, &mcfg, &rdata, out);
+    }
+    cluster_free(c);
+    scenario_free(&s);
+    return rc;
+}
+
+/* ITL streamed from the engine (report.token_times false) is the ITL of
+ * the per-token record: the same Dist, bit for bit, while exact; with more
+ * than METRICS_EXACT_MAX gaps the default is the sketch (within its bound
+ * of the exact figures) and --exact-stats gives the exact ones. */
+static void test_itl_streamed(void)
+{
+    const char *fmt =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"cost_model\": {\"kind\": \"roofline\"},"
+        " \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 2048},"
+        " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 20, \"count\": %d,"
+        "  \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 512, \"sigma\": 0.8, \"min\": 16, \"max\": 8192},"
+        "  \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, \"min\": 1, \"max\": 1024}},"
+        " \"seed\": 3, \"report\": {\"token_times\": %s, \"iterations\": false}}";
+    char text[2048];
+    Err e = {{0}};
+    Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b), *c = malloc(sizeof *c);
+    snprintf(text, sizeof text, fmt, 300, "true");
+    CHECK(run_summary(text, 0, a, &e) == 0);
+    snprintf(text, sizeof text, fmt, 300, "false");
+    CHECK(run_summary(text, 0, b, &e) == 0);
+    CHECK(a->itl_s.n > 1000 && a->itl_s.n < METRICS_EXACT_MAX);
+    CHECK(memcmp(&a->itl_s, &b->itl_s, sizeof a->itl_s) == 0);
+    CHECK(memcmp(&a->ttft_s, &b->ttft_s, sizeof a->ttft_s) == 0);
+    /* past the exact limit: sketch by default, exact on demand */
+    snprintf(text, sizeof text, fmt, 1200, "true");
+    CHECK(run_summary(text, 1, a, &e) == 0);
+    snprintf(text, sizeof text, fmt, 1200, "false");
+    CHECK(run_summary(text, 0, b, &e) == 0);
+    CHECK(run_summary(text, 1, c, &e) == 0);
+    CHECK(a->itl_s.n > METRICS_EXACT_MAX);
+    CHECK_INT(b->itl_s.n, a->itl_s.n);
+    CHECK(a->itl_s.p50 == c->itl_s.p50 && a->itl_s.p99 == c->itl_s.p99 && a->itl_s.max == c->itl_s.max);
+    CHECK(b->itl_s.p50 != c->itl_s.p50 || b->itl_s.p90 != c->itl_s.p90 || b->itl_s.p99 != c->itl_s.p99);
+    CHECK(fabs(b->itl_s.p50 - c->itl_s.p50) <= QSKETCH_REL_ERR * c->itl_s.p50);
+    CHECK(fabs(b->itl_s.p90 - c->itl_s.p90) <= QSKETCH_REL_ERR * c->itl_s.p90);
+    CHECK(fabs(b->itl_s.p95 - c->itl_s.p95) <= QSKETCH_REL_ERR * c->itl_s.p95);
+    CHECK(fabs(b->itl_s.p99 - c->itl_s.p99) <= QSKETCH_REL_ERR * c->itl_s.p99);
+    CHECK(b->itl_s.max == c->itl_s.max);
+    CHECK_REL(b->itl_s.mean, c->itl_s.mean, 1e-9);
+    if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
+    free(a);
+    free(b);
+    free(c);
+}
+
 void suite_metrics(void);
 void suite_metrics(void)
 {
@@ -593,4 +770,7 @@ void suite_metrics(void)
     RUN(test_trace_events);
     RUN(test_vllm_summary_and_compare);
     RUN(test_utilisation_and_energy);
+    RUN(test_qsketch_error_bound);
+    RUN(test_dist_by_selection);
+    RUN(test_itl_streamed);
 }
