@@ -6,7 +6,8 @@
 #   make asan     the same suite under AddressSanitizer + UBSan
 #   make valgrind the command-line tests with every servesim run under valgrind memcheck
 #   make fuzz     the libFuzzer harnesses of fuzz/, FUZZ_SECONDS (30) each (clang; make deps-fuzz)
-#   make bench    100,000 Poisson requests: simulated requests and iterations per wall second
+#   make bench    the Azure conversation trace, 10^6 and 10^7 streamed Poisson requests: wall time,
+#                 requests and iterations per second, ns per request-iteration, peak RSS (README Speed)
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
 #   make deps-html  install Debian's chromium: make test then renders the --html pages headless
 #   make plots    regenerate the example pictures in plots/examples/ (needs gnuplot)
@@ -232,9 +233,16 @@ fuzz: fuzz-build
 
 bench: deps
 	@$(MAKE) --no-print-directory servesim
-	./servesim bench
-	@bash -c 'TIMEFORMAT="azure conv trace (19,366 requests read and simulated): %R s wall, %U s user"; \
-	  time ./servesim run workloads/bench_azure_conv.json --quiet'
+	./servesim bench --scenario workloads/bench_azure_conv.json
+	./servesim bench --scenario workloads/bench_azure_conv.json --exact-stats
+	./servesim bench --requests 1000000
+	./servesim bench --requests 10000000
+	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
+	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
+	  TIMEFORMAT="azure conv trace, whole process, --json summary + requests: %R s wall, %U s user"; \
+	  time ./servesim run workloads/bench_azure_conv.json --quiet --json build/bench_azure.json'
+	@if [ -n "$(VIDUR_DIR)" ]; then sh workloads/bench_vidur.sh "$(VIDUR_DIR)"; \
+	  else echo "bench: VIDUR_DIR not set: no side-by-side with Vidur (see README Speed)"; fi
 	./servesim lua lua/experiments/bench_overhead.lua
 	./servesim calib quality
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
+#include <sys/resource.h>
 
 #include <gsl/gsl_errno.h>
 
@@ -30,6 +32,7 @@
 #include "scenario.h"
 #include "servext.h"
 #include "speccmd.h"
+#include "streamrun.h"
 #include "timeline.h"
 #include "validate.h"
 #include "wlcmd.h"
@@ -89,6 +92,10 @@ static const char usage_run[] =
     "                         the embedded default\n"
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
+    "  --stream               pull requests as simulated time reaches them and fold each into the\n"
+    "                         statistics as it leaves: memory follows the requests in flight, not\n"
+    "                         the workload (open-loop generators, one replica); --json holds the\n"
+    "                         summary only, --csv rows come in completion order\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
     "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
     "                         report, data files and SVG files beside it\n"
@@ -121,11 +128,14 @@ static const char usage_info[] =
     "  --json            machine-readable output\n";
 
 static const char usage_bench[] =
-    "usage: servesim bench [--requests N] [--rate R]\n"
+    "usage: servesim bench [--requests N] [--rate R] [--materialise] [--exact-stats]\n"
+    "       servesim bench --scenario FILE [--exact-stats]\n"
     "\n"
     "Simulates N (default 100000) Poisson requests of Qwen3-8B on one H100 with the\n"
-    "chunked scheduler and the roofline cost model, and prints simulated requests and\n"
-    "iterations per wall-clock second.\n";
+    "chunked scheduler and the roofline cost model, streamed (run --stream; --materialise:\n"
+    "the workload built whole first), or a scenario file as `run` does, with the full\n"
+    "summary, and prints wall time, simulated requests and iterations per wall second,\n"
+    "ns per request-iteration (one request in one iteration's batch) and peak RSS.\n";
 
 static int fail(const Err *e)
 {
@@ -245,11 +255,42 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     return 0;
 }
 
+/* `run --stream` (streamrun.h): summary, --json summary-only, --csv. */
+static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const char *html_dir)
+{
+    if (out->iter_csv || out->trace || out->vllm || out->window || html_dir)
+        return bad_usage("--stream keeps no per-iteration or per-token record: it takes --json (summary), --csv "
+                         "and --exact-stats, not --iterations-csv, --trace-events, --vllm-json, --window-ms or "
+                         "--html", NULL, usage_run);
+    Err e = {{0}};
+    if (outputs_check(out, path, &e) < 0) return fail(&e);
+    StreamRun *r = xmalloc(sizeof *r);
+    int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats,
+                       out->csv, &e);
+    if (rc == 0) {
+        int to_stdout = out->json && !strcmp(out->json, "-");
+        if (!out->quiet && !to_stdout) report_print(stdout, &r->s, &r->mc, &r->sum);
+        if (out->json) {
+            RunData rd;
+            streamrun_rundata(r, &rd);
+            cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
+            cJSON *sc = cJSON_CreateObject();
+            scenario_to_json(&r->s, sc);
+            cJSON_AddItemToObject(root, "scenario", sc);
+            rc = write_json(root, out->json, &e);
+            cJSON_Delete(root);
+        }
+    }
+    streamrun_free(r);
+    free(r);
+    return rc < 0 ? fail(&e) : 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *html_dir = NULL;
     uint64_t seed = 0;
-    int has_seed = 0;
+    int has_seed = 0, stream = 0;
     Outputs out = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -265,6 +306,8 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--print-default")) {
             fputs(scenario_default_json, stdout);
             return 0;
+        } else if (!strcmp(a, "--stream")) {
+            stream = 1;
         } else if (!strcmp(a, "--seed")) {
             if (++i >= argc || parse_u64(argv[i], &seed) < 0)
                 return bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
@@ -277,6 +320,7 @@ static int cmd_run(int argc, char **argv)
             return bad_usage("more than one scenario given", a, usage_run);
         }
     }
+    if (stream) return run_streamed(path, has_seed, seed, &out, html_dir);
     Err e = {{0}};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
     Scenario s;
@@ -530,25 +574,92 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
+/* Peak resident memory of this process so far (MB). */
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+    return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
+}
+
+/* CPU time of this process so far (user + system, s): the figure a loaded
+ * machine disturbs least. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void bench_figures(double wall, uint64_t requests, const EngineStats *st)
+{
+    double items = (double)(st->batch_items ? st->batch_items : 1);
+    printf("  wall %.3f s (cpu %.3f s): %.0f simulated requests/s, %.0f iterations/s, %.1f ns per "
+           "request-iteration (%llu request-iterations), peak RSS %.0f MB\n",
+           wall, cpu_s(), requests / wall, st->iterations / wall, wall * 1e9 / items,
+           (unsigned long long)st->batch_items, peak_rss_mb());
+}
+
+/* A scenario file run as `servesim run --quiet` does (materialised, full
+ * summary): the figures of one replay. */
+static int bench_scenario(const char *path, int exact)
+{
+    Err e = {{0}};
+    Scenario s;
+    double t0 = wall_s();
+    if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
+    s.metrics.exact_stats = exact;
+    Cluster *cl = cluster_new(&s, NULL, &e);
+    if (!cl || cluster_run(cl, &e) < 0) {
+        cluster_free(cl);
+        scenario_free(&s);
+        return fail(&e);
+    }
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary *sum = xmalloc(sizeof *sum);
+    cluster_summarize(cl, &s, slo_table, &mc, &rd, sum);
+    double wall = wall_s() - t0;
+    printf("bench: %s (%s)\n", strncmp(s.name, "bench: ", 7) ? s.name : s.name + 7, path);
+    printf("  %u requests, %llu iterations, ITL n=%llu p99 %.2f ms, TTFT p99 %.2f ms (full summary%s)\n",
+           sum->requests, (unsigned long long)sum->iterations, (unsigned long long)sum->itl_s.n,
+           sum->itl_s.p99 * 1e3, sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
+    bench_figures(wall, sum->requests, rd.st);
+    free(sum);
+    cluster_free(cl);
+    scenario_free(&s);
+    return 0;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     uint64_t n = 100000;
     double rate = 12;
+    int exact = 0, materialise = 0;
+    const char *scenario = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_bench, stdout);
             return 0;
         } else if (!strcmp(argv[i], "--requests") && i + 1 < argc) {
-            if (parse_u64(argv[++i], &n) < 0 || n < 1 || n > 100000000)
-                return bad_usage("--requests needs an integer in [1, 1e8]", argv[i], usage_bench);
+            if (parse_u64(argv[++i], &n) < 0 || n < 1 || n > 1000000000)
+                return bad_usage("--requests needs an integer in [1, 1e9]", argv[i], usage_bench);
         } else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
             char *end;
             rate = strtod(argv[++i], &end);
             if (*end || !(rate > 0)) return bad_usage("--rate needs a positive number", argv[i], usage_bench);
+        } else if (!strcmp(argv[i], "--scenario") && i + 1 < argc) {
+            scenario = argv[++i];
+        } else if (!strcmp(argv[i], "--exact-stats")) {
+            exact = 1;
+        } else if (!strcmp(argv[i], "--materialise")) {
+            materialise = 1;
         } else {
             return bad_usage("unknown option", argv[i], usage_bench);
         }
     }
+    if (scenario) return bench_scenario(scenario, exact);
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\",\n"
@@ -561,36 +672,53 @@ static int cmd_bench(int argc, char **argv)
              " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false, \"iterations\": false}, \"seed\": 1}",
              rate, (unsigned long long)n);
     Err e = {{0}};
-    Scenario s;
+    printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline, %s\n",
+           (unsigned long long)n, rate, materialise ? "materialised" : "streamed");
     double t0 = wall_s();
-    if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
-    double t1 = wall_s();
-    Engine *eng = scenario_engine(&s, NULL, &e);
-    if (!eng || engine_run(eng, &e) < 0) {
-        engine_free(eng);
+    if (materialise) {
+        /* the workload built whole first, as `servesim run` does */
+        Scenario s;
+        if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
+        s.metrics.exact_stats = exact;
+        double t1 = wall_s();
+        Cluster *cl = cluster_new(&s, NULL, &e);
+        if (!cl || cluster_run(cl, &e) < 0) {
+            cluster_free(cl);
+            scenario_free(&s);
+            return fail(&e);
+        }
+        Slo slo_table[METRICS_CLS_MAX];
+        MetricsCfg mc;
+        RunData rd;
+        Summary *sum = xmalloc(sizeof *sum);
+        cluster_summarize(cl, &s, slo_table, &mc, &rd, sum);
+        double wall = wall_s() - t0;
+        printf("  simulated %.1f s of serving: %u finished, %llu iterations, p50 TTFT %.1f ms, p99 ITL %.2f ms\n",
+               sum->window_s, sum->finished, (unsigned long long)sum->iterations, sum->ttft_s.p50 * 1e3,
+               sum->itl_s.p99 * 1e3);
+        printf("  workload generation %.3f s\n", t1 - t0);
+        bench_figures(wall, n, rd.st);
+        free(sum);
+        cluster_free(cl);
         scenario_free(&s);
+        return 0;
+    }
+    StreamRun *r = xmalloc(sizeof *r);
+    if (streamrun(r, NULL, text, "(bench)", 0, 0, exact, NULL, &e) < 0) {
+        streamrun_free(r);
+        free(r);
         return fail(&e);
     }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary sum;
-    scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-    scenario_rundata(&s, eng, &rd);
-    metrics_summarize(&mc, &rd, &sum);
-    double t2 = wall_s();
-    double sim_s = t2 - t1;
-    printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline\n",
-           (unsigned long long)n, rate);
-    printf("  simulated %.1f s of serving: %u finished, %llu iterations, %llu preemptions, p50 TTFT %.1f ms\n",
-           sum.window_s, sum.finished, (unsigned long long)sum.iterations, (unsigned long long)sum.preemptions,
-           sum.ttft_s.p50 * 1e3);
-    printf("  wall: workload generation %.3f s, simulation + metrics %.3f s, total %.3f s\n", t1 - t0, sim_s,
-           t2 - t0);
-    printf("  %.0f simulated requests per wall second\n", n / sim_s);
-    printf("  %.0f iterations per wall second\n", sum.iterations / sim_s);
-    engine_free(eng);
-    scenario_free(&s);
+    double wall = wall_s() - t0;
+    const Summary *sum = &r->sum;
+    printf("  simulated %.1f s of serving: %u finished, %llu iterations, p50 TTFT %.1f ms, p99 ITL %.2f ms\n",
+           sum->window_s, sum->finished, (unsigned long long)sum->iterations, sum->ttft_s.p50 * 1e3,
+           sum->itl_s.p99 * 1e3);
+    printf("  at most %u request records held at once (running peak %u, waiting peak %u)\n", r->peak_live,
+           sum->peak_running, sum->peak_waiting);
+    bench_figures(wall, r->requests, engine_stats(r->eng));
+    streamrun_free(r);
+    free(r);
     return 0;
 }
 

@@ -305,6 +305,7 @@ int cluster_run(Cluster *c, Err *e)
         if (engine_check_drained(c->eng[i], e) != 0) return err_prefix(e, "replica %u", i);
         const EngineStats *x = engine_stats(c->eng[i]);
         a->iterations += x->iterations;
+        a->batch_items += x->batch_items;
         a->busy_ns += x->busy_ns;
         if (x->t_last_event_ns > a->t_last_event_ns) a->t_last_event_ns = x->t_last_event_ns;
         a->peak_running = MAX(a->peak_running, x->peak_running);

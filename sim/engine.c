@@ -49,6 +49,21 @@ struct Engine {
     int64_t *token_times;
     int64_t *own_token_times;
     StatAcc *itl_acc;      /* optional: inter-token gaps streamed as emitted */
+    /* Streaming (engine_new_stream): reqs[] is a pool of n_reqs slots,
+     * grown by doubling; a request takes a free slot when pulled and gives
+     * it back when it has left and been retired. */
+    int (*pull)(void *ctx, Request *r, Err *e);
+    void *pull_ctx;
+    void (*retire)(void *ctx, const Request *r);
+    void *retire_ctx;
+    int stream_done, stream_failed;
+    Err stream_err;
+    uint32_t *free_slots, n_free;
+    uint32_t *retiring, n_retiring; /* slots whose requests left, retired at the next safe point */
+    char (*ids)[24];
+    uint64_t pulled;
+    int64_t last_pulled_ns;
+    uint32_t live, peak_live;
     IterRecord *iters;
     uint64_t n_iters, cap_iters;
     EngineStats st;
@@ -240,6 +255,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     r->t_finish_ns = eng->now_ns;
     eng->st.rejected++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    if (eng->pull) eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
     /* branches of a rejected request never start */
     for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
@@ -367,7 +383,7 @@ static void emit_token(Engine *eng, Request *r)
     if (r->generated == 0) r->t_first_token_ns = t;
     else {
         if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
-        if (eng->itl_acc) statacc_add(eng->itl_acc, t - r->t_last_token_ns);
+        if (eng->itl_acc) statacc_add_ns(eng->itl_acc, t - r->t_last_token_ns);
     }
     r->t_last_token_ns = t;
     if (eng->cfg.sink.on_token) eng->cfg.sink.on_token(eng->cfg.sink.ctx, r, r->generated, t);
@@ -384,6 +400,7 @@ static void finish_request(Engine *eng, Request *r)
     r->kv_blocks = 0;
     eng->st.finished++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    if (eng->pull) eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
 }
 
@@ -477,6 +494,7 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     const BatchPlan *pl = &eng->plan;
     uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
     st->iterations++;
+    st->batch_items += pl->n;
     st->busy_ns += dur_ns;
     st->kv_block_ns += (double)used * (double)dur_ns;
     st->running_ns += (double)eng->n_running * (double)dur_ns;
@@ -663,8 +681,11 @@ void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
 
 /* One replica alone: arrivals are fed one at a time from the sorted list
  * (the heap holds at most one arrival and one iteration end). */
+static int stream_run(Engine *eng, Err *e);
+
 int engine_run(Engine *eng, Err *e)
 {
+    if (eng->pull) return stream_run(eng, e);
     if (eng->n_reqs == 0) return 0;
     push_next_arrival(eng);
     eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
@@ -750,6 +771,27 @@ int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *toke
 
 /* -------------------------------------------------------------- lifetime */
 
+/* A request's run-time fields before it arrives. */
+static void request_reset(Request *r, uint32_t idx, uint64_t token_off)
+{
+    r->state = REQ_PENDING;
+    r->reject_reason = REJECT_NONE;
+    r->kv_len = 0;
+    r->prefill_target = r->prompt_tokens;
+    r->generated = 0;
+    r->kv_blocks = 0;
+    r->preemptions = 0;
+    r->admit_seq = 0;
+    r->recomputed_tokens = 0;
+    r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
+    r->itl_max_ns = 0;
+    r->token_off = token_off;
+    r->idx = idx;
+    r->prefix_hit_tokens = 0;
+    r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
+    r->spec_credit = 0;
+}
+
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
 {
     int64_t last = INT64_MIN;
@@ -778,24 +820,8 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
         if (cfg->hooks[k].order && !eng->order_tmp) eng->order_tmp = xmalloc((n ? n : 1) * sizeof *eng->order_tmp);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < n; i++) {
-        Request *r = &reqs[i];
-        r->state = REQ_PENDING;
-        r->reject_reason = REJECT_NONE;
-        r->kv_len = 0;
-        r->prefill_target = r->prompt_tokens;
-        r->generated = 0;
-        r->kv_blocks = 0;
-        r->preemptions = 0;
-        r->admit_seq = 0;
-        r->recomputed_tokens = 0;
-        r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
-        r->itl_max_ns = 0;
-        r->token_off = tokens;
-        r->idx = i;
-        r->prefix_hit_tokens = 0;
-        r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
-        r->spec_credit = 0;
-        tokens += r->output_tokens;
+        request_reset(&reqs[i], i, tokens);
+        tokens += reqs[i].output_tokens;
         eng->plan_pos[i] = NO_POS;
     }
     if (cfg->token_times) eng->token_times = cfg->token_times;
@@ -822,5 +848,143 @@ void engine_free(Engine *eng)
     free(eng->order_tmp);
     free(eng->own_token_times);
     free(eng->iters);
+    if (eng->pull) free(eng->reqs);
+    free(eng->free_slots);
+    free(eng->retiring);
+    free(eng->ids);
     free(eng);
 }
+
+/* ------------------------------------------------------------- streaming */
+
+/* Doubles the slot pool.  Only called between events (stream_pull), when
+ * no Request pointer is held: every reference is by slot index. */
+static void grow_slots(Engine *eng)
+{
+    uint32_t old = eng->n_reqs, cap = old ? old * 2 : 1024;
+    eng->reqs = xrealloc(eng->reqs, cap * sizeof *eng->reqs);
+    memset(eng->reqs + old, 0, (cap - old) * sizeof *eng->reqs);
+    eng->ids = xrealloc(eng->ids, cap * sizeof *eng->ids);
+    for (uint32_t k = 0; k < old; k++) eng->reqs[k].id = eng->ids[k];
+    /* the waiting ring is unrolled into the larger one */
+    uint32_t *w = xmalloc(cap * sizeof *w);
+    for (uint32_t i = 0; i < eng->w_len; i++) w[i] = eng->waiting[(eng->w_head + i) % (old ? old : 1)];
+    free(eng->waiting);
+    eng->waiting = w;
+    eng->w_head = 0;
+    eng->running = xrealloc(eng->running, cap * sizeof *eng->running);
+    eng->plan.items = xrealloc(eng->plan.items, cap * sizeof *eng->plan.items);
+    eng->plan.cap = cap;
+    eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
+    eng->free_slots = xrealloc(eng->free_slots, cap * sizeof *eng->free_slots);
+    eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
+    for (uint32_t k = cap; k > old; k--) {
+        eng->plan_pos[k - 1] = NO_POS;
+        eng->free_slots[eng->n_free++] = k - 1;
+    }
+    eng->n_reqs = cap;
+}
+
+/* The next request from the stream into a free slot, its arrival on the
+ * queue; 0 at the end of the stream (or on an error, kept for the run). */
+static int stream_pull(Engine *eng)
+{
+    if (eng->stream_done) return 0;
+    if (eng->n_free == 0) grow_slots(eng);
+    uint32_t k = eng->free_slots[--eng->n_free];
+    Request *r = &eng->reqs[k];
+    int got = eng->pull(eng->pull_ctx, r, &eng->stream_err);
+    if (got > 0 && eng->pulled > 0 && r->t_arrive_ns < eng->last_pulled_ns) {
+        err_set(&eng->stream_err, "engine: streamed request %llu arrives at %.9f s, before the previous one "
+                                  "(%.9f s): a stream must be sorted by arrival", (unsigned long long)eng->pulled,
+                (double)r->t_arrive_ns / 1e9, (double)eng->last_pulled_ns / 1e9);
+        got = -1;
+    }
+    if (got <= 0) {
+        eng->free_slots[eng->n_free++] = k;
+        eng->stream_done = 1;
+        eng->stream_failed = got < 0;
+        return 0;
+    }
+    snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
+    r->id = eng->ids[k];
+    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
+    r->triggered = 0;
+    request_reset(r, k, 0);
+    eng->pulled++;
+    eng->last_pulled_ns = r->t_arrive_ns;
+    if (++eng->live > eng->peak_live) eng->peak_live = eng->live;
+    evq_push(eng->evq, r->t_arrive_ns, ENGINE_EV_ARRIVAL, k);
+    return 1;
+}
+
+/* The requests that left since the last call: their clocks are checked,
+ * the caller folds them (retire), and their slots are free again. */
+static int stream_retire(Engine *eng, Err *e)
+{
+    for (uint32_t i = 0; i < eng->n_retiring; i++) {
+        uint32_t k = eng->retiring[i];
+        Request *r = &eng->reqs[k];
+        if (engine_check_invariants(r, 1, NULL, NULL, e) != 0) return -1;
+        if (eng->retire) eng->retire(eng->retire_ctx, r);
+        r->state = REQ_PENDING;
+        eng->free_slots[eng->n_free++] = k;
+        eng->live--;
+    }
+    eng->n_retiring = 0;
+    return 0;
+}
+
+static int stream_run(Engine *eng, Err *e)
+{
+    stream_pull(eng);
+    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
+    Event ev;
+    while (evq_pop(eng->evq, &ev)) {
+        do {
+            if (ev.kind == ENGINE_EV_ARRIVAL) {
+                stream_pull(eng);
+                engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else {
+                engine_iter_end(eng, ev.t_ns);
+            }
+        } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
+        if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
+        if (stream_retire(eng, e) != 0) return -1;
+    }
+    if (eng->stream_failed) {
+        *e = eng->stream_err;
+        return -1;
+    }
+    if (engine_check_drained(eng, e) != 0) return -1;
+    if (eng->live != 0 || eng->st.finished + eng->st.rejected != eng->pulled)
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
+                          "rejected, %u still held", (unsigned long long)eng->pulled,
+                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, eng->live);
+    return 0;
+}
+
+Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
+                          void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e)
+{
+    (void)e;
+    Engine *eng = xcalloc(1, sizeof *eng);
+    eng->cfg = *cfg;
+    eng->cfg.token_times = NULL;
+    eng->cfg.keep_token_times = 0; /* per-token times and per-iteration records would grow with the stream */
+    eng->cfg.keep_iterations = 0;
+    eng->pull = pull;
+    eng->pull_ctx = pull_ctx;
+    eng->retire = retire;
+    eng->retire_ctx = retire_ctx;
+    evq_init(&eng->own_evq);
+    eng->evq = &eng->own_evq;
+    grow_slots(eng);
+    eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    return eng;
+}
+
+uint64_t engine_stream_pulled(const Engine *eng) { return eng->pulled; }
+uint32_t engine_live_peak(const Engine *eng) { return eng->peak_live; }
+uint32_t engine_live(const Engine *eng) { return eng->live; }
+uint32_t engine_slots(const Engine *eng) { return eng->n_reqs; }

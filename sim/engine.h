@@ -96,6 +96,7 @@ typedef struct IterRecord {
 
 typedef struct EngineStats {
     uint64_t iterations;
+    uint64_t batch_items;        /* request-iterations: the sum of the batch sizes */
     int64_t busy_ns;             /* sum of iteration durations */
     int64_t t_first_arrival_ns;
     int64_t t_last_event_ns;
@@ -129,6 +130,23 @@ typedef struct EngineStats {
 /* reqs: sorted by arrival (ties keep their order); the engine resets their
  * run-time fields.  The engine keeps a pointer: reqs must outlive it. */
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
+/* A streaming engine (issue 16): engine_run pulls the next request with
+ * pull (1 = one in *r, request_init()ed and filled; 0 = no more; -1 = an
+ * error in *e) when the previous one arrives, so only the requests in
+ * flight are held; a request that has left (finished or rejected) is
+ * checked (engine_check_invariants), handed to retire at the next event
+ * boundary, and its slot reused.  Memory is proportional to the peak of
+ * requests in flight, not to the stream's length.  Requests must come
+ * sorted by arrival and stand alone (no triggers, branches or barrier);
+ * ids are their position in the stream ("0", "1", ...), as a
+ * materialised workload's.  Per-token times are never kept (ITL:
+ * engine_set_itl_acc). */
+Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
+                          void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e);
+uint64_t engine_stream_pulled(const Engine *eng); /* requests taken from the stream */
+uint32_t engine_live(const Engine *eng);          /* request records held now */
+uint32_t engine_live_peak(const Engine *eng);     /* their peak over the run */
+uint32_t engine_slots(const Engine *eng);         /* slots allocated (>= the peak, < 2x it + 1024) */
 void engine_free(Engine *eng);
 int engine_run(Engine *eng, Err *e);
 

@@ -107,7 +107,7 @@ void metrics_dist_acc(const StatAcc *a, Dist *d)
 {
     if (!a->sketched) {
         double *v = xmalloc((a->n ? a->n : 1) * sizeof *v);
-        for (uint64_t i = 0; i < a->n; i++) v[i] = (double)a->buf[i] / 1e9;
+        if (a->n) memcpy(v, a->buf, a->n * sizeof *v);
         metrics_dist(v, a->n, d);
         free(v);
         return;
@@ -320,6 +320,64 @@ static void verdict(const MetricsCfg *cfg, const RunData *rd, const unsigned cha
         if (!out->checks[c].pass) out->verdict = 0;
 }
 
+/* What follows from the counts: rates over the window, attainment,
+ * utilisation, cost and energy (shared by metrics_summarize and the
+ * streaming accumulator). */
+static void summary_tail(const MetricsCfg *cfg, const RunData *rd, int64_t t0, int64_t t1, uint32_t good_all,
+                         const uint32_t ok[6], Summary *out)
+{
+    double w = out->window_s;
+    if (w > 0) {
+        out->output_tokens_per_s = (double)out->output_tokens / w;
+        out->total_tokens_per_s = (double)(out->output_tokens + out->prompt_tokens) / w;
+        out->requests_per_s = out->completed / w;
+        out->goodput_requests_per_s = out->good / w;
+        out->goodput_output_tokens_per_s = (double)out->good_output_tokens / w;
+    }
+    double denom = out->included ? out->included : 1;
+    /* attainment is over every included request, wherever it completed;
+     * goodput counts only completions inside the window */
+    out->slo_attainment = good_all / denom;
+    out->att_ttft = ok[0] / denom;
+    out->att_tpot = ok[1] / denom;
+    out->att_itl = ok[2] / denom;
+    out->att_e2e = ok[3] / denom;
+    out->att_deadline = ok[4] / denom;
+    out->att_correct = ok[5] / denom;
+
+    /* utilisation */
+    if (rd->st) utilisation(cfg, rd, t0, t1, out);
+    else {
+        metrics_dist(NULL, 0, &out->mfu);
+        metrics_dist(NULL, 0, &out->mbu);
+        out->mfu_mean = out->mbu_mean = NAN;
+    }
+
+    /* cost and energy */
+    const Price *pr = &cfg->price;
+    double gpus = pr->gpus > 0 ? pr->gpus : 1;
+    switch (pr->billing) {
+    case BILL_INCREMENT:
+        out->billed_s = pr->increment_s > 0 ? ceil(w / pr->increment_s - 1e-9) * pr->increment_s : w;
+        break;
+    case BILL_RESERVED:
+        out->billed_s = pr->reserved_s > 0 ? fmax(1.0, ceil(w / pr->reserved_s - 1e-9)) * pr->reserved_s : w;
+        break;
+    default: out->billed_s = w; break;
+    }
+    out->cost_usd = pr->usd_per_gpu_hour * gpus * out->billed_s / 3600.0;
+    out->usd_per_1k_output_tokens = out->output_tokens ? out->cost_usd / (double)out->output_tokens * 1e3 : NAN;
+    out->usd_per_good_request = out->good ? out->cost_usd / out->good : NAN;
+    out->usd_per_1m_good_tokens = out->good_output_tokens ? out->cost_usd / (double)out->good_output_tokens * 1e6 : NAN;
+    out->energy_j = out->j_per_good_request = NAN;
+    if (cfg->busy_w > 0 && rd->st) {
+        double busy = busy_in_window(rd, t0, t1) / 1e9;
+        if (busy > w) busy = w;
+        out->energy_j = gpus * (cfg->busy_w * busy + cfg->idle_w * (w - busy));
+        out->j_per_good_request = out->good ? out->energy_j / out->good : NAN;
+    }
+}
+
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -373,7 +431,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         if (r->output_tokens > 1) buf[4][nm++] = (double)r->itl_max_ns / 1e9;
         if (itl)
             for (uint32_t k = 1; k < r->generated; k++)
-                statacc_add(&itl_acc, rd->token_times[r->token_off + k] - rd->token_times[r->token_off + k - 1]);
+                statacc_add(&itl_acc, (double)(rd->token_times[r->token_off + k] - rd->token_times[r->token_off + k - 1]) / 1e9);
     }
     for (uint32_t i = 0; i < n && all_in; i++) all_in = keep[i] || !arrived(&rd->reqs[i]);
     metrics_dist(buf[0], nt, &out->ttft_s);
@@ -425,56 +483,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
         }
     }
     free(keep);
-    double w = out->window_s;
-    if (w > 0) {
-        out->output_tokens_per_s = (double)out->output_tokens / w;
-        out->total_tokens_per_s = (double)(out->output_tokens + out->prompt_tokens) / w;
-        out->requests_per_s = out->completed / w;
-        out->goodput_requests_per_s = out->good / w;
-        out->goodput_output_tokens_per_s = (double)out->good_output_tokens / w;
-    }
-    double denom = out->included ? out->included : 1;
-    /* attainment is over every included request, wherever it completed;
-     * goodput counts only completions inside the window */
-    out->slo_attainment = good_all / denom;
-    out->att_ttft = ok[0] / denom;
-    out->att_tpot = ok[1] / denom;
-    out->att_itl = ok[2] / denom;
-    out->att_e2e = ok[3] / denom;
-    out->att_deadline = ok[4] / denom;
-    out->att_correct = ok[5] / denom;
-
-    /* utilisation */
-    if (rd->st) utilisation(cfg, rd, t0, t1, out);
-    else {
-        metrics_dist(NULL, 0, &out->mfu);
-        metrics_dist(NULL, 0, &out->mbu);
-        out->mfu_mean = out->mbu_mean = NAN;
-    }
-
-    /* cost and energy */
-    const Price *pr = &cfg->price;
-    double gpus = pr->gpus > 0 ? pr->gpus : 1;
-    switch (pr->billing) {
-    case BILL_INCREMENT:
-        out->billed_s = pr->increment_s > 0 ? ceil(w / pr->increment_s - 1e-9) * pr->increment_s : w;
-        break;
-    case BILL_RESERVED:
-        out->billed_s = pr->reserved_s > 0 ? fmax(1.0, ceil(w / pr->reserved_s - 1e-9)) * pr->reserved_s : w;
-        break;
-    default: out->billed_s = w; break;
-    }
-    out->cost_usd = pr->usd_per_gpu_hour * gpus * out->billed_s / 3600.0;
-    out->usd_per_1k_output_tokens = out->output_tokens ? out->cost_usd / (double)out->output_tokens * 1e3 : NAN;
-    out->usd_per_good_request = out->good ? out->cost_usd / out->good : NAN;
-    out->usd_per_1m_good_tokens = out->good_output_tokens ? out->cost_usd / (double)out->good_output_tokens * 1e6 : NAN;
-    out->energy_j = out->j_per_good_request = NAN;
-    if (cfg->busy_w > 0 && rd->st) {
-        double busy = busy_in_window(rd, t0, t1) / 1e9;
-        if (busy > w) busy = w;
-        out->energy_j = gpus * (cfg->busy_w * busy + cfg->idle_w * (w - busy));
-        out->j_per_good_request = out->good ? out->energy_j / out->good : NAN;
-    }
+    summary_tail(cfg, rd, t0, t1, good_all, ok, out);
 }
 
 void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row)
@@ -508,4 +517,170 @@ void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row)
         row->kv_mean_used_blocks = st->kv_block_ns / win_ns;
         row->busy_share = (double)st->busy_ns / win_ns;
     }
+}
+
+/* ------------------------------------------------------------- streaming */
+
+int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
+{
+    memset(a, 0, sizeof *a);
+    if (cfg->has_window)
+        return err_set(e, "a streamed run summarises over the drain window: a fixed window (--window-ms, "
+                          "metrics.window_ms) counts tokens by emission time; run without --stream");
+    if (cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests)
+        return err_set(e, "a streamed run includes every request: metrics warm-up and cool-down need the whole "
+                          "run (warmup_s %g, cooldown_s %g, warmup_requests %u, cooldown_requests %u); run without "
+                          "--stream", cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests, cfg->cooldown_requests);
+    uint64_t lim = cfg->exact_stats ? UINT64_MAX : METRICS_EXACT_MAX;
+    a->cfg = cfg;
+    a->out = out;
+    memset(out, 0, sizeof *out);
+    out->n_cls = cfg->n_cls < METRICS_CLS_MAX ? cfg->n_cls : METRICS_CLS_MAX;
+    statacc_init(&a->ttft, lim);
+    statacc_init(&a->tpot, lim);
+    statacc_init(&a->e2e, lim);
+    statacc_init(&a->queue, lim);
+    statacc_init(&a->itl_max, lim);
+    a->n_groups = cfg->n_cls > 1 ? out->n_cls : 1;
+    out->verdict_per_class = cfg->n_cls > 1;
+    a->verdict = xmalloc(a->n_groups * 4 * sizeof *a->verdict);
+    for (uint32_t k = 0; k < a->n_groups * 4; k++) statacc_init(&a->verdict[k], lim);
+    a->members = xcalloc(a->n_groups, sizeof *a->members);
+    a->good = xcalloc(a->n_groups, sizeof *a->good);
+    a->t0 = INT64_MAX;
+    a->t1 = INT64_MIN;
+    return 0;
+}
+
+static const Slo *group_slo(const MetricsCfg *cfg, uint32_t g)
+{
+    return cfg->slo_by_cls && g < cfg->n_cls ? &cfg->slo_by_cls[g] : &cfg->slo;
+}
+
+/* metrics_summarize's pass 1, verdict and drain-window pass 2 for one
+ * request (every request is included; the drain window holds every
+ * completion). */
+void metrics_acc_add(MetricsAcc *a, const Request *r)
+{
+    const MetricsCfg *cfg = a->cfg;
+    Summary *out = a->out;
+    out->requests++;
+    out->included++;
+    if (arrived(r) && r->t_arrive_ns < a->t0) a->t0 = r->t_arrive_ns;
+    unsigned miss = metrics_misses(cfg, r);
+    if (r->cls < out->n_cls) {
+        out->cls_requests[r->cls]++;
+        out->cls_good[r->cls] += miss == 0;
+    }
+    uint32_t g = out->verdict_per_class ? r->cls : 0;
+    if (g < a->n_groups) {
+        const Slo *slo = group_slo(cfg, g);
+        const double target[4] = {slo->ttft_s, slo->tpot_s, slo->itl_max_s, slo->e2e_s};
+        for (int m = 0; m < 4; m++) {
+            if (!(target[m] > 0)) continue;
+            double x = verdict_value(cfg, r, m);
+            if (!isnan(x)) statacc_add(&a->verdict[g * 4 + (uint32_t)m], x);
+        }
+        a->members[g]++;
+        a->good[g] += miss == 0;
+    }
+    if (r->state == REQ_REJECTED) out->rejected++;
+    if (r->state != REQ_FINISHED) {
+        if (r->state != REQ_REJECTED) out->unfinished++;
+        return;
+    }
+    out->finished++;
+    if (r->t_finish_ns > a->t1) a->t1 = r->t_finish_ns;
+    a->ok[0] += !(miss & MISS_TTFT);
+    a->ok[1] += !(miss & MISS_TPOT);
+    a->ok[2] += !(miss & MISS_ITL);
+    a->ok[3] += !(miss & MISS_E2E);
+    a->ok[4] += !(miss & MISS_DEADLINE);
+    a->ok[5] += !(miss & MISS_INCORRECT);
+    a->good_all += miss == 0;
+    statacc_add(&a->ttft, (double)metrics_ttft_ns(cfg, r) / 1e9);
+    statacc_add(&a->e2e, (double)metrics_e2e_ns(cfg, r) / 1e9);
+    double tpot = metrics_tpot_s(r);
+    if (!isnan(tpot)) statacc_add(&a->tpot, tpot);
+    if (r->t_first_sched_ns >= 0) statacc_add(&a->queue, (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9);
+    if (r->output_tokens > 1) statacc_add(&a->itl_max, (double)r->itl_max_ns / 1e9);
+    /* the drain window holds every completion */
+    out->output_tokens += r->output_tokens;
+    out->prompt_tokens += r->prompt_tokens;
+    out->completed++;
+    if (miss == 0) {
+        out->good++;
+        out->good_output_tokens += r->output_tokens;
+    }
+}
+
+/* A verdict percentile from an accumulator, as verdict() takes it: exact
+ * values sorted (VERDICT_NEVER for the unfinished), or the sketch, where a
+ * rank that lands on "never" makes the percentile infinite. */
+static double acc_percentile(const StatAcc *s, double pct)
+{
+    if (!s->sketched) {
+        double *v = xmalloc(s->n * sizeof *v);
+        for (uint64_t i = 0; i < s->n; i++) v[i] = s->buf[i] >= QSKETCH_NEVER_S ? VERDICT_NEVER : s->buf[i];
+        gsl_sort(v, 1, s->n);
+        double q = gsl_stats_quantile_from_sorted_data(v, 1, s->n, pct / 100.0);
+        free(v);
+        return q >= VERDICT_NEVER / 10 ? INFINITY : q;
+    }
+    double index = pct / 100.0 * (double)(s->n - 1);
+    uint64_t lhs = (uint64_t)index;
+    double delta = index - (double)lhs;
+    double lo = qsketch_rank(&s->sk, lhs), hi = lhs + 1 < s->n ? qsketch_rank(&s->sk, lhs + 1) : lo;
+    if (lo >= (double)INT64_MAX / 2 || (delta > 0 && hi >= (double)INT64_MAX / 2)) return INFINITY;
+    return (delta > 0 ? (1 - delta) * lo + delta * hi : lo) / 1e9;
+}
+
+void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl)
+{
+    const MetricsCfg *cfg = a->cfg;
+    Summary *out = a->out;
+    metrics_dist_acc(&a->ttft, &out->ttft_s);
+    metrics_dist_acc(&a->tpot, &out->tpot_s);
+    metrics_dist_acc(&a->e2e, &out->e2e_s);
+    metrics_dist_acc(&a->queue, &out->queue_s);
+    metrics_dist_acc(&a->itl_max, &out->itl_max_s);
+    if (itl && out->unfinished == 0) metrics_dist_acc(itl, &out->itl_s);
+    else metrics_dist(NULL, 0, &out->itl_s);
+    /* the verdict, in verdict()'s order */
+    for (uint32_t g = 0; g < a->n_groups; g++) {
+        const Slo *slo = group_slo(cfg, g);
+        double pct = slo->percentile > 0 ? slo->percentile : METRICS_DEFAULT_PERCENTILE;
+        const double target[4] = {slo->ttft_s, slo->tpot_s, slo->itl_max_s, slo->e2e_s};
+        for (int m = 0; m < 4; m++) {
+            const StatAcc *s = &a->verdict[g * 4 + (uint32_t)m];
+            if (!(target[m] > 0) || s->n == 0) continue;
+            verdict_add(out, g, m, pct, target[m], acc_percentile(s, pct), (uint32_t)s->n);
+        }
+        if (slo->attainment > 0 && a->members[g])
+            verdict_add(out, g, SLO_ATTAINMENT, 0, slo->attainment, (double)a->good[g] / a->members[g], a->members[g]);
+    }
+    out->verdict = out->n_checks ? 1 : -1;
+    for (uint32_t c = 0; c < out->n_checks; c++)
+        if (!out->checks[c].pass) out->verdict = 0;
+    int64_t t0 = a->t0, t1 = a->t1;
+    if (out->finished == 0 || t1 <= t0) t0 = t1 = t0 == INT64_MAX ? 0 : t0;
+    out->t0_s = (double)t0 / 1e9;
+    out->t1_s = (double)t1 / 1e9;
+    out->window_s = (double)(t1 - t0) / 1e9;
+    RunData rd = {.st = st};
+    summary_tail(cfg, &rd, t0, t1, a->good_all, a->ok, out);
+}
+
+void metrics_acc_free(MetricsAcc *a)
+{
+    statacc_free(&a->ttft);
+    statacc_free(&a->tpot);
+    statacc_free(&a->e2e);
+    statacc_free(&a->queue);
+    statacc_free(&a->itl_max);
+    for (uint32_t k = 0; a->verdict && k < a->n_groups * 4; k++) statacc_free(&a->verdict[k]);
+    free(a->verdict);
+    free(a->members);
+    free(a->good);
+    memset(a, 0, sizeof *a);
 }

@@ -237,6 +237,33 @@ void metrics_dist(double *v, uint64_t n, Dist *d);
 void metrics_dist_acc(const StatAcc *a, Dist *d);
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out);
 const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r);
+/* ---- streaming (issue 16): the summary of requests folded one at a time
+ * as they leave, for a run that does not keep them (engine_new_stream).
+ * Each value goes to a StatAcc: exact up to METRICS_EXACT_MAX values (or
+ * always, with exact_stats) and then sketched, so memory stays bounded.
+ * Fed the requests of a run, it gives the Summary metrics_summarize gives
+ * for the same run (bit for bit while the samples are exact), over the
+ * drain window.  What needs the whole run (a fixed window, warm-up or
+ * cool-down exclusion) is refused by metrics_acc_init. ---- */
+typedef struct MetricsAcc {
+    const MetricsCfg *cfg;
+    Summary *out;                              /* counts kept in place */
+    StatAcc ttft, tpot, e2e, queue, itl_max;
+    StatAcc *verdict;                          /* [group x 4 latency metrics] */
+    uint32_t n_groups;
+    uint32_t *members, *good;                  /* attainment per group */
+    uint32_t ok[6], good_all;
+    int64_t t0, t1;
+} MetricsAcc;
+
+int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e);
+/* A request that left (finished or rejected): folded, not kept. */
+void metrics_acc_add(MetricsAcc *a, const Request *r);
+/* The summary into a->out; st: the run's engine statistics; itl: the
+ * engine's ITL accumulator (engine_set_itl_acc), or NULL. */
+void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl);
+void metrics_acc_free(MetricsAcc *a);
+
 /* Replica i's row (i < sum->replicas.n), or the cluster's total with
  * i = UINT32_MAX (its peaks are the cluster's, in sum). */
 void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row);

@@ -58,12 +58,11 @@ void qsketch_add(QSketch *s, int64_t v)
 {
     if (v < 0) v = 0;
     uint32_t b = bucket_of((uint64_t)v);
-    grow(s, b);
+    if (b >= s->n_buckets) grow(s, b);
     s->counts[b]++;
-    s->n++;
+    if (s->n++ == 0) s->shift = (double)v;
     if (v < s->min) s->min = v;
     if (v > s->max) s->max = v;
-    if (s->n == 1) s->shift = (double)v;
     double d = (double)v - s->shift;
     s->sum += d;
     s->sumsq += d * d;
@@ -146,25 +145,30 @@ void statacc_free(StatAcc *a)
     statacc_init(a, a->exact_max);
 }
 
+static int64_t to_ns(double v_s)
+{
+    return v_s >= QSKETCH_NEVER_S ? INT64_MAX : (int64_t)llround(v_s * 1e9);
+}
+
 static void to_sketch(StatAcc *a)
 {
-    for (uint64_t i = 0; i < a->n; i++) qsketch_add(&a->sk, a->buf[i]);
+    for (uint64_t i = 0; i < a->n; i++) qsketch_add(&a->sk, to_ns(a->buf[i]));
     free(a->buf);
     a->buf = NULL;
     a->cap = 0;
     a->sketched = 1;
 }
 
-void statacc_add(StatAcc *a, int64_t v)
+void statacc_add(StatAcc *a, double v)
 {
     if (a->sketched) {
-        qsketch_add(&a->sk, v);
+        qsketch_add(&a->sk, to_ns(v));
         a->n++;
         return;
     }
     if (a->n == a->exact_max) {
         to_sketch(a);
-        qsketch_add(&a->sk, v);
+        qsketch_add(&a->sk, to_ns(v));
         a->n++;
         return;
     }
@@ -176,6 +180,16 @@ void statacc_add(StatAcc *a, int64_t v)
     a->buf[a->n++] = v;
 }
 
+void statacc_add_ns(StatAcc *a, int64_t v)
+{
+    if (a->sketched) {
+        qsketch_add(&a->sk, v);
+        a->n++;
+        return;
+    }
+    statacc_add(a, (double)v / 1e9);
+}
+
 void statacc_merge(StatAcc *dst, const StatAcc *src)
 {
     if (!src->sketched && !dst->sketched && dst->n + src->n <= dst->exact_max) {
@@ -185,6 +199,6 @@ void statacc_merge(StatAcc *dst, const StatAcc *src)
     if (!dst->sketched) to_sketch(dst);
     if (src->sketched) qsketch_merge(&dst->sk, &src->sk);
     else
-        for (uint64_t i = 0; i < src->n; i++) qsketch_add(&dst->sk, src->buf[i]);
+        for (uint64_t i = 0; i < src->n; i++) qsketch_add(&dst->sk, to_ns(src->buf[i]));
     dst->n += src->n;
 }

@@ -53,11 +53,14 @@ double qsketch_quantile(const QSketch *s, double q);
 double qsketch_mean(const QSketch *s);
 double qsketch_sd(const QSketch *s);  /* sample standard deviation (n - 1), 0 when n < 2 */
 
-/* A latency accumulator: exact values kept while there are at most
- * `exact_max` of them, then folded into a sketch (bounded memory).
- * exact_max = UINT64_MAX keeps every value (--exact-stats). */
+/* A latency accumulator of seconds: exact values kept while there are at
+ * most `exact_max` of them, then folded into a sketch of their nanoseconds
+ * (rounded to 1 ns; bounded memory).  exact_max = UINT64_MAX keeps every
+ * value (--exact-stats).  A value of QSKETCH_NEVER_S or more ("never", an
+ * unfinished request in an SLO percentile) is kept as INT64_MAX ns. */
+#define QSKETCH_NEVER_S 9.2e9
 typedef struct StatAcc {
-    int64_t *buf;
+    double *buf;
     uint64_t n, cap, exact_max;
     int sketched;
     QSketch sk;
@@ -65,7 +68,10 @@ typedef struct StatAcc {
 
 void statacc_init(StatAcc *a, uint64_t exact_max);
 void statacc_free(StatAcc *a);
-void statacc_add(StatAcc *a, int64_t v_ns);
+void statacc_add(StatAcc *a, double v_s);
+/* The same for a whole number of nanoseconds (an engine's clock): once
+ * sketched, no conversion at all. */
+void statacc_add_ns(StatAcc *a, int64_t v_ns);
 /* Folds src into dst (src unchanged); the result is exact while the
  * total fits dst's exact_max. */
 void statacc_merge(StatAcc *dst, const StatAcc *src);

@@ -549,15 +549,25 @@ static void csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void report_csv_header(FILE *f)
+{
+    fprintf(f, "id,arrival_s,prompt_tokens,output_tokens,class,status,ttft_s,tpot_s,itl_max_s,e2e_s,queue_s,"
+               "preemptions,good,reject_reason\n");
+}
+
 int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
 {
     OutFile o;
     FILE *f = csv_open(&o, path, e);
     if (!f) return -1;
-    fprintf(f, "id,arrival_s,prompt_tokens,output_tokens,class,status,ttft_s,tpot_s,itl_max_s,e2e_s,queue_s,"
-               "preemptions,good,reject_reason\n");
-    for (uint32_t i = 0; i < rd->n; i++) {
-        const Request *r = &rd->reqs[i];
+    report_csv_header(f);
+    for (uint32_t i = 0; i < rd->n; i++) report_csv_row(f, cfg, &rd->reqs[i]);
+    return csv_close(&o, e);
+}
+
+void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r)
+{
+    {
         int done = r->state == REQ_FINISHED;
         csv_str(f, r->id);
         fputc(',', f);
@@ -577,7 +587,6 @@ int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *
         const char *why = r->state == REQ_REJECTED ? reject_name(r->reject_reason) : NULL;
         fprintf(f, ",%u,%d,%s\n", r->preemptions, metrics_misses(cfg, r) == 0, why ? why : "");
     }
-    return csv_close(&o, e);
 }
 
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)

@@ -28,6 +28,10 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
 const char *report_status_name(const Request *r);
 
 int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
+/* The same file a row at a time (a streamed run writes each request as it
+ * leaves, so its rows come in completion order). */
+void report_csv_header(FILE *f);
+void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r);
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
 /* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,
  * total_output_tokens, request_throughput, request_goodput, output_throughput,

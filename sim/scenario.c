@@ -40,6 +40,8 @@ const char scenario_default_json[] =
 void scenario_free(Scenario *s)
 {
     workload_free(&s->wl);
+    workload_stream_free(s->wl_stream);
+    s->wl_stream = NULL;
     for (uint32_t i = 0; i < s->n_plugin_sched; i++) cJSON_Delete(s->plugin_sched[i]);
     s->n_plugin_sched = 0;
     cJSON_Delete(s->plugin_router);
@@ -677,6 +679,10 @@ static int check_adapters(const Scenario *s, const char *w, Err *e)
     return 0;
 }
 
+/* parse_root's mark for a streamed load (never a real stream pointer). */
+#define SCENARIO_STREAM_PENDING ((WlStream *)&scenario_stream_mark)
+static char scenario_stream_mark;
+
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
@@ -799,7 +805,15 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         if (jsonio_bool(v, "iterations", p, 0, &s->keep_iterations, e) < 0) return -1;
     }
     if (!(v = SUB("workload"))) return err_set(e, "%s: missing key \"workload\"", w);
-    if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
+    if (s->wl_stream == SCENARIO_STREAM_PENDING) {
+        /* a streamed run: the generator is opened, its names go to wl */
+        s->wl_stream = NULL;
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "kind");
+        memset(&s->wl, 0, sizeof s->wl);
+        workload_init(&s->wl, cJSON_IsString(k) ? k->valuestring : "stream");
+        if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
+        snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
+    } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
     for (uint32_t i = 0; i < s->wl.n; i++) {
         s->barrier_members += s->wl.reqs[i].barrier_member;
         s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;
@@ -848,6 +862,41 @@ int scenario_load_text(const char *text, const char *name, int has_seed, uint64_
     cJSON_Delete(root);
     if (rc < 0) scenario_free(s);
     return rc;
+}
+
+int scenario_load_text_stream(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s,
+                              Err *e)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->source, sizeof s->source, "%s", name);
+    cJSON *root = jsonio_parse(text, name, e);
+    if (!root) return -1;
+    s->wl_stream = SCENARIO_STREAM_PENDING;
+    int rc = parse_root(root, name, has_seed, seed, s, e);
+    cJSON_Delete(root);
+    if (s->wl_stream == SCENARIO_STREAM_PENDING) s->wl_stream = NULL; /* failed before the workload */
+    if (rc == 0 && (s->n_pools != 1 || s->pools[0].replicas != 1 || s->disagg))
+        rc = err_set(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s)); run "
+                        "it without --stream", name, scenario_gpus(s), s->n_pools);
+    if (rc == 0 && s->prefix_cache)
+        rc = err_set(e, "%s: kv.prefix_cache keeps tables per request and is not streamed; run without --stream",
+                     name);
+    if (rc < 0) scenario_free(s);
+    return rc;
+}
+
+int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e)
+{
+    char *text = read_text_file(path, NULL, e);
+    if (!text) return -1;
+    int rc = scenario_load_text_stream(text, path, has_seed, seed, s, e);
+    free(text);
+    return rc;
+}
+
+static int stream_pull(void *ctx, Request *r, Err *e)
+{
+    return workload_stream_next(ctx, r, e);
 }
 
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e)
@@ -1000,6 +1049,8 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     /* a closed-loop client sees the last token after_us late and its next
      * request reaches the scheduler before_us after it is sent */
     cfg.trigger_delay_ns = llround((s->engine.req_before_s + s->engine.req_after_s) * 1e9);
+    if (s->wl_stream)
+        return engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);
 }
 

@@ -107,6 +107,13 @@ typedef struct Scenario {
     OffloadPlan offload_plan; /* its net memory went to the KV pool */
     int weights_separate;    /* "cost_model": {"weights_separate_memory": true} */
     double kv_xfer_ratio, kv_xfer_dec_bytes_per_s; /* "kv_transfer": compression (0 = off) */
+    /* A streamed run (scenario_load_*_stream, issue 16): wl holds no
+     * requests, only the class and tenant names; the engine pulls them
+     * from wl_stream and hands each one that left to stream_retire (set
+     * by the caller before scenario_engine). */
+    WlStream *wl_stream;
+    void (*stream_retire)(void *ctx, const Request *r);
+    void *stream_retire_ctx;
 } Scenario;
 
 /* The embedded default: Qwen3-8B on one H100, Poisson arrivals. */
@@ -116,6 +123,13 @@ extern const char scenario_default_json[];
 int scenario_load_text(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e);
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 void scenario_free(Scenario *s);
+/* The same, for a streamed run: the workload (an open-loop generator) is
+ * opened, not materialised, and scenario_engine builds a streaming engine
+ * (engine_new_stream).  One replica, no prefix cache (its tables are per
+ * request index): anything else is refused with a message. */
+int scenario_load_text_stream(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s,
+                              Err *e);
+int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 
 /* Builds the engine over s->wl (the scenario must outlive it).  sink may be
  * NULL. */

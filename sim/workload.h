@@ -114,6 +114,21 @@ void workload_free(Workload *w);
  * same requests.  Same workload -> byte-identical file. */
 int workload_write_json(const Workload *w, const char *path, Err *e);
 
+/* ---- streaming (workloads/gen_open.c): a run that pulls requests as
+ * simulated time reaches them instead of materialising the workload
+ * (issue 16).  Only the open-loop generators stream (their requests are
+ * independent and arrive in generation order); the stream makes exactly
+ * the requests, in the same order, that workload_from_json makes for the
+ * same object and seed (ids are set by the engine: the index, as there).
+ * `names` is a workload_init()ed workload that receives the class and
+ * tenant names; it holds no requests. ---- */
+typedef struct WlStream WlStream;
+WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed, Workload *names, Err *e);
+/* 1: the next request in *r; 0: the end; -1: an error (a message). */
+int workload_stream_next(WlStream *st, Request *r, Err *e);
+uint64_t workload_stream_count(const WlStream *st); /* requests made so far */
+void workload_stream_free(WlStream *st);
+
 /* ---- builder (workloads/wl_build.c): used by the sources (trace_load.c,
  * gen_*.c) and the dispatcher; it calls none of them ---- */
 

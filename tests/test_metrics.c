@@ -648,9 +648,9 @@ static void test_qsketch_error_bound(void)
     /* the exact-then-sketched accumulator switches at its limit */
     StatAcc acc;
     statacc_init(&acc, 1000);
-    for (int i = 0; i < 1000; i++) statacc_add(&acc, v[i]);
+    for (int i = 0; i < 1000; i++) statacc_add(&acc, (double)v[i] / 1e9);
     CHECK(!acc.sketched);
-    statacc_add(&acc, v[1000]);
+    statacc_add(&acc, (double)v[1000] / 1e9);
     CHECK(acc.sketched);
     CHECK_INT(acc.n, 1001);
     CHECK_INT(acc.sk.n, 1001);
@@ -758,6 +758,134 @@ static void test_itl_streamed(void)
     free(c);
 }
 
+static void fold(void *ctx, const Request *r)
+{
+    metrics_acc_add(ctx, r);
+}
+
+/* A streamed run (engine_new_stream + MetricsAcc) gives the summary of the
+ * same run materialised (cluster + metrics_summarize): two SLO classes, a
+ * per-class verdict with attainment, deadlines, a rejection (a prompt past
+ * the context), bit for bit.  And it holds only the requests in flight:
+ * live records never exceed running + waiting + those finishing in one
+ * iteration + the next arrival, far below the 6,000 requests. */
+static void test_stream_matches_batch(void)
+{
+    const char *fmt =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"cost_model\": {\"kind\": \"roofline\"},"
+        " \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 48, \"token_budget\": 1024},"
+        " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 12, \"count\": 6000,"
+        "  \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 700, \"sigma\": 1.2, \"min\": 16, \"max\": 60000},"
+        "  \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 90, \"sigma\": 0.8, \"min\": 1, \"max\": 800},"
+        "  \"mix\": [{\"weight\": 3, \"class\": \"chat\", \"deadline_ms\": 4000},"
+        "           {\"weight\": 1, \"class\": \"batch\", \"priority\": 1}]},"
+        " \"slo\": {\"ttft_ms\": 300, \"tpot_ms\": 40, \"percentile\": 90, \"attainment\": 0.8,"
+        "          \"classes\": {\"batch\": {\"e2e_ms\": 20000}}},"
+        " \"seed\": 5, \"report\": {\"token_times\": %s, \"iterations\": false}}";
+    char text[2048];
+    Err e = {{0}};
+    Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    snprintf(text, sizeof text, fmt, "true");
+    CHECK(run_summary(text, 0, a, &e) == 0);
+    if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
+    Scenario s;
+    snprintf(text, sizeof text, fmt, "false");
+    int rc = scenario_load_text_stream(text, "stream", 0, 0, &s, &e);
+    CHECK(rc == 0);
+    if (rc != 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        free(a);
+        free(b);
+        return;
+    }
+    CHECK_INT(s.wl.n, 0); /* nothing materialised */
+    Slo slos[METRICS_CLS_MAX];
+    MetricsCfg mcfg;
+    scenario_metrics_cfg(&s, &mcfg, slos, METRICS_CLS_MAX);
+    MetricsAcc acc;
+    StatAcc itl;
+    statacc_init(&itl, METRICS_EXACT_MAX);
+    CHECK(metrics_acc_init(&acc, &mcfg, b, &e) == 0);
+    s.stream_retire = fold;
+    s.stream_retire_ctx = &acc;
+    Engine *en = scenario_engine(&s, NULL, &e);
+    CHECK(en != NULL);
+    if (en) {
+        engine_set_itl_acc(en, &itl);
+        CHECK(engine_run(en, &e) == 0);
+        metrics_acc_finish(&acc, engine_stats(en), &itl);
+        const EngineStats *st = engine_stats(en);
+        CHECK_INT(engine_stream_pulled(en), 6000);
+        CHECK_INT(engine_live(en), 0);
+        uint32_t peak = engine_live_peak(en);
+        CHECK(peak >= st->peak_running);
+        CHECK(peak <= 2 * st->peak_running + st->peak_waiting + 1);
+        CHECK(engine_slots(en) <= 2 * peak + 1024);
+        CHECK(engine_slots(en) < 6000 / 2);
+        fprintf(stderr, "     6000 requests streamed: peak %u live records (running peak %u, waiting peak %u), "
+                        "%u slots\n", peak, st->peak_running, st->peak_waiting, engine_slots(en));
+    }
+    CHECK(a->rejected > 0 && a->finished > 5000);
+    CHECK(a->verdict_per_class && a->n_checks >= 5);
+    CHECK_INT(b->requests, a->requests);
+    CHECK_INT(b->finished, a->finished);
+    CHECK_INT(b->rejected, a->rejected);
+    CHECK_INT(b->good, a->good);
+    CHECK_INT(b->output_tokens, a->output_tokens);
+    CHECK_INT(b->prompt_tokens, a->prompt_tokens);
+    const Dist *da[] = {&a->ttft_s, &a->tpot_s, &a->itl_s, &a->itl_max_s, &a->e2e_s, &a->queue_s};
+    const Dist *db[] = {&b->ttft_s, &b->tpot_s, &b->itl_s, &b->itl_max_s, &b->e2e_s, &b->queue_s};
+    for (int k = 0; k < 6; k++) {
+        if (k == 2) continue;
+        CHECK(memcmp(da[k], db[k], sizeof *da[k]) == 0);
+    }
+    /* ITL: 730,000 gaps, past the exact limit, so both are sketched: the
+     * same counts give the same quantiles; the one-pass sums differ in
+     * rounding (request order against emission order) */
+    CHECK(a->itl_s.n > METRICS_EXACT_MAX);
+    CHECK_INT(b->itl_s.n, a->itl_s.n);
+    CHECK(a->itl_s.p50 == b->itl_s.p50 && a->itl_s.p90 == b->itl_s.p90 && a->itl_s.p95 == b->itl_s.p95);
+    CHECK(a->itl_s.p99 == b->itl_s.p99 && a->itl_s.max == b->itl_s.max);
+    CHECK_REL(b->itl_s.mean, a->itl_s.mean, 1e-12);
+    CHECK_REL(b->itl_s.std, a->itl_s.std, 1e-9);
+    CHECK(a->window_s == b->window_s && a->output_tokens_per_s == b->output_tokens_per_s);
+    CHECK(a->goodput_requests_per_s == b->goodput_requests_per_s);
+    CHECK(a->slo_attainment == b->slo_attainment && a->att_deadline == b->att_deadline);
+    CHECK(memcmp(a->cls_requests, b->cls_requests, sizeof a->cls_requests) == 0);
+    CHECK(memcmp(a->cls_good, b->cls_good, sizeof a->cls_good) == 0);
+    CHECK_INT(b->n_checks, a->n_checks);
+    CHECK(memcmp(a->checks, b->checks, a->n_checks * sizeof *a->checks) == 0);
+    CHECK_INT(b->verdict, a->verdict);
+    CHECK(a->mean_running == b->mean_running && a->kv_mean_used_blocks == b->kv_mean_used_blocks);
+    CHECK(a->cost_usd == b->cost_usd && a->energy_j == b->energy_j);
+    metrics_acc_free(&acc);
+    statacc_free(&itl);
+    engine_free(en);
+    scenario_free(&s);
+    /* what a stream cannot do is refused, naming why */
+    const char *bad[][2] = {
+        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+         "\"workload\": {\"kind\": \"closed_loop\", "
+         "\"clients\": 2, \"requests_per_client\": 3, \"prompt_tokens\": 10, \"output_tokens\": 5}}",
+         "a streamed run takes an open-loop generator"},
+        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+         "\"kv\": {\"prefix_cache\": true}, "
+         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
+         "\"output_tokens\": 5}}", "prefix_cache"},
+        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+         "\"cluster\": {\"replicas\": 2}, "
+         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
+         "\"output_tokens\": 5}}", "one replica"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        Err e2 = {{0}};
+        CHECK(scenario_load_text_stream(bad[k][0], "bad.json", 0, 0, &s, &e2) < 0);
+        CHECK_CONTAINS(e2.msg, bad[k][1]);
+    }
+    free(a);
+    free(b);
+}
+
 void suite_metrics(void);
 void suite_metrics(void)
 {
@@ -773,4 +901,5 @@ void suite_metrics(void)
     RUN(test_qsketch_error_bound);
     RUN(test_dist_by_selection);
     RUN(test_itl_streamed);
+    RUN(test_stream_matches_batch);
 }

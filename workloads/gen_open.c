@@ -223,8 +223,36 @@ static int parse_arrivals(const cJSON *wj, const char *where, int kind, Arrivals
     return 0;
 }
 
-static int gen_open_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
-                          Err *e)
+/* One open-loop generator's state: gen_open_build drains it into a
+ * workload; a streaming run (workload_stream_open) pulls one request at a
+ * time.  Both make the same requests from the same draws. */
+typedef struct OpenGen {
+    int kind;
+    int64_t count;
+    double duration_s;
+    uint64_t n;                 /* requests made */
+    Arrivals a;
+    LengthDist pd, od;
+    GenAttrs attrs;
+    gsl_rng *rp, *ro;
+    char where[512];
+} OpenGen;
+
+static void open_gen_free(OpenGen *g)
+{
+    arrivals_free(&g->a);
+    gen_dist_len_free(&g->pd);
+    gen_dist_len_free(&g->od);
+    gen_attr_free(&g->attrs);
+    if (g->rp) gsl_rng_free(g->rp);
+    if (g->ro) gsl_rng_free(g->ro);
+    memset(g, 0, sizeof *g);
+}
+
+/* max_requests: how many one run may take (a workload's limit, or none
+ * for a stream). */
+static int open_gen_init(OpenGen *g, const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                         Workload *w, uint64_t max_requests, Err *e)
 {
     static const char *const common[] = {"kind", "count", "duration_s", "start_ms", "prompt_tokens", "output_tokens"};
     static const char *const k_rate[] = {"rate_per_s", NULL};
@@ -233,8 +261,10 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
     static const char *const k_diurnal[] = {"rate_per_s", "amplitude", "period_s", "phase_s", NULL};
     static const char *const k_onoff[] = {"rate_per_s", "on_s", "off_s", "periods", NULL};
     const char *const *own[] = {k_rate, k_gamma, k_rate, k_piece, k_diurnal, k_onoff};
-    int kind;
-    if (jsonio_enum(wj, "kind", where, 1, open_kinds, &kind, e) < 0) return -1;
+    memset(g, 0, sizeof *g);
+    snprintf(g->where, sizeof g->where, "%s", where);
+    if (jsonio_enum(wj, "kind", where, 1, open_kinds, &g->kind, e) < 0) return -1;
+    int kind = g->kind;
     const char *keys[24];
     size_t nk = 0;
     for (size_t k = 0; k < sizeof common / sizeof *common; k++) keys[nk++] = common[k];
@@ -242,79 +272,150 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
     keys[nk] = NULL;
     if (gen_attr_check_keys(wj, where, keys, e) < 0) return -1;
 
-    int64_t count = 0;
-    double duration_s = 0, start_ms = 0;
-    if (jsonio_int(wj, "count", where, 0, 1, INT64_MAX, &count, e) < 0) return -1;
-    if ((uint64_t)count > workload_max_requests())
-        return err_set(e, "%s.count: got %lld, more than the %u requests a workload may hold; %s", where,
-                       (long long)count, workload_max_requests(), WL_MAX_REQUESTS_HINT);
-    if (jsonio_num(wj, "duration_s", where, 0, 1e-9, 1e9, &duration_s, e) < 0) return -1;
-    if (!count && !(duration_s > 0))
+    double start_ms = 0;
+    if (jsonio_int(wj, "count", where, 0, 1, INT64_MAX, &g->count, e) < 0) return -1;
+    if ((uint64_t)g->count > max_requests)
+        return err_set(e, "%s.count: got %lld, more than the %llu requests a workload may hold; %s", where,
+                       (long long)g->count, (unsigned long long)max_requests, WL_MAX_REQUESTS_HINT);
+    if (jsonio_num(wj, "duration_s", where, 0, 1e-9, 1e9, &g->duration_s, e) < 0) return -1;
+    if (!g->count && !(g->duration_s > 0))
         return err_set(e, "%s: expected \"count\" (requests) or \"duration_s\" (seconds), or both", where);
     if (jsonio_num(wj, "start_ms", where, 0, 0, 1e12, &start_ms, e) < 0) return -1;
 
-    Arrivals a = {0};
-    LengthDist pd = {0}, od = {0};
-    GenAttrs attrs = {0};
-    int rc = -1;
-    if (parse_arrivals(wj, where, kind, &a, e) < 0) goto out;
-    if (gen_dist_len_key(wj, "prompt_tokens", where, base_dir, 1, &pd, e) < 0) goto out;
-    if (gen_dist_len_key(wj, "output_tokens", where, base_dir, 1, &od, e) < 0) goto out;
-    if (gen_attr_parse(wj, where, base_dir, seed, 1, w, &attrs, e) < 0) goto out;
-    a.start_s = a.t_s = start_ms / 1e3;
-    a.on_end_s = a.start_s + a.on_s;
-    a.ra = rng_stream(seed, RNG_STREAM_ARRIVALS);
-    a.rt = rng_stream(seed, WL_STREAM_THIN);
-    a.ro = rng_stream(seed, WL_STREAM_ONOFF);
-    if (kind == ARR_ONOFF && a.on_exp) a.on_end_s = a.start_s + gsl_ran_exponential(a.ro, a.on_s);
-    gsl_rng *rp = rng_stream(seed, RNG_STREAM_PROMPT);
-    gsl_rng *ro = rng_stream(seed, RNG_STREAM_OUTPUT);
-    rc = 0;
-    for (;;) {
-        if (count && w->n >= (uint64_t)count) break;
-        if (w->n >= workload_max_requests()) {
-            rc = err_set(e, "%s: more than %u requests; lower the rate or the duration, or %s", where,
-                         workload_max_requests(), WL_MAX_REQUESTS_HINT);
-            break;
-        }
-        double t_s;
-        int got = arrivals_next(&a, &t_s);
-        if (got < 0) {
-            rc = err_set(e, "%s: no arrival within %u ON periods (rate_per_s x on_s = %g arrivals per period, or "
-                            "periods too short to advance the clock at %g s); raise rate_per_s or on_s", where,
-                         GEN_OPEN_PERIODS_MAX, a.rate_per_s * a.on_s, a.t_s);
-            break;
-        }
-        if (!got) break;
-        if (!(t_s - a.start_s <= GEN_OPEN_T_MAX_S)) {
-            if (duration_s > 0) break;
-            rc = err_set(e, "%s: request %u would arrive at %g s, past the %g s a run may span; raise the rate or "
-                            "give \"duration_s\"", where, w->n, t_s - a.start_s, GEN_OPEN_T_MAX_S);
-            break;
-        }
-        if (duration_s > 0 && t_s - a.start_s > duration_s) break;
-        const GenMix *m = gen_attr_pick(&attrs);
-        Request *r = workload_push(w);
-        r->t_arrive_ns = llround(t_s * 1e9);
-        r->prompt_tokens = gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &pd, rp);
-        r->output_tokens = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);
-        gen_attr_apply(&attrs, m, w, w->n - 1);
+    Arrivals *a = &g->a;
+    if (parse_arrivals(wj, where, kind, a, e) < 0) return -1;
+    if (gen_dist_len_key(wj, "prompt_tokens", where, base_dir, 1, &g->pd, e) < 0) return -1;
+    if (gen_dist_len_key(wj, "output_tokens", where, base_dir, 1, &g->od, e) < 0) return -1;
+    if (gen_attr_parse(wj, where, base_dir, seed, 1, w, &g->attrs, e) < 0) return -1;
+    a->start_s = a->t_s = start_ms / 1e3;
+    a->on_end_s = a->start_s + a->on_s;
+    a->ra = rng_stream(seed, RNG_STREAM_ARRIVALS);
+    a->rt = rng_stream(seed, WL_STREAM_THIN);
+    a->ro = rng_stream(seed, WL_STREAM_ONOFF);
+    if (kind == ARR_ONOFF && a->on_exp) a->on_end_s = a->start_s + gsl_ran_exponential(a->ro, a->on_s);
+    g->rp = rng_stream(seed, RNG_STREAM_PROMPT);
+    g->ro = rng_stream(seed, RNG_STREAM_OUTPUT);
+    return 0;
+}
+
+/* The next request into r (request_init()ed by the caller): 1, 0 at the
+ * end, -1 with a message.  *m: the mix entry it drew (for its attributes). */
+static int open_gen_next(OpenGen *g, uint64_t max_requests, Request *r, const GenMix **m, Err *e)
+{
+    Arrivals *a = &g->a;
+    if (g->count && g->n >= (uint64_t)g->count) return 0;
+    if (g->n >= max_requests)
+        return err_set(e, "%s: more than %llu requests; lower the rate or the duration, or %s", g->where,
+                       (unsigned long long)max_requests, WL_MAX_REQUESTS_HINT);
+    double t_s;
+    int got = arrivals_next(a, &t_s);
+    if (got < 0)
+        return err_set(e, "%s: no arrival within %u ON periods (rate_per_s x on_s = %g arrivals per period, or "
+                          "periods too short to advance the clock at %g s); raise rate_per_s or on_s", g->where,
+                       GEN_OPEN_PERIODS_MAX, a->rate_per_s * a->on_s, a->t_s);
+    if (!got) return 0;
+    if (!(t_s - a->start_s <= GEN_OPEN_T_MAX_S)) {
+        if (g->duration_s > 0) return 0;
+        return err_set(e, "%s: request %llu would arrive at %g s, past the %g s a run may span; raise the rate or "
+                          "give \"duration_s\"", g->where, (unsigned long long)g->n, t_s - a->start_s,
+                       GEN_OPEN_T_MAX_S);
     }
-    gsl_rng_free(rp);
-    gsl_rng_free(ro);
+    if (g->duration_s > 0 && t_s - a->start_s > g->duration_s) return 0;
+    *m = gen_attr_pick(&g->attrs);
+    r->t_arrive_ns = llround(t_s * 1e9);
+    r->prompt_tokens = gen_dist_len_draw(*m && (*m)->has_prompt ? &(*m)->prompt : &g->pd, g->rp);
+    r->output_tokens = gen_dist_len_draw(*m && (*m)->has_output ? &(*m)->output : &g->od, g->ro);
+    g->n++;
+    return 1;
+}
+
+static int gen_open_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
+                          Err *e)
+{
+    OpenGen g;
+    int rc = open_gen_init(&g, wj, where, base_dir, seed, w, workload_max_requests(), e);
+    while (rc == 0) {
+        Request tmp;
+        request_init(&tmp);
+        const GenMix *m = NULL;
+        int got = open_gen_next(&g, workload_max_requests(), &tmp, &m, e);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        Request *r = workload_push(w);
+        r->t_arrive_ns = tmp.t_arrive_ns;
+        r->prompt_tokens = tmp.prompt_tokens;
+        r->output_tokens = tmp.output_tokens;
+        gen_attr_apply(&g.attrs, m, w, w->n - 1);
+    }
     if (rc == 0) {
         char rate[96];
-        if (kind == ARR_PIECEWISE) snprintf(rate, sizeof rate, "%u breakpoints, peak %g req/s", a.n_pts, a.rmax);
-        else if (kind == ARR_GAMMA) snprintf(rate, sizeof rate, "%g req/s, cv %g", a.rate_per_s, a.cv);
-        else snprintf(rate, sizeof rate, "%g req/s", a.rate_per_s);
-        snprintf(w->source, sizeof w->source, "%s, %s, %u requests", open_kinds[kind], rate, w->n);
+        if (g.kind == ARR_PIECEWISE) snprintf(rate, sizeof rate, "%u breakpoints, peak %g req/s", g.a.n_pts, g.a.rmax);
+        else if (g.kind == ARR_GAMMA) snprintf(rate, sizeof rate, "%g req/s, cv %g", g.a.rate_per_s, g.a.cv);
+        else snprintf(rate, sizeof rate, "%g req/s", g.a.rate_per_s);
+        snprintf(w->source, sizeof w->source, "%s, %s, %u requests", open_kinds[g.kind], rate, w->n);
     }
-out:
-    arrivals_free(&a);
-    gen_dist_len_free(&pd);
-    gen_dist_len_free(&od);
-    gen_attr_free(&attrs);
+    open_gen_free(&g);
     return rc;
+}
+
+/* ------------------------------------------------------------ streaming */
+
+struct WlStream {
+    OpenGen g;
+    Workload *names;
+};
+
+WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed, Workload *names, Err *e)
+{
+    if (jsonio_expect_object(wj, where, e) < 0) return NULL;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
+    int ok = cJSON_IsString(k);
+    for (size_t i = 0; ok && open_kinds[i]; i++)
+        if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
+    if (ok != 2) {
+        err_set(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
+                   "diurnal or onoff); got %s (closed loops, sessions, request lists and traces are materialised: "
+                   "run them without --stream)", where, cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
+        return NULL;
+    }
+    char dir[1024];
+    workload_base_dir(where, dir, sizeof dir);
+    WlStream *st = xcalloc(1, sizeof *st);
+    st->names = names;
+    if (open_gen_init(&st->g, wj, where, dir, seed, names, UINT64_MAX, e) < 0) {
+        workload_stream_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+int workload_stream_next(WlStream *st, Request *r, Err *e)
+{
+    request_init(r);
+    const GenMix *m = NULL;
+    int got = open_gen_next(&st->g, UINT64_MAX, r, &m, e);
+    if (got <= 0) return got;
+    const GenAttrs *a = &st->g.attrs;
+    r->tenant = m ? m->tenant : a->tenant;
+    r->cls = m ? m->cls : a->cls;
+    r->priority = m ? m->priority : a->priority;
+    int64_t d = m ? m->deadline_ns : a->deadline_ns;
+    if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
+    return 1;
+}
+
+uint64_t workload_stream_count(const WlStream *st)
+{
+    return st->g.n;
+}
+
+void workload_stream_free(WlStream *st)
+{
+    if (!st) return;
+    open_gen_free(&st->g);
+    free(st);
 }
 
 const WlSource wl_source_open = {.kinds = open_kinds, .build = gen_open_build};
