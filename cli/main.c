@@ -81,6 +81,9 @@ static const char usage_main[] =
     "  --vllm-json FILE       summary with vLLM benchmark result keys (mean_ttft_ms, ...)\n" \
     "  --window-ms T0,T1      fixed throughput window instead of first arrival -> last completion\n" \
     "  --quiet                do not print the table\n" \
+    "  --tokens-csv FILE      every token's emission time: id,token,time_s (one row per token; a run\n" \
+    "                         keeps the times for it even past report.token_times' automatic limit)\n" \
+    "  --summary-only         --json without the per-request array\n" \
     "  --exact-stats          exact ITL percentiles however many tokens (default: above 100,000 values\n" \
     "                         a sketch within 0.049% of the exact value; means, counts, maxima exact)\n"
 
@@ -171,8 +174,9 @@ static double wall_s(void)
 typedef struct Outputs {
     const char *json, *csv, *iter_csv, *trace, *vllm;
     const char *window;
+    const char *tokens_csv;
     const char *trace_window, *trace_requests, *trace_ids;
-    int quiet, trace_engine_only, exact_stats;
+    int quiet, trace_engine_only, exact_stats, summary_only;
 } Outputs;
 
 /* Handles an output option at argv[*i]; 1 = consumed, 0 = not an output
@@ -201,6 +205,15 @@ static int output_opt(int argc, char **argv, int *i, Outputs *o)
         o->exact_stats = 1;
         return 1;
     }
+    if (!strcmp(argv[*i], "--summary-only")) {
+        o->summary_only = 1;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--tokens-csv")) {
+        if (++*i >= argc) return -1;
+        o->tokens_csv = argv[*i];
+        return 1;
+    }
     return 0;
 }
 
@@ -213,9 +226,9 @@ static int write_json(cJSON *root, const char *path, Err *e)
  * input (issue 15): a bad --vllm-json must not leave --json written. */
 static int outputs_check(const Outputs *o, const char *input, Err *e)
 {
-    const char *paths[] = {o->json, o->csv, o->iter_csv, o->trace, o->vllm};
-    const char *names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json"};
-    for (int k = 0; k < 5; k++) {
+    const char *paths[] = {o->json, o->csv, o->iter_csv, o->trace, o->vllm, o->tokens_csv};
+    const char *names[] = {"--json", "--csv", "--iterations-csv", "--trace-events", "--vllm-json", "--tokens-csv"};
+    for (int k = 0; k < 6; k++) {
         if (!paths[k]) continue;
         if (outfile_check(paths[k], names[k], e) < 0) return -1;
         if (input && (outfile_same(paths[k], input) || !strcmp(paths[k], input)))
@@ -234,7 +247,7 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     int to_stdout = o->json && !strcmp(o->json, "-");
     if (!o->quiet && !to_stdout) report_print(stdout, s, mc, sum);
     if (o->json) {
-        cJSON *root = report_json(mc, rd, sum, 1);
+        cJSON *root = report_json(mc, rd, sum, !o->summary_only);
         if (s) {
             cJSON *sc = cJSON_CreateObject();
             scenario_to_json(s, sc);
@@ -252,16 +265,17 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     }
     if (o->csv && report_requests_csv(o->csv, mc, rd, e) < 0) return -1;
     if (o->iter_csv && report_iterations_csv(o->iter_csv, mc, rd, e) < 0) return -1;
+    if (o->tokens_csv && report_tokens_csv(o->tokens_csv, rd, e) < 0) return -1;
     return 0;
 }
 
 /* `run --stream` (streamrun.h): summary, --json summary-only, --csv. */
 static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const char *html_dir)
 {
-    if (out->iter_csv || out->trace || out->vllm || out->window || html_dir)
+    if (out->iter_csv || out->trace || out->vllm || out->window || out->tokens_csv || html_dir)
         return bad_usage("--stream keeps no per-iteration or per-token record: it takes --json (summary), --csv "
-                         "and --exact-stats, not --iterations-csv, --trace-events, --vllm-json, --window-ms or "
-                         "--html", NULL, usage_run);
+                         "and --exact-stats, not --iterations-csv, --trace-events, --vllm-json, --window-ms, "
+                         "--tokens-csv or --html", NULL, usage_run);
     Err e = {{0}};
     if (outputs_check(out, path, &e) < 0) return fail(&e);
     StreamRun *r = xmalloc(sizeof *r);
@@ -329,6 +343,13 @@ static int cmd_run(int argc, char **argv)
     if (rc < 0) return fail(&e);
     s.metrics.exact_stats = out.exact_stats;
     if (out.window && mcfg_parse_window_arg(out.window, &s.metrics, &e) < 0) {
+        scenario_free(&s);
+        return fail(&e);
+    }
+    if ((s.metrics.has_window || out.tokens_csv) && !s.keep_token_times && s.token_times_auto)
+        s.keep_token_times = 1; /* asked for by the command line */
+    if (out.tokens_csv && !s.keep_token_times) {
+        err_set(&e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s.source);
         scenario_free(&s);
         return fail(&e);
     }

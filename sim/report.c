@@ -565,6 +565,24 @@ int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *
     return csv_close(&o, e);
 }
 
+int report_tokens_csv(const char *path, const RunData *rd, Err *e)
+{
+    if (!rd->token_times)
+        return err_set(e, "%s: no per-token times (the scenario sets report.token_times to false)", path);
+    OutFile o;
+    FILE *f = csv_open(&o, path, e);
+    if (!f) return -1;
+    fputs("id,token,time_s\n", f);
+    for (uint32_t i = 0; i < rd->n; i++) {
+        const Request *r = &rd->reqs[i];
+        for (uint32_t k = 0; k < r->generated; k++) {
+            csv_str(f, r->id);
+            fprintf(f, ",%u,%.9f\n", k, ns_s(rd->token_times[r->token_off + k]));
+        }
+    }
+    return csv_close(&o, e);
+}
+
 void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r)
 {
     {

@@ -31,6 +31,9 @@ int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *
 /* The same file a row at a time (a streamed run writes each request as it
  * leaves, so its rows come in completion order). */
 void report_csv_header(FILE *f);
+/* Every token's emission time, one row per token (id,token,time_s), in
+ * request order; fails when the run kept no per-token times. */
+int report_tokens_csv(const char *path, const RunData *rd, Err *e);
 void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r);
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
 /* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,

@@ -796,7 +796,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     int64_t sd = 1;
     if (jsonio_int(root, "seed", w, 0, 0, INT64_MAX, &sd, e) < 0) return -1;
     s->seed = has_seed ? seed : (uint64_t)sd;
-    s->keep_token_times = 1;
+    s->keep_token_times = -1; /* not given: decided by the workload's size below */
     s->keep_iterations = 1;
     if ((v = SUB("report"))) {
         static const char *const rk[] = {"token_times", "iterations", NULL};
@@ -814,6 +814,16 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
+    if (s->keep_token_times < 0) {
+        /* report.token_times not given: kept while the workload's output
+         * is at most SCENARIO_TOKEN_TIMES_AUTO tokens (8 MB of times; the
+         * summary's ITL is streamed without them) or a fixed window needs
+         * them */
+        uint64_t tok = 0;
+        for (uint32_t i = 0; i < s->wl.n; i++) tok += s->wl.reqs[i].output_tokens;
+        s->token_times_auto = 1;
+        s->keep_token_times = s->metrics.has_window || tok <= SCENARIO_TOKEN_TIMES_AUTO;
+    }
     for (uint32_t i = 0; i < s->wl.n; i++) {
         s->barrier_members += s->wl.reqs[i].barrier_member;
         s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;

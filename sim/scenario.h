@@ -89,6 +89,7 @@ typedef struct Scenario {
     uint64_t seed;
     Workload wl;
     int keep_token_times;
+    int token_times_auto;  /* report.token_times not given: kept iff <= SCENARIO_TOKEN_TIMES_AUTO output tokens */
     int keep_iterations;   /* per-iteration records (iteration CSV, trace events, MFU distribution) */
     EngineProfile engine;  /* "engine": the serving engine's profile (engine.present = 0: none) */
     char kernel_profile[96]; /* the calibrated profile the engine's kernel tables selected ("" = none) */
@@ -115,6 +116,13 @@ typedef struct Scenario {
     void (*stream_retire)(void *ctx, const Request *r);
     void *stream_retire_ctx;
 } Scenario;
+
+/* report.token_times when the scenario does not say: per-token times are
+ * kept for workloads of at most this many output tokens (issue 16: the
+ * Azure conversation trace's 4 M made a 70 MB report and a 4 M-value
+ * sort); larger runs keep the summary's ITL (streamed from the engine)
+ * but drop the per-request token_times_s of --json unless asked. */
+#define SCENARIO_TOKEN_TIMES_AUTO 1000000u
 
 /* The embedded default: Qwen3-8B on one H100, Poisson arrivals. */
 extern const char scenario_default_json[];

@@ -539,6 +539,24 @@ static void test_stream_run(void)
     CHECK(ta && tb && la == lb && memcmp(ta, tb, la) == 0);
     free(ta);
     free(tb);
+    /* --summary-only: the materialised run's JSON without the requests */
+    snprintf(args, sizeof args, "run --quiet --summary-only --json %s", ca);
+    CHECK(sh(args, a, sizeof a) == 0);
+    ta = read_file(ca, &la, &e);
+    x = ta ? cJSON_Parse(ta) : NULL;
+    CHECK(x && !cJSON_GetObjectItem(x, "requests") && cJSON_GetObjectItem(x, "summary") &&
+          cJSON_GetObjectItem(x, "scenario"));
+    cJSON_Delete(x);
+    free(ta);
+    /* README "Large runs" quotes the streamed default run */
+    static const char *const quoted[] = {
+        "  requests: 2000 (2000 finished, 0 rejected), 15411 iterations, 0 preemptions",
+        "  TTFT           63.61     41.22    129.61    348.15    682.72 ms  (n=2000)",
+        "  ITL            14.75     11.57     25.96     50.54     87.05 ms  (n=652229)", NULL};
+    readme_run("run --stream", quoted);
+    char *readme = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    for (int k = 0; quoted[k]; k++) CHECK(readme && strstr(readme, quoted[k]));
+    free(readme);
     snprintf(args, sizeof args, "run --stream --trace-events %s/t.json", dir);
     CHECK(sh(args, a, sizeof a) == 2);
     CHECK_CONTAINS(a, "--stream keeps no per-iteration or per-token record");
@@ -548,6 +566,60 @@ static void test_stream_run(void)
     snprintf(args, sizeof args, "run --stream %s", p);
     CHECK(sh(args, a, sizeof a) == 1);
     CHECK_CONTAINS(a, "a streamed run takes an open-loop generator");
+}
+
+/* report.token_times unset: per-token times kept up to 1,000,000 output
+ * tokens, not past it (the summary's ITL is the same either way, streamed
+ * from the engine); --tokens-csv writes one row per token and keeps them
+ * whatever the size. */
+static void test_token_times_auto(void)
+{
+    static char out[65536], args[2600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\", "
+                      "\"max_running\": 256}, \"workload\": {\"kind\": \"constant\", \"rate_per_s\": 50, \"count\": %d, "
+                      "\"prompt_tokens\": 8, \"output_tokens\": 1000}, \"seed\": 2%s}";
+    char text[1024];
+    const char *name[3] = {"auto_small.json", "auto_big.json", "auto_big_kept.json"};
+    const int count[3] = {1000, 1001, 1001};
+    const char *extra[3] = {"", "", ", \"report\": {\"token_times\": true}"};
+    int has_tt[3];
+    double itl_p99[3];
+    unsigned long long itl_n[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(text, sizeof text, fmt, count[k], extra[k]);
+        char scen[600], js[600];
+        snprintf(scen, sizeof scen, "%s", write_tmp(name[k], text));
+        snprintf(js, sizeof js, "%s/%s.out", dir, name[k]);
+        snprintf(args, sizeof args, "run %s --quiet --json %s", scen, js);
+        CHECK(sh(args, out, sizeof out) == 0);
+        Err e;
+        char *t = read_file(js, NULL, &e);
+        cJSON *j = t ? cJSON_Parse(t) : NULL;
+        free(t);
+        const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "requests"), 0);
+        has_tt[k] = cJSON_GetObjectItem(r0, "token_times_s") != NULL;
+        const cJSON *itl = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "itl_s");
+        itl_n[k] = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItem(itl, "count"));
+        itl_p99[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(itl, "p99"));
+        cJSON_Delete(j);
+    }
+    CHECK(has_tt[0] && !has_tt[1] && has_tt[2]);
+    CHECK_INT(itl_n[0], 1000 * 999);
+    CHECK_INT(itl_n[1], 1001 * 999);
+    CHECK_INT(itl_n[2], 1001 * 999);
+    CHECK(itl_p99[1] == itl_p99[2] && itl_p99[1] > 0);
+    /* --tokens-csv keeps them for the big one */
+    snprintf(args, sizeof args, "run %s/%s --quiet --tokens-csv %s/tok.csv", dir, name[1], dir);
+    CHECK(sh(args, out, sizeof out) == 0);
+    snprintf(args, sizeof args, "%s/tok.csv", dir);
+    Err e;
+    size_t len = 0;
+    char *t = read_file(args, &len, &e);
+    size_t lines = 0;
+    for (size_t i = 0; t && i < len; i++) lines += t[i] == '\n';
+    CHECK_INT(lines, 1 + 1001 * 1000);
+    CHECK(t && !strncmp(t, "id,token,time_s\n\"0\",0,", 22));
+    free(t);
 }
 
 void suite_cli(void);
@@ -569,6 +641,7 @@ void suite_cli(void)
     RUN(test_calib_and_cost_commands);
     RUN(test_readme_numbers);
     RUN(test_stream_run);
+    RUN(test_token_times_auto);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
