@@ -655,6 +655,28 @@ static void test_qsketch_error_bound(void)
     CHECK_INT(acc.n, 1001);
     CHECK_INT(acc.sk.n, 1001);
     statacc_free(&acc);
+    /* merging accumulators: exact while the total fits, else sketched, and
+     * then the same quantiles as one accumulator fed everything */
+    StatAcc m1, m2, one;
+    statacc_init(&m1, 1000);
+    statacc_init(&m2, 1000);
+    statacc_init(&one, 1000);
+    for (int i = 0; i < 1200; i++) {
+        statacc_add(i < 400 ? &m1 : &m2, (double)v[i] / 1e9);
+        statacc_add(&one, (double)v[i] / 1e9);
+    }
+    StatAcc small;
+    statacc_init(&small, 1000);
+    statacc_merge(&small, &m1);
+    CHECK(!small.sketched && small.n == 400);
+    statacc_merge(&m1, &m2);
+    CHECK(m1.sketched && one.sketched);
+    CHECK_INT(m1.n, 1200);
+    for (double q = 0; q <= 1; q += 0.125) CHECK(qsketch_quantile(&m1.sk, q) == qsketch_quantile(&one.sk, q));
+    statacc_free(&m1);
+    statacc_free(&m2);
+    statacc_free(&one);
+    statacc_free(&small);
     qsketch_free(&all);
     qsketch_free(&a);
     qsketch_free(&b);
