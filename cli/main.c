@@ -614,10 +614,10 @@ static double cpu_s(void)
 
 static void bench_figures(double wall, uint64_t requests, const EngineStats *st)
 {
-    double items = (double)(st->batch_items ? st->batch_items : 1);
+    double items = (double)(st->batch_items ? st->batch_items : 1), cpu = cpu_s();
     printf("  wall %.3f s (cpu %.3f s): %.0f simulated requests/s, %.0f iterations/s, %.1f ns per "
-           "request-iteration (%llu request-iterations), peak RSS %.0f MB\n",
-           wall, cpu_s(), requests / wall, st->iterations / wall, wall * 1e9 / items,
+           "request-iteration (%.1f ns of cpu; %llu request-iterations), peak RSS %.0f MB\n",
+           wall, cpu, requests / wall, st->iterations / wall, wall * 1e9 / items, cpu * 1e9 / items,
            (unsigned long long)st->batch_items, peak_rss_mb());
 }
 
