@@ -1,6 +1,7 @@
 /*
  * streamrun.h -- a streamed run (issue 16): `servesim run --stream` and
- * `servesim bench`.  The workload (an open-loop generator) is pulled as
+ * `servesim bench`.  The workload (an open-loop generator or a sorted
+ * trace file) is pulled as
  * simulated time reaches it, every request is folded into the metrics
  * accumulators (and written to the CSV, if asked) as it leaves, and then
  * freed: memory follows the requests in flight, not the workload's length.

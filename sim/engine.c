@@ -60,7 +60,7 @@ struct Engine {
     Err stream_err;
     uint32_t *free_slots, n_free;
     uint32_t *retiring, n_retiring; /* slots whose requests left, retired at the next safe point */
-    char (*ids)[24];
+    char (*ids)[64];       /* each slot's id: the stream's (a trace's own), or its position */
     uint64_t pulled;
     int64_t last_pulled_ns;
     uint32_t live, peak_live;
@@ -906,7 +906,8 @@ static int stream_pull(Engine *eng)
         eng->stream_failed = got < 0;
         return 0;
     }
-    snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
+    if (r->id) snprintf(eng->ids[k], sizeof eng->ids[k], "%s", r->id);
+    else snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
     r->id = eng->ids[k];
     r->next_req = r->branch_of = r->next_branch = REQ_NONE;
     r->triggered = 0;

@@ -138,8 +138,9 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
  * boundary, and its slot reused.  Memory is proportional to the peak of
  * requests in flight, not to the stream's length.  Requests must come
  * sorted by arrival and stand alone (no triggers, branches or barrier);
- * ids are their position in the stream ("0", "1", ...), as a
- * materialised workload's.  Per-token times are never kept (ITL:
+ * an id pull leaves in r->id (up to 63 characters) is copied, else the
+ * id is the position in the stream ("0", "1", ...), as a materialised
+ * workload's.  Per-token times are never kept (ITL:
  * engine_set_itl_acc). */
 Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
                           void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e);

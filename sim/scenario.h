@@ -131,8 +131,8 @@ extern const char scenario_default_json[];
 int scenario_load_text(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e);
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 void scenario_free(Scenario *s);
-/* The same, for a streamed run: the workload (an open-loop generator) is
- * opened, not materialised, and scenario_engine builds a streaming engine
+/* The same, for a streamed run: the workload (an open-loop generator or
+ * a sorted trace file) is opened, not materialised, and scenario_engine builds a streaming engine
  * (engine_new_stream).  One replica, no prefix cache (its tables are per
  * request index): anything else is refused with a message. */
 int scenario_load_text_stream(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s,

@@ -114,19 +114,22 @@ void workload_free(Workload *w);
  * same requests.  Same workload -> byte-identical file. */
 int workload_write_json(const Workload *w, const char *path, Err *e);
 
-/* ---- streaming (workloads/gen_open.c): a run that pulls requests as
- * simulated time reaches them instead of materialising the workload
- * (issue 16).  Only the open-loop generators stream (their requests are
- * independent and arrive in generation order); the stream makes exactly
- * the requests, in the same order, that workload_from_json makes for the
- * same object and seed (ids are set by the engine: the index, as there).
+/* ---- streaming (workloads/gen_open.c, trace_load.c): a run that pulls
+ * requests as simulated time reaches them instead of materialising the
+ * workload (issue 16).  The open-loop generators stream (their requests
+ * are independent and arrive in generation order), and trace files of a
+ * sorted format with per-record transforms (no rate_per_s, links,
+ * sessions or parallel sampling); the stream makes exactly the requests,
+ * in the same order, that workload_from_json makes for the same object
+ * and seed.  A generator's ids are set by the engine (the index, as
+ * there); a trace's are in r->id (its own, or the record's ordinal),
+ * valid until the next call.
  * `names` is a workload_init()ed workload that receives the class and
  * tenant names; it holds no requests. ---- */
 typedef struct WlStream WlStream;
 WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed, Workload *names, Err *e);
 /* 1: the next request in *r; 0: the end; -1: an error (a message). */
 int workload_stream_next(WlStream *st, Request *r, Err *e);
-uint64_t workload_stream_count(const WlStream *st); /* requests made so far */
 void workload_stream_free(WlStream *st);
 
 /* ---- builder (workloads/wl_build.c): used by the sources (trace_load.c,

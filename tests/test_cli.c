@@ -565,7 +565,7 @@ static void test_stream_run(void)
                                           "\"sessions\": 2, \"turns\": 2, \"prompt_tokens\": 10, \"output_tokens\": 5}}");
     snprintf(args, sizeof args, "run --stream %s", p);
     CHECK(sh(args, a, sizeof a) == 1);
-    CHECK_CONTAINS(a, "a streamed run takes an open-loop generator");
+    CHECK_CONTAINS(a, "a streamed run takes an open-loop generator (\"kind\": poisson");
 }
 
 /* report.token_times unset: per-token times kept up to 1,000,000 output
@@ -622,6 +622,43 @@ static void test_token_times_auto(void)
     free(t);
 }
 
+/* run --stream of a trace file: the Azure code trace with a window, a
+ * sample, time_scale, max_context and a class mix prints the same table
+ * and writes the same CSV rows (ids are the records' ordinals) as the
+ * materialised run; rate_per_s (needs the whole trace) is refused. */
+static void test_stream_trace(void)
+{
+    static char a[65536], b[65536], args[2600];
+    const char *fmt =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+        "\"max_running\": 64, \"token_budget\": 2048}, \"workload\": {\"trace\": \"" SERVESIM_DATA_DIR
+        "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv\", \"format\": \"azure\", "
+        "\"window_s\": [60, 900], \"sample\": 0.5, %s\"max_context\": 6000, "
+        "\"mix\": [{\"weight\": 1, \"class\": \"x\", \"deadline_ms\": 3000}, {\"weight\": 2, \"class\": \"y\"}]}, "
+        "\"slo\": {\"ttft_ms\": 400, \"classes\": {\"y\": {\"tpot_ms\": 30}}}, \"seed\": 4}";
+    char text[2048], scen[600], ca[600], cb[600];
+    snprintf(text, sizeof text, fmt, "\"time_scale\": 0.8, ");
+    snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream.json", text));
+    snprintf(ca, sizeof ca, "%s/tm.csv", dir);
+    snprintf(cb, sizeof cb, "%s/ts.csv", dir);
+    snprintf(args, sizeof args, "run %s --csv %s", scen, ca);
+    CHECK(sh(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run --stream %s --csv %s", scen, cb);
+    CHECK(sh(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0);
+    CHECK_CONTAINS(b, "SLO verdict");
+    size_t na = 0, nb = 0;
+    char *ra = sorted_rows(ca, &na), *rb = sorted_rows(cb, &nb);
+    CHECK(ra && rb && na > 100 && na == nb && strcmp(ra, rb) == 0);
+    free(ra);
+    free(rb);
+    snprintf(text, sizeof text, fmt, "\"rate_per_s\": 2, ");
+    snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream_rate.json", text));
+    snprintf(args, sizeof args, "run --stream %s", scen);
+    CHECK(sh(args, b, sizeof b) == 1);
+    CHECK_CONTAINS(b, "rate_per_s: a streamed run cannot rescale a trace");
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -642,6 +679,7 @@ void suite_cli(void)
     RUN(test_readme_numbers);
     RUN(test_stream_run);
     RUN(test_token_times_auto);
+    RUN(test_stream_trace);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }

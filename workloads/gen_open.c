@@ -364,20 +364,32 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
 
 struct WlStream {
     OpenGen g;
+    TraceStream *trace;     /* a trace file instead of a generator */
     Workload *names;
 };
 
 WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed, Workload *names, Err *e)
 {
     if (jsonio_expect_object(wj, where, e) < 0) return NULL;
+    if (cJSON_GetObjectItemCaseSensitive(wj, "trace")) {
+        char tdir[1024];
+        workload_base_dir(where, tdir, sizeof tdir);
+        TraceStream *ts = trace_stream_open(wj, where, tdir, seed, names, e);
+        if (!ts) return NULL;
+        WlStream *st = xcalloc(1, sizeof *st);
+        st->trace = ts;
+        st->names = names;
+        return st;
+    }
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
     int ok = cJSON_IsString(k);
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
         err_set(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal or onoff); got %s (closed loops, sessions, request lists and traces are materialised: "
-                   "run them without --stream)", where, cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
+                   "diurnal or onoff) or a trace file; got %s (closed loops, sessions and request lists are "
+                   "materialised: run them without --stream)", where,
+                cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
     }
     char dir[1024];
@@ -393,6 +405,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
+    if (st->trace) return trace_stream_next(st->trace, r, e);
     request_init(r);
     const GenMix *m = NULL;
     int got = open_gen_next(&st->g, UINT64_MAX, r, &m, e);
@@ -406,14 +419,10 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     return 1;
 }
 
-uint64_t workload_stream_count(const WlStream *st)
-{
-    return st->g.n;
-}
-
 void workload_stream_free(WlStream *st)
 {
     if (!st) return;
+    trace_stream_free(st->trace);
     open_gen_free(&st->g);
     free(st);
 }

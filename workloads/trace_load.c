@@ -341,5 +341,129 @@ static int trace_load_file(const cJSON *wj, const char *where, const char *base_
     return rc;
 }
 
+/* ------------------------------------------------------------ streaming */
+
+/* A trace file read a record at a time for a streamed run (issue 16):
+ * the same filter and per-request transforms as trace_load_file, written
+ * into the engine's record instead of appended.  Only what is per record
+ * streams: a sorted format (azure, mooncake, csv), no rate_per_s (it needs
+ * the whole trace), no links, sessions or parallel sampling. */
+struct TraceStream {
+    Xform x;
+    TraceReader *tr;
+    Workload *names;
+    char file[1024];
+    char id[64];
+    uint64_t n;
+};
+
+void trace_stream_free(TraceStream *ts)
+{
+    if (!ts) return;
+    if (ts->tr) trace_reader_close(ts->tr);
+    xform_free(&ts->x);
+    free(ts);
+}
+
+TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                               Workload *names, Err *e)
+{
+    static const char *const own[] = {"trace", "format", "on_error", NULL};
+    static const char *const on_error[] = {"stop", "skip", NULL};
+    if (check_keys(wj, where, own, e) < 0) return NULL;
+    const char *path = NULL, *fmt_name = NULL;
+    int skip = 0, fmt;
+    if (jsonio_str(wj, "trace", where, 1, &path, e) < 0) return NULL;
+    if (jsonio_str(wj, "format", where, 0, &fmt_name, e) < 0) return NULL;
+    if (jsonio_enum(wj, "on_error", where, 0, on_error, &skip, e) < 0) return NULL;
+    TraceStream *ts = xcalloc(1, sizeof *ts);
+    ts->names = names;
+    char p[512];
+    jsonio_path(p, sizeof p, where, "trace");
+    if (workload_resolve(base_dir, path, p, ts->file, sizeof ts->file, e) < 0) goto fail;
+    if (fmt_name) {
+        if ((fmt = trace_reader_format_parse(fmt_name)) < 0) {
+            err_set(e, "%s.format: got \"%s\", expected azure, mooncake, csv or json", where, fmt_name);
+            goto fail;
+        }
+    } else if ((fmt = trace_reader_format_guess(ts->file, e)) < 0) {
+        err_prefix(e, "%s", p);
+        goto fail;
+    }
+    if (xform_parse(wj, where, base_dir, seed, names, &ts->x, e) < 0) goto fail;
+    if (ts->x.rate_per_s > 0) {
+        err_set(e, "%s.rate_per_s: a streamed run cannot rescale a trace to a rate (it needs the whole trace); "
+                   "use \"time_scale\", or run without --stream", where);
+        goto fail;
+    }
+    if (!(ts->tr = trace_reader_open(ts->file, (TraceFormat)fmt, skip, e))) goto fail;
+    if (!trace_reader_sorted(ts->tr)) {
+        err_set(e, "%s: a streamed run reads a trace in arrival order: format %s is not guaranteed sorted (azure, "
+                   "mooncake and csv are); run without --stream", where, trace_reader_format_name((TraceFormat)fmt));
+        goto fail;
+    }
+    return ts;
+fail:
+    trace_stream_free(ts);
+    return NULL;
+}
+
+int trace_stream_next(TraceStream *ts, Request *r, Err *e)
+{
+    Xform *x = &ts->x;
+    TraceRecord rec;
+    char rw[1100];
+    int rc;
+    WlCounts c = {0};
+    while ((rc = trace_reader_next(ts->tr, &rec, e)) > 0) {
+        if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
+        else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
+        if (!rec.has_arrival || rec.session || rec.n_samples > 1)
+            return err_set(e, "%s: a streamed run takes independent requests: \"after\" links, sessions and "
+                              "parallel sampling need the whole trace; run without --stream", rw);
+        XfAction act = xform_filter(x, &rec, 1, &c);
+        if (act == XF_STOP) return 0;
+        if (act == XF_DROP) continue;
+        break;
+    }
+    if (rc <= 0) return rc;
+    /* add_record's per-request transforms, into r */
+    uint32_t prompt = (uint32_t)rec.prompt_tokens, out = (uint32_t)rec.output_tokens;
+    uint32_t maxo = (uint32_t)rec.max_output_tokens;
+    if (!prompt) prompt = 1;
+    if (!out) out = 1;
+    if (x->max_context && (uint64_t)prompt + out > x->max_context) {
+        if (out > x->max_context - 1) out = x->max_context - 1;
+        if (prompt > x->max_context - out) prompt = x->max_context - out;
+        if (maxo && maxo > x->max_context - prompt) maxo = x->max_context - prompt;
+    }
+    if (maxo && maxo < out) maxo = out;
+    const GenMix *m = gen_attr_pick(&x->attrs);
+    request_init(r);
+    r->t_arrive_ns = x->time_scale > 0 ? llround((double)rec.t_ns * x->time_scale) : rec.t_ns;
+    r->prompt_tokens = prompt;
+    r->output_tokens = out;
+    r->max_output_tokens = maxo;
+    r->correct = rec.correct;
+    if (rec.id && strlen(rec.id) >= sizeof ts->id)
+        return err_set(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps; run without "
+                          "--stream", rw, rec.id, sizeof ts->id - 1);
+    if (rec.id) snprintf(ts->id, sizeof ts->id, "%s", rec.id);
+    else snprintf(ts->id, sizeof ts->id, "%llu", (unsigned long long)rec.ordinal);
+    r->id = ts->id;
+    r->tenant = m ? m->tenant : x->attrs.tenant;
+    r->cls = m ? m->cls : x->attrs.cls;
+    r->priority = m ? m->priority : x->attrs.priority;
+    int64_t d = m ? m->deadline_ns : x->attrs.deadline_ns;
+    if (rec.tenant) r->tenant = workload_tenant(ts->names, rec.tenant);
+    if (rec.cls) r->cls = workload_class(ts->names, rec.cls);
+    if (rec.priority) r->priority = rec.priority;
+    if (rec.deadline_ns >= 0) d = rec.deadline_ns;
+    if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
+    x->kept++;
+    ts->n++;
+    return 1;
+}
+
 const WlSource wl_source_list = {.key = "requests", .key_hint = "[...]", .build = trace_load_list};
 const WlSource wl_source_trace = {.key = "trace", .key_hint = "PATH", .build = trace_load_file};

@@ -35,6 +35,15 @@ typedef struct WlSource {
     int (*build)(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w, Err *e);
 } WlSource;
 
+/* A trace file streamed a request at a time (trace_load.c; workload.h's
+ * workload_stream_open): r->id points into the stream until the next call. */
+typedef struct TraceStream TraceStream;
+typedef struct Request Request;
+TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                               Workload *names, Err *e);
+int trace_stream_next(TraceStream *ts, Request *r, Err *e);
+void trace_stream_free(TraceStream *ts);
+
 extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
 extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
 extern const WlSource wl_source_open;     /* poisson, gamma, constant, piecewise, diurnal, onoff */
