@@ -15,6 +15,21 @@ static void retire(void *ctx, const Request *q)
     if (r->csv) report_csv_row(r->csv, &r->mc, q);
 }
 
+/* Each iteration's MFU and MBU, as utilisation() in metrics.c computes
+ * them from the iteration records a streamed run does not keep. */
+static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
+                         const CostBreakdown *cb, uint64_t kv_used)
+{
+    (void)replica;
+    (void)t_ns;
+    (void)plan;
+    (void)kv_used;
+    StreamRun *r = ctx;
+    double gpus = r->mc.price.gpus > 0 ? r->mc.price.gpus : 1, dur_s = (double)dur_ns / 1e9;
+    if (r->mc.peak_flops_per_gpu > 0) statacc_add(&r->mfu, cb->flops / (r->mc.peak_flops_per_gpu * gpus * dur_s));
+    if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
+}
+
 int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
               int exact_stats, const char *csv_path, Err *e)
 {
@@ -28,6 +43,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     r->s.metrics.exact_stats = exact_stats;
     scenario_metrics_cfg(&r->s, &r->mc, r->slo_table, METRICS_CLS_MAX);
     statacc_init(&r->itl, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
+    statacc_init(&r->mfu, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
+    statacc_init(&r->mbu, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (metrics_acc_init(&r->acc, &r->mc, &r->sum, e) < 0) return -1;
     if (csv_path) {
         if (!(r->csv = outfile_open(&r->csv_o, csv_path, e))) return -1;
@@ -35,7 +52,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     r->s.stream_retire = retire;
     r->s.stream_retire_ctx = r;
-    if (!(r->eng = scenario_engine(&r->s, NULL, e))) return -1;
+    MetricsSink sink = {.ctx = r, .on_iteration = on_iteration};
+    if (!(r->eng = scenario_engine(&r->s, &sink, e))) return -1;
     engine_set_itl_acc(r->eng, &r->itl);
     if (engine_run(r->eng, e) < 0) return -1;
     r->requests = engine_stream_pulled(r->eng);
@@ -46,6 +64,11 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     RunData rd;
     streamrun_rundata(r, &rd);
     r->sum.per_replica = rd.replicas;
+    /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
+    if (engine_stats(r->eng)->flops > 0 && r->s.keep_iterations) {
+        metrics_dist_acc(&r->mfu, &r->sum.mfu);
+        metrics_dist_acc(&r->mbu, &r->sum.mbu);
+    }
     if (r->csv) {
         r->csv = NULL;
         if (outfile_commit(&r->csv_o, e) < 0) return -1;
@@ -61,6 +84,8 @@ void streamrun_free(StreamRun *r)
     r->eng = NULL;
     metrics_acc_free(&r->acc);
     statacc_free(&r->itl);
+    statacc_free(&r->mfu);
+    statacc_free(&r->mbu);
     scenario_free(&r->s);
 }
 

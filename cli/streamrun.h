@@ -26,6 +26,7 @@ typedef struct StreamRun {
     uint64_t requests;         /* pulled from the stream */
     uint32_t peak_live;        /* most request records held at once */
     const EngineStats *rst[1]; /* the report's one replica row */
+    StatAcc mfu, mbu;          /* per iteration, as metrics_summarize takes them from iteration records */
     uint32_t served;
 } StreamRun;
 
