@@ -888,6 +888,9 @@ int scenario_load_text_stream(const char *text, const char *name, int has_seed, 
     if (rc == 0 && (s->n_pools != 1 || s->pools[0].replicas != 1 || s->disagg))
         rc = err_set(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s)); run "
                         "it without --stream", name, scenario_gpus(s), s->n_pools);
+    if (rc == 0 && (s->has_lora || s->has_offload))
+        rc = err_set(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", \"offload\"); "
+                        "run without --stream", name);
     if (rc == 0 && s->prefix_cache)
         rc = err_set(e, "%s: kv.prefix_cache keeps tables per request and is not streamed; run without --stream",
                      name);

@@ -898,6 +898,10 @@ static void test_stream_matches_batch(void)
          "\"cluster\": {\"replicas\": 2}, "
          "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
          "\"output_tokens\": 5}}", "one replica"},
+        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+         "\"lora\": {\"adapters\": 10, \"rank\": 16}, "
+         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
+         "\"output_tokens\": 5}}", "does not model LoRA adapters"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         Err e2 = {{0}};

@@ -416,6 +416,9 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     r->priority = m ? m->priority : a->priority;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
+    if (a->adapter)
+        return err_set(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters; run "
+                          "without --stream", st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
     return 1;
 }
 

@@ -460,6 +460,10 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (rec.priority) r->priority = rec.priority;
     if (rec.deadline_ns >= 0) d = rec.deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
+    uint32_t adapter = rec.adapter ? rec.adapter : x->attrs.adapter;
+    if (adapter)
+        return err_set(e, "%s: names LoRA adapter %u: a streamed run does not model adapters; run without --stream",
+                       rw, adapter);
     x->kept++;
     ts->n++;
     return 1;
