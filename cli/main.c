@@ -33,6 +33,7 @@
 #include "servext.h"
 #include "speccmd.h"
 #include "streamrun.h"
+#include "amdahlcmd.h"
 #include "timeline.h"
 #include "validate.h"
 #include "wlcmd.h"
@@ -50,6 +51,7 @@ static const char usage_main[] =
     "  workload SCENARIO|TRACE  describe a workload (--stats, --json) or write it out (--out FILE)\n"
     "  spec-plan             speculative decoding: tokens per round, ms per token, best draft length\n"
     "  spec-verify           run the rejection-sampling verifier and print its output distribution\n"
+    "  amdahl                a task split into parts: what speeding up one part buys (agents, sessions)\n"
     "  calib                 calibration: measure kernels, import measured tables, fit profiles, report quality\n"
     "  cost                  the cost model's prediction for one GEMM or one iteration\n"
     "  info                  derived model quantities (weights, KV per token, FLOPs)\n"
@@ -791,6 +793,7 @@ static int main_dispatch(int argc, char **argv)
         if (topic && !strcmp(topic, "lora-size")) return servext_lora_size(1, hv);
         if (topic && !strcmp(topic, "offload-plan")) return servext_offload_plan(1, hv);
         if (topic && !strcmp(topic, "cache-value")) return servext_cache_value(1, hv);
+        if (topic && !strcmp(topic, "amdahl")) return amdahlcmd_main(1, hv);
         int known = !topic;
         for (int k = 0; topic && help_topics[k]; k++) known |= !strcmp(topic, help_topics[k]);
         if (!known) {
@@ -825,6 +828,7 @@ static int main_dispatch(int argc, char **argv)
     if (!strcmp(cmd, "lora-size")) return servext_lora_size(argc - 2, argv + 2);
     if (!strcmp(cmd, "offload-plan")) return servext_offload_plan(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache-value")) return servext_cache_value(argc - 2, argv + 2);
+    if (!strcmp(cmd, "amdahl")) return amdahlcmd_main(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -38,6 +38,7 @@ const char *lua_view_state_name(const Request *r)
     case REQ_TRANSFER: return "transfer";
     case REQ_FINISHED: return "finished";
     case REQ_REJECTED: return "rejected";
+    case REQ_CANCELLED: return "cancelled";
     default: return "?";
     }
 }

@@ -270,6 +270,21 @@ static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
         r->t_first_token_ns = r->t_last_token_ns = now;
     }
     engine_unblock(c->eng[r->replica], idx);
+    /* cancelled while its KV was in flight: it leaves now that it landed */
+    if (r->cancel_pending) engine_cancel(c->eng[r->replica], idx, now);
+}
+
+/* The client cancels: at the replica holding the request.  Queued at a
+ * decode replica with its KV still on the prefill side (no transfer yet):
+ * the prefill side lets go too. */
+static void cancel(Cluster *c, uint32_t idx, int64_t now)
+{
+    Request *r = &c->s->wl.reqs[idx];
+    if (r->state == REQ_QUEUED && r->incoming) {
+        engine_release_handoff(c->eng[r->src_replica], idx);
+        r->incoming = 0;
+    }
+    engine_cancel(c->eng[r->replica], idx, now);
 }
 
 int cluster_run(Cluster *c, Err *e)
@@ -286,6 +301,8 @@ int cluster_run(Cluster *c, Err *e)
                 arrive(c, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_ITER_END) {
                 engine_iter_end(c->eng[ev.arg], ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_CANCEL) {
+                cancel(c, ev.arg, ev.t_ns);
             } else {
                 transfer_done(c, ev.arg, ev.t_ns);
             }
@@ -335,6 +352,7 @@ int cluster_run(Cluster *c, Err *e)
         a->decode_tokens += x->decode_tokens;
         a->finished += x->finished;
         a->rejected += x->rejected;
+        a->cancelled += x->cancelled;
         a->flops += x->flops;
         a->bytes += x->bytes;
         a->t_gemm_s += x->t_gemm_s;

@@ -9,7 +9,10 @@
  *  - the plan holds at most one item per request; plan_pos[r] is its index
  *    or UINT32_MAX;
  *  - every array is sized for the whole workload at creation: the hot loop
- *    allocates only when the optional iteration log grows (amortised).
+ *    allocates only when the optional iteration log grows (amortised);
+ *  - a cancelled request is in no list but parked[] while the iteration
+ *    launched at its cancel still reads its blocks (cancel_lag); parked[]
+ *    empties at the next iteration end, or at once when none was launched.
  */
 #include "engine.h"
 
@@ -67,6 +70,8 @@ struct Engine {
     IterRecord *iters;
     uint64_t n_iters, cap_iters;
     EngineStats st;
+    uint32_t *parked;      /* cancelled requests whose blocks the in-flight iteration reads */
+    uint32_t n_parked;
 };
 
 /* ------------------------------------------------------------ accessors */
@@ -371,6 +376,8 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
         finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
         return;
     }
+    if (r->cancel_after_ns > 0 && !r->incoming)
+        evq_push(eng->evq, r->t_arrive_ns + r->cancel_after_ns, ENGINE_EV_CANCEL, idx);
     waiting_push_back(eng, idx);
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
     if (eng->cfg.sched.on_arrival) eng->cfg.sched.on_arrival(eng->cfg.sched.ctx, eng, idx);
@@ -433,16 +440,83 @@ static void fork_branches(Engine *eng, uint32_t parent)
     }
 }
 
+/* ---------------------------------------------------------- cancellation */
+
+static void cancel_release(Engine *eng, Request *r)
+{
+    eng->cfg.kv.release(eng->cfg.kv.ctx, r);
+    r->kv_blocks = 0;
+    r->t_finish_ns = eng->now_ns;
+    if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+}
+
+/* The iteration that read the parked requests' blocks has ended. */
+static void release_parked(Engine *eng)
+{
+    for (uint32_t i = 0; i < eng->n_parked; i++) cancel_release(eng, &eng->reqs[eng->parked[i]]);
+    eng->n_parked = 0;
+}
+
+/* r's cancel takes effect now (a boundary, or an idle replica): the
+ * client's call returns, r stops, its blocks go back now or (may_lag with
+ * cancel_lag: the iteration launched at this boundary reads them) when the
+ * next iteration ends.  The caller takes r off the running list. */
+static void cancel_leave(Engine *eng, Request *r, int may_lag)
+{
+    r->cancel_pending = 0;
+    r->state = REQ_CANCELLED;
+    r->t_cancel_ns = eng->now_ns;
+    r->cancel_blocks = r->kv_blocks;
+    eng->st.cancelled++;
+    for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
+        if (eng->reqs[b].state == REQ_PENDING) {
+            Request *x = &eng->reqs[b];
+            x->t_arrive_ns = r->t_arrive_ns;
+            x->state = REQ_CANCELLED;
+            x->t_cancel_ns = x->t_finish_ns = eng->now_ns;
+            eng->st.cancelled++;
+        }
+    if (may_lag && eng->cfg.cancel_lag && r->kv_blocks > 0) eng->parked[eng->n_parked++] = r->idx;
+    else cancel_release(eng, r);
+    trigger_next(eng, r);
+}
+
+void engine_cancel(Engine *eng, uint32_t idx, int64_t now_ns)
+{
+    Request *r = &eng->reqs[idx];
+    if (r->state != REQ_QUEUED && r->state != REQ_RUNNING) return; /* it already left */
+    if (now_ns > eng->now_ns) eng->now_ns = now_ns;
+    eng->st.t_last_event_ns = eng->now_ns;
+    if (r->state == REQ_QUEUED) {
+        for (uint32_t i = 0; i < eng->w_len; i++)
+            if (eng_waiting_at(eng, i) == idx) {
+                waiting_remove(eng, i);
+                break;
+            }
+        r->swapped = 0; /* a swapped-out copy in host memory is dropped */
+        cancel_leave(eng, r, 0);
+    } else if (r->state == REQ_RUNNING) {
+        /* an in-flight iteration or KV transfer still uses its blocks: the
+         * boundary after it (or the transfer's end) acts */
+        r->cancel_pending = 1;
+        if (eng->busy || r->blocked) return;
+        running_remove(eng, idx);
+        cancel_leave(eng, r, 0);
+    }
+}
+
 /* The end of an iteration: every item advances. */
 void engine_iter_end(Engine *eng, int64_t now_ns)
 {
     eng->now_ns = now_ns;
     eng->st.t_last_event_ns = now_ns;
+    release_parked(eng);
     BatchPlan *pl = &eng->plan;
     for (uint32_t i = 0; i < pl->n; i++) {
         const BatchItem *it = &pl->items[i];
         Request *r = &eng->reqs[it->req];
         eng->plan_pos[it->req] = NO_POS;
+        if (r->cancel_pending) continue; /* cancelled meanwhile: its work is discarded */
         uint32_t emit = 1;
         if (it->kind == ITEM_VERIFY) {
             /* KV was written for every verified position; it rolls back to
@@ -476,6 +550,11 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
             continue;
         }
         if (r->generated >= r->output_tokens) finish_request(eng, r);
+    }
+    /* The boundary sees the cancels that came during the iteration. */
+    for (uint32_t i = 0; i < eng->n_running; i++) {
+        Request *r = &eng->reqs[eng->running[i]];
+        if (r->state == REQ_RUNNING && r->cancel_pending && !r->blocked) cancel_leave(eng, r, 1);
     }
     /* Finished requests leave the running list, order preserved. */
     uint32_t j = 0;
@@ -553,6 +632,9 @@ static int boundary(Engine *eng, Err *e)
                            (unsigned long long)v->generated, eng->cfg.sched.name, ENGINE_MAX_PREEMPTIONS);
         }
         if (eng->plan.n > 0) break;
+        /* the iteration launched with the requests cancelled at this
+         * boundary (cancel_lag) runs even if nothing else does */
+        if (eng->n_parked > 0) break;
         uint32_t blocked = 0;
         for (uint32_t i = 0; i < eng->n_running; i++) blocked += eng->reqs[eng->running[i]].blocked;
         if (eng->n_running > 0 && blocked == eng->n_running) return 0; /* idle until their KV lands */
@@ -576,8 +658,17 @@ static int boundary(Engine *eng, Err *e)
         waiting_remove(eng, 0);
         finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
     }
+    /* Priced with a decode row for each request cancelled at this boundary
+     * (cancel_lag): the host had prepared this iteration with them.  The
+     * rows sit past plan.n, so nothing advances them. */
+    uint32_t n_items = eng->plan.n;
+    for (uint32_t k = 0; k < eng->n_parked; k++) {
+        const Request *g = &eng->reqs[eng->parked[k]];
+        eng->plan.items[n_items++] =
+            (BatchItem){.req = g->idx, .c = 1, .h = g->kv_len, .kind = ITEM_DECODE, .samples = 1};
+    }
     CostBreakdown cb;
-    if (eng->cfg.cost.iter_time(eng->cfg.cost.ctx, eng->plan.items, eng->plan.n, &cb) != 0)
+    if (eng->cfg.cost.iter_time(eng->cfg.cost.ctx, eng->plan.items, n_items, &cb) != 0)
         return err_set(e, "cost model %s failed", eng->cfg.cost.name);
     if (!(cb.t_s >= 0) || cb.t_s > 1e6)
         return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
@@ -620,6 +711,10 @@ int engine_poll(Engine *eng, int64_t now_ns, Err *e)
     /* an idle replica's clock stands where its last event left it; another
      * replica's event (a KV transfer landing) may give it work now */
     if (now_ns > eng->now_ns) eng->now_ns = now_ns;
+    if (boundary(eng, e) != 0) return -1;
+    if (eng->busy || eng->n_parked == 0) return 0;
+    /* no iteration was launched: nothing reads the parked blocks */
+    release_parked(eng);
     return boundary(eng, e);
 }
 
@@ -695,6 +790,8 @@ int engine_run(Engine *eng, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 if (!eng->reqs[ev.arg].triggered) push_next_arrival(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_CANCEL) {
+                engine_cancel(eng, ev.arg, ev.t_ns);
             } else {
                 engine_iter_end(eng, ev.t_ns);
             }
@@ -737,11 +834,12 @@ static int invariant(Err *e, const Request *r, int64_t t_ns, const char *what)
 int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *token_times, const EngineStats *st,
                             Err *e)
 {
-    uint64_t fin = 0, rej = 0;
+    uint64_t fin = 0, rej = 0, can = 0;
     for (uint32_t i = 0; i < n; i++) {
         const Request *r = &reqs[i];
         if (r->state == REQ_FINISHED) fin++;
         else if (r->state == REQ_REJECTED) rej++;
+        else if (r->state == REQ_CANCELLED) can++;
         if (r->generated > r->output_tokens)
             return invariant(e, r, r->t_last_token_ns, "emitted more tokens than its output_tokens");
         if (r->state == REQ_PENDING) continue;
@@ -761,6 +859,9 @@ int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *toke
         if (r->state == REQ_FINISHED && r->t_finish_ns < prev)
             return invariant(e, r, r->t_finish_ns, "finished before its last token (clock not monotonic)");
     }
+    if (st && can != st->cancelled)
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu cancelled by state, %llu "
+                          "counted", (unsigned long long)can, (unsigned long long)st->cancelled);
     if (st && (fin != st->finished || rej != st->rejected)) {
         return err_set(e, "internal: invariant violated: requests not conserved: %llu finished and %llu rejected "
                           "by state, %llu and %llu counted", (unsigned long long)fin, (unsigned long long)rej,
@@ -790,6 +891,9 @@ static void request_reset(Request *r, uint32_t idx, uint64_t token_off)
     r->prefix_hit_tokens = 0;
     r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
     r->spec_credit = 0;
+    r->t_cancel_ns = -1;
+    r->cancel_blocks = 0;
+    r->cancel_pending = 0;
 }
 
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
@@ -818,6 +922,7 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
     eng->plan_pos = xmalloc((n ? n : 1) * sizeof *eng->plan_pos);
     for (uint32_t k = 0; k < cfg->n_hooks; k++)
         if (cfg->hooks[k].order && !eng->order_tmp) eng->order_tmp = xmalloc((n ? n : 1) * sizeof *eng->order_tmp);
+    eng->parked = xmalloc((n ? n : 1) * sizeof *eng->parked);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < n; i++) {
         request_reset(&reqs[i], i, tokens);
@@ -846,6 +951,7 @@ void engine_free(Engine *eng)
     free(eng->plan.items);
     free(eng->plan_pos);
     free(eng->order_tmp);
+    free(eng->parked);
     free(eng->own_token_times);
     free(eng->iters);
     if (eng->pull) free(eng->reqs);

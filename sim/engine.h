@@ -25,7 +25,7 @@ typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
 
 /* Event kinds on the queue: arg is the request (arrival) or the replica
  * (iteration end). */
-enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2 };
+enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2, ENGINE_EV_CANCEL = 4 /* arg: the request */ };
 
 /* A benchmark client's warm-up barrier (aiperf, vLLM's benchmark): the
  * measured phase starts when every warm-up response has arrived.  Requests
@@ -81,6 +81,11 @@ typedef struct EngineConfig {
     /* Compressed KV transfers (swap): fraction of the bytes sent and the
      * decompression rate; 0 = off (offload.h offload_kv_transfer_s) */
     double kv_xfer_ratio, kv_xfer_dec_bytes_per_s;
+    /* The host prepares iteration n + 1 while the GPU runs n (the engine
+     * profile's overlap_scheduler): a request cancelled at a boundary was
+     * already in the iteration launched there, so its blocks return to the
+     * pool only when that iteration ends (engine_cancel). */
+    int cancel_lag;
 } EngineConfig;
 
 typedef struct IterRecord {
@@ -117,6 +122,7 @@ typedef struct EngineStats {
     uint64_t prefill_tokens;     /* fed in prefill chunks (recomputes included) */
     uint64_t decode_tokens;
     uint64_t finished, rejected;
+    uint64_t cancelled;          /* requests the client cancelled (engine_cancel) */
     double flops, bytes;         /* totals from the cost model */
     double t_gemm_s, t_attn_s, t_lm_head_s, t_comm_s, t_overhead_s;
     uint64_t cost_queries, cost_outside; /* profile extrapolation (cost_extrapolation) */
@@ -189,6 +195,18 @@ void engine_unblock(Engine *eng, uint32_t req);
  * owned; a cluster's replicas share one): ITL statistics without a
  * per-token record.  NULL stops it. */
 void engine_set_itl_acc(Engine *eng, StatAcc *acc);
+/* The client cancels request req at now_ns (an ENGINE_EV_CANCEL event,
+ * pushed when the request arrives with cancel_after_ns > 0).  Queued: it
+ * leaves the queue now.  Running while an iteration is in flight: the
+ * engine sees the cancel at the next boundary (the iteration's end), when
+ * the client's call returns (t_cancel_ns) and the request stops producing
+ * tokens; its blocks go back to the pool at that boundary, or with
+ * cancel_lag at the end of the iteration launched there (which still reads
+ * them).  Running on an idle replica: at once.  A finished or rejected
+ * request ignores it.  Its pending parallel-sampling branches are cancelled
+ * with it; the request it triggers (next turn, next closed-loop request)
+ * arrives as after a completion. */
+void engine_cancel(Engine *eng, uint32_t req, int64_t now_ns);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

@@ -261,6 +261,7 @@ static double verdict_value(const MetricsCfg *cfg, const Request *r, int metric)
 {
     int done = r->state == REQ_FINISHED;
     if ((metric == SLO_TPOT || metric == SLO_ITL_MAX) && r->output_tokens < 2) return NAN;
+    if (r->state == REQ_CANCELLED) return NAN;
     if (!done) return VERDICT_NEVER;
     switch (metric) {
     case SLO_TTFT: return (double)metrics_ttft_ns(cfg, r) / 1e9;
@@ -410,8 +411,9 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
             out->cls_good[r->cls] += miss == 0;
         }
         if (r->state == REQ_REJECTED) out->rejected++;
+        if (r->state == REQ_CANCELLED) out->cancelled++;
         if (r->state != REQ_FINISHED) {
-            if (r->state != REQ_REJECTED) out->unfinished++;
+            if (r->state != REQ_REJECTED && r->state != REQ_CANCELLED) out->unfinished++;
             continue;
         }
         out->finished++;
@@ -440,12 +442,13 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     metrics_dist(buf[3], nq, &out->queue_s);
     metrics_dist(buf[4], nm, &out->itl_max_s);
     if (itl) metrics_dist_acc(&itl_acc, &out->itl_s);
-    else if (rd->itl && all_in && out->unfinished == 0) metrics_dist_acc(rd->itl, &out->itl_s);
+    else if (rd->itl && all_in && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(rd->itl, &out->itl_s);
     else metrics_dist(NULL, 0, &out->itl_s);
     for (int k = 0; k < 5; k++) free(buf[k]);
     statacc_free(&itl_acc);
     verdict(cfg, rd, keep, out);
     out->per_replica = rd->replicas;
+    tasks_summarize(rd->reqs, rd->n, &out->tasks);
 
     /* the window */
     if (cfg->has_window) {
@@ -585,8 +588,9 @@ void metrics_acc_add(MetricsAcc *a, const Request *r)
         a->good[g] += miss == 0;
     }
     if (r->state == REQ_REJECTED) out->rejected++;
+    if (r->state == REQ_CANCELLED) out->cancelled++;
     if (r->state != REQ_FINISHED) {
-        if (r->state != REQ_REJECTED) out->unfinished++;
+        if (r->state != REQ_REJECTED && r->state != REQ_CANCELLED) out->unfinished++;
         return;
     }
     out->finished++;
@@ -644,7 +648,7 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     metrics_dist_acc(&a->e2e, &out->e2e_s);
     metrics_dist_acc(&a->queue, &out->queue_s);
     metrics_dist_acc(&a->itl_max, &out->itl_max_s);
-    if (itl && out->unfinished == 0) metrics_dist_acc(itl, &out->itl_s);
+    if (itl && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(itl, &out->itl_s);
     else metrics_dist(NULL, 0, &out->itl_s);
     /* the verdict, in verdict()'s order */
     for (uint32_t g = 0; g < a->n_groups; g++) {

@@ -22,7 +22,9 @@
  * Goodput: a request is good when it finished, met every SLO that applies
  * to its class (TTFT, TPOT, max ITL, E2E), its own deadline, and was not
  * marked incorrect -- R_good = sum Q_i D_i / T_obs.  A missed TTFT cap is a
- * gate: nothing else makes up for it.  Rejected requests count as misses.
+ * gate: nothing else makes up for it.  Rejected requests count as misses,
+ * and so do cancelled ones (never good); the SLO verdict's latency checks
+ * leave cancelled requests out (the client withdrew: no latency to judge).
  *
  * Cost: price x GPUs x billed time; billed time is the window (exact),
  * rounded up to a whole increment, or whole reserved periods.  Energy:
@@ -33,6 +35,7 @@
 
 #include "engine.h"
 #include "qsketch.h"
+#include "tasks.h"
 
 typedef struct Slo {
     double ttft_s;    /* 0 = no target */
@@ -180,6 +183,7 @@ typedef struct SloCheck {
 
 typedef struct Summary {
     uint32_t requests, included, finished, rejected, unfinished;
+    uint32_t cancelled;                        /* by the client (not in unfinished; never good) */
     Dist ttft_s, tpot_s, itl_s, itl_max_s, e2e_s, queue_s;
     int fixed_window;
     double t0_s, t1_s, window_s;
@@ -221,6 +225,7 @@ typedef struct Summary {
     uint32_t n_checks;
     SloCheck checks[METRICS_CHECKS_MAX];
     RunReplicas per_replica;                    /* borrowed from the RunData */
+    TaskSummary tasks;                          /* chains of requests (tasks.h), over all requests */
 } Summary;
 
 double metrics_tpot_s(const Request *r);       /* NaN when undefined */

@@ -46,8 +46,8 @@ static int parse_request(Replay *rp, const cJSON *it, const char *rp_where, uint
                          Err *e)
 {
     static const char *const keys[] = {"id", "arrival_ms", "prompt_tokens", "output_tokens", "token_times_ms",
-                                       "status", "class", "deadline_ms", "correct", NULL};
-    static const char *const states[] = {"finished", "rejected", NULL};
+                                       "status", "class", "deadline_ms", "correct", "cancelled_ms", NULL};
+    static const char *const states[] = {"finished", "rejected", "cancelled", NULL};
     if (jsonio_expect_object(it, rp_where, e) < 0 || jsonio_check_keys(it, rp_where, keys, e) < 0) return -1;
     Request *r = &rp->reqs[i];
     request_init(r);
@@ -85,10 +85,27 @@ static int parse_request(Replay *rp, const cJSON *it, const char *rp_where, uint
         if (tt && cJSON_GetArraySize(tt) > 0) return err_set(e, "%s: a rejected request emits no tokens", tp);
         return 0;
     }
+    /* cancelled by its client at cancelled_ms, after the tokens it got */
+    int64_t cancel_ns = -1;
+    if (status == 2) {
+        double c_ms;
+        if (jsonio_num(it, "cancelled_ms", rp_where, 1, arr_ms, 1e12, &c_ms, e) < 0) return -1;
+        ms_to_ns(c_ms, &cancel_ns);
+    } else if (cJSON_GetObjectItemCaseSensitive(it, "cancelled_ms")) {
+        return err_set(e, "%s: \"cancelled_ms\" needs \"status\": \"cancelled\"", rp_where);
+    }
+    if (!tt && status == 2) {
+        r->state = REQ_CANCELLED;
+        r->t_cancel_ns = r->t_finish_ns = cancel_ns;
+        return 0;
+    }
     if (!tt) return err_set(e, "%s: missing key \"token_times_ms\" (or give \"status\": \"rejected\")", rp_where);
     if (!cJSON_IsArray(tt)) return err_set(e, "%s: expected an array of emission times in ms", tp);
     int len = cJSON_GetArraySize(tt);
-    if ((int64_t)len != o)
+    if (status == 2 && (int64_t)len >= o)
+        return err_set(e, "%s: got %d times, expected fewer than output_tokens (%lld): a cancelled request stopped "
+                          "before its last token", tp, len, (long long)o);
+    if (status != 2 && (int64_t)len != o)
         return err_set(e, "%s: got %d times, expected one per output token (%lld)", tp, len, (long long)o);
     int64_t prev = r->t_arrive_ns;
     int k = 0;
@@ -106,6 +123,16 @@ static int parse_request(Replay *rp, const cJSON *it, const char *rp_where, uint
         k++;
     }
     r->generated = (uint32_t)len;
+    if (status == 2) {
+        if (cancel_ns < prev)
+            return err_set(e, "%s.cancelled_ms: got %g ms, earlier than its last token (%g ms)", rp_where,
+                           (double)cancel_ns / 1e6, (double)prev / 1e6);
+        if (len > 0) r->t_first_token_ns = rp->token_times[r->token_off];
+        r->t_last_token_ns = len > 0 ? prev : -1;
+        r->state = REQ_CANCELLED;
+        r->t_cancel_ns = r->t_finish_ns = cancel_ns;
+        return 0;
+    }
     r->t_first_token_ns = rp->token_times[r->token_off];
     r->t_last_token_ns = r->t_finish_ns = prev;
     r->state = REQ_FINISHED;

@@ -4,12 +4,14 @@
  * Input (keys may be added):
  *   {"requests": [{"id": "A", "arrival_ms": 0, "prompt_tokens": 4, "output_tokens": 3,
  *                  "token_times_ms": [100, 140, 180],
- *                  "status": "finished"|"rejected", "class": "chat",
+ *                  "status": "finished"|"rejected"|"cancelled", "class": "chat",
  *                  "deadline_ms": 3000, "correct": true}, ...],
  *    "price": {"usd_per_gpu_hour": 2.0, "gpus": 1, "billing": "exact"},
  *    "slo": {...}, "metrics": {...}}
  * A finished request lists one emission time per output token, non-
- * decreasing and not before its arrival.  The result feeds the same
+ * decreasing and not before its arrival.  A cancelled one gives
+ * "cancelled_ms" (when its client's cancel returned) and the times of the
+ * tokens it got before (fewer than output_tokens; none may be left out).  The result feeds the same
  * metrics_summarize and report code as a simulated run.
  */
 #ifndef SERVESIM_REPLAY_H

@@ -17,6 +17,7 @@ const char *report_status_name(const Request *r)
     switch (r->state) {
     case REQ_FINISHED: return "finished";
     case REQ_REJECTED: return "rejected";
+    case REQ_CANCELLED: return "cancelled";
     case REQ_PENDING: return "not_arrived";
     default: return "unfinished";
     }
@@ -79,6 +80,14 @@ static cJSON *request_json(const MetricsCfg *cfg, const Request *r, const int64_
     if (why) cJSON_AddStringToObject(o, "reject_reason", why);
     cJSON_AddNumberToObject(o, "preemptions", r->preemptions);
     cJSON_AddBoolToObject(o, "good", metrics_misses(cfg, r) == 0);
+    if (r->cancel_after_ns > 0) jsonio_add_num(o, "cancel_after_s", ns_s(r->cancel_after_ns));
+    if (r->state == REQ_CANCELLED) {
+        /* the client's cancel returned at cancel_return_s; its blocks went
+         * back to the pool at kv_released_s */
+        jsonio_add_num(o, "cancel_return_s", ns_s(r->t_cancel_ns));
+        jsonio_add_num(o, "kv_released_s", ns_s(r->t_finish_ns));
+        cJSON_AddNumberToObject(o, "cancel_blocks", r->cancel_blocks);
+    }
     return o;
 }
 
@@ -164,6 +173,49 @@ static cJSON *verdict_json(const MetricsCfg *cfg, const Summary *m)
     return v;
 }
 
+/* summary.tasks: the mean split of the complete tasks and what halving
+ * each part alone would make of the mean task (tasks.h). */
+static cJSON *tasks_summary_json(const TaskSummary *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "tasks", t->tasks);
+    cJSON_AddNumberToObject(o, "complete", t->complete);
+    cJSON_AddNumberToObject(o, "turns", t->turns);
+    jsonio_add_num(o, "mean_total_s", t->mean_total_s);
+    cJSON *parts = cJSON_AddObjectToObject(o, "mean_s");
+    cJSON *half = cJSON_AddObjectToObject(o, "halved_total_s");
+    for (int p = 0; p < TASK_N_PARTS; p++) {
+        jsonio_add_num(parts, tasks_part_names[p], t->mean_part_s[p]);
+        jsonio_add_num(half, tasks_part_names[p], t->mean_total_s - t->mean_part_s[p] / 2);
+    }
+    return o;
+}
+
+/* tasks[]: one row per task (a chain of requests), incomplete ones with
+ * null times. */
+static cJSON *tasks_json(const RunData *rd)
+{
+    uint32_t n;
+    TaskRow *rows = tasks_rows(rd->reqs, rd->n, &n);
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) {
+        const TaskRow *t = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "first", rd->reqs[t->first].id ? rd->reqs[t->first].id : "?");
+        cJSON_AddNumberToObject(o, "turns", t->turns);
+        cJSON_AddBoolToObject(o, "complete", t->complete);
+        num_or_null(o, "total_s", t->complete ? t->total_s : NAN);
+        for (int p = 0; p < TASK_N_PARTS; p++) {
+            char k[32];
+            snprintf(k, sizeof k, "%s_s", tasks_part_names[p]);
+            num_or_null(o, k, t->complete ? t->part_s[p] : NAN);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    free(rows);
+    return arr;
+}
+
 static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
 {
     cJSON *su = cJSON_CreateObject();
@@ -172,6 +224,8 @@ static cJSON *summary_json(const MetricsCfg *cfg, const Summary *m)
     cJSON_AddNumberToObject(su, "finished", m->finished);
     cJSON_AddNumberToObject(su, "rejected", m->rejected);
     cJSON_AddNumberToObject(su, "unfinished", m->unfinished);
+    if (m->cancelled) cJSON_AddNumberToObject(su, "cancelled", m->cancelled);
+    if (m->tasks.has_tasks) cJSON_AddItemToObject(su, "tasks", tasks_summary_json(&m->tasks));
     if (cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests) {
         cJSON *x = cJSON_AddObjectToObject(su, "excluded");
         jsonio_add_num(x, "warmup_s", cfg->warmup_s);
@@ -329,6 +383,7 @@ cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum,
     if (with_requests) {
         cJSON *arr = cJSON_AddArrayToObject(root, "requests");
         for (uint32_t i = 0; i < rd->n; i++) cJSON_AddItemToArray(arr, request_json(cfg, &rd->reqs[i], rd->token_times));
+        if (sum->tasks.has_tasks) cJSON_AddItemToObject(root, "tasks", tasks_json(rd));
     }
     return root;
 }
@@ -430,6 +485,26 @@ static void print_verdict(FILE *f, const MetricsCfg *cfg, const Summary *m)
     }
 }
 
+/* The mean task's split and what halving each part alone buys (Amdahl). */
+static void print_tasks(FILE *f, const TaskSummary *t)
+{
+    fprintf(f, "  tasks: %u (%u complete, %u turns)", t->tasks, t->complete, t->turns);
+    if (!t->complete || !(t->mean_total_s > 0)) {
+        fputs("\n", f);
+        return;
+    }
+    fprintf(f, ": mean %.3f s =", t->mean_total_s);
+    for (int p = 0; p < TASK_N_PARTS; p++)
+        fprintf(f, "%s %s %.3f (%.1f%%)", p ? " +" : "", tasks_part_names[p], t->mean_part_s[p],
+                100 * t->mean_part_s[p] / t->mean_total_s);
+    fputs("\n    halving one part alone:", f);
+    for (int p = 0; p < TASK_N_PARTS; p++)
+        fprintf(f, "%s %s -> %.3f s (%.2fx)", p ? "," : "", tasks_part_names[p],
+                t->mean_total_s - t->mean_part_s[p] / 2,
+                tasks_amdahl(t->mean_part_s[p] / t->mean_total_s, 2));
+    fputs("\n", f);
+}
+
 void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *m)
 {
     if (s) {
@@ -454,10 +529,14 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                     s->kv.block_tokens, kv_reserve_name(s->kv.reserve));
         else
             print_kv_pools(f, s, m);
-        fprintf(f, "  requests: %u (%u finished, %u rejected), %llu iterations, %llu preemptions\n", m->requests,
-                m->finished, m->rejected, (unsigned long long)m->iterations, (unsigned long long)m->preemptions);
+        fprintf(f, "  requests: %u (%u finished, %u rejected", m->requests, m->finished, m->rejected);
+        if (m->cancelled) fprintf(f, ", %u cancelled", m->cancelled);
+        fprintf(f, "), %llu iterations, %llu preemptions\n", (unsigned long long)m->iterations,
+                (unsigned long long)m->preemptions);
     } else {
-        fprintf(f, "servesim replay: %u requests (%u finished, %u rejected)\n", m->requests, m->finished, m->rejected);
+        fprintf(f, "servesim replay: %u requests (%u finished, %u rejected", m->requests, m->finished, m->rejected);
+        if (m->cancelled) fprintf(f, ", %u cancelled", m->cancelled);
+        fputs(")\n", f);
     }
     if (m->included != m->requests)
         fprintf(f, "  statistics over %u requests (%u excluded as warm-up/cool-down)\n", m->included,
@@ -495,6 +574,7 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
                 (unsigned long long)m->prefix.hit_tokens, (unsigned long long)m->prefix.lookup_tokens,
                 100.0 * (double)m->prefix.hit_tokens / (double)m->prefix.lookup_tokens,
                 (unsigned long long)m->prefix.evictions);
+    if (m->tasks.has_tasks) print_tasks(f, &m->tasks);
     if (m->cost_outside)
         fprintf(f, "  cost model: %llu of %llu iterations priced outside the profile's measured grid (worst: %s)\n",
                 (unsigned long long)m->cost_outside, (unsigned long long)m->cost_queries,

@@ -5,6 +5,7 @@
  *                          ^  |               |
  *                          |  +--reject-------+--> REJECTED
  *                          +----preempt-------+
+ *   QUEUED or RUNNING --cancel (cancel_after_ns)--> CANCELLED
  *
  * KV bookkeeping: kv_len is the number of tokens whose K/V exist.  The
  * request is "prefilling" while kv_len < prefill_target; the iteration whose
@@ -29,7 +30,8 @@ typedef enum {
     REQ_RUNNING,     /* admitted: holds KV, gets prefill chunks or decodes */
     REQ_TRANSFER,    /* disaggregated: prefill done, KV moving to a decode replica */
     REQ_FINISHED,
-    REQ_REJECTED
+    REQ_REJECTED,
+    REQ_CANCELLED    /* the client cancelled it (cancel_after_ns) before its last token */
 } ReqState;
 
 typedef enum {
@@ -74,6 +76,14 @@ typedef struct Request {
      * member left. */
     uint8_t barrier_member;
     uint8_t barrier_waiter;
+    /* Cancellation (engine.h engine_cancel): the client cancels
+     * cancel_after_ns after the arrival (0 = never: a zeroed
+     * record cancels nothing).  A queued request
+     * leaves the queue at once; a running one at the next iteration
+     * boundary (t_cancel_ns, when the client's cancel call returns), its
+     * blocks going back to the pool when the iteration still reading them
+     * ends (t_finish_ns). */
+    int64_t cancel_after_ns;
 
     /* ---- engine state ---- */
     uint32_t idx;              /* this record's index in the engine's array */
@@ -104,6 +114,9 @@ typedef struct Request {
     int64_t itl_max_ns;        /* largest gap between consecutive tokens */
     int64_t t_finish_ns;       /* last token, or rejection time */
     uint64_t token_off;        /* index of token 0's time in the engine's token-time array */
+    int64_t t_cancel_ns;       /* cancelled: when the client's cancel call returned, else -1 */
+    uint32_t cancel_blocks;    /* cancelled: KV blocks it held (freed at t_finish_ns) */
+    uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
 } Request;
 
 #define REQ_NONE UINT32_MAX

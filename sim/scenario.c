@@ -1062,6 +1062,9 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     /* a closed-loop client sees the last token after_us late and its next
      * request reaches the scheduler before_us after it is sent */
     cfg.trigger_delay_ns = llround((s->engine.req_before_s + s->engine.req_after_s) * 1e9);
+    /* overlap scheduling: a cancelled request's blocks outlive the
+     * iteration already launched with it (engine.h cancel_lag) */
+    cfg.cancel_lag = s->engine.present && s->engine.overlap;
     if (s->wl_stream)
         return engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);

@@ -202,10 +202,14 @@ static void tl_queue_counters(const Timeline *tl, FILE *f, int *first, const Req
         int admitted = r->t_first_sched_ns >= 0 && r->state != REQ_REJECTED;
         st[k++] = (TlStep){r->t_arrive_ns, +1, 0};
         if (admitted) st[k++] = (TlStep){r->t_first_sched_ns, -1, 0};
-        else if (r->state == REQ_REJECTED && r->t_finish_ns >= 0) st[k++] = (TlStep){r->t_finish_ns, -1, 0};
+        else if ((r->state == REQ_REJECTED || r->state == REQ_CANCELLED) && r->t_finish_ns >= 0)
+            st[k++] = (TlStep){r->t_finish_ns, -1, 0};
         if (admitted) {
             st[k++] = (TlStep){r->t_first_sched_ns, 0, +1};
-            if (r->state == REQ_FINISHED && r->t_finish_ns >= r->t_first_sched_ns) st[k++] = (TlStep){r->t_finish_ns, 0, -1};
+            /* a cancelled request runs until the boundary that saw its cancel */
+            int64_t end = r->state == REQ_CANCELLED ? r->t_cancel_ns : r->t_finish_ns;
+            if ((r->state == REQ_FINISHED || r->state == REQ_CANCELLED) && end >= r->t_first_sched_ns)
+                st[k++] = (TlStep){end, 0, -1};
         }
     }
     qsort(st, k, sizeof *st, tl_step_cmp);

@@ -46,6 +46,7 @@ enum {
     WL_STREAM_ONOFF = 21,   /* ON/OFF period lengths */
     WL_STREAM_THIN = 22,    /* acceptance draws when thinning a time-varying rate */
     WL_STREAM_ADAPTER = 23, /* LoRA adapter per request (per session): Zipf over the adapters */
+    WL_STREAM_CANCEL = 24,  /* which requests the client cancels, and when (gen_attr.h "cancel") */
 };
 
 #define WL_LEN_MAX 10000000u        /* tokens: longer than any context window we model */

@@ -17,7 +17,7 @@
 #define KEYS_MAX 48
 
 static const char *const attr_keys[] = {"tenant", "class", "priority", "deadline_ms", "mix", "adapter", "adapters",
-                                        NULL};
+                                        "cancel", NULL};
 
 int gen_attr_check_keys(const cJSON *obj, const char *where, const char *const *own, Err *e)
 {
@@ -79,6 +79,23 @@ static int parse_adapters(const cJSON *obj, const char *where, uint64_t seed, Ge
     return 0;
 }
 
+/* "cancel": {"fraction": f, "after_ms": t | {dist}} */
+static int parse_cancel(const cJSON *obj, const char *where, uint64_t seed, GenAttrs *a, Err *e)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, "cancel");
+    if (!c) return 0;
+    char p[512];
+    jsonio_path(p, sizeof p, where, "cancel");
+    static const char *const keys[] = {"fraction", "after_ms", NULL};
+    if (jsonio_expect_object(c, p, e) < 0 || jsonio_check_keys(c, p, keys, e) < 0) return -1;
+    if (jsonio_num(c, "fraction", p, 1, 0, 1, &a->cancel_fraction, e) < 0) return -1;
+    int has = gen_dist_time_key(c, "after_ms", p, &a->cancel_after, e);
+    if (has < 0) return -1;
+    if (!has) return err_set(e, "%s: missing key \"after_ms\" (the delay after the arrival, ms or a distribution)", p);
+    a->rc = rng_stream(seed, WL_STREAM_CANCEL);
+    return 0;
+}
+
 int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, uint64_t seed, int allow_lengths,
                    Workload *w, GenAttrs *a, Err *e)
 {
@@ -87,7 +104,11 @@ int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, ui
     if (parse_plain(obj, where, w, &a->tenant, &a->cls, &a->priority, &a->deadline_ns, e) < 0) return -1;
     if (parse_adapters(obj, where, seed, a, e) < 0) return -1;
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(obj, "mix");
-    if (!mix) return 0;
+    if (!mix) {
+        int rc0 = parse_cancel(obj, where, seed, a, e);
+        if (rc0 < 0) gen_attr_free(a);
+        return rc0;
+    }
     char p[512], ep[560];
     jsonio_path(p, sizeof p, where, "mix");
     if (jsonio_expect_array(mix, p, e) < 0) return -1;
@@ -129,6 +150,7 @@ int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, ui
         a->r = rng_stream(seed, WL_STREAM_MIX);
     }
     free(weights);
+    if (rc == 0) rc = parse_cancel(obj, where, seed, a, e);
     if (rc < 0) gen_attr_free(a);
     return rc;
 }
@@ -154,6 +176,10 @@ void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t id
     r->adapter = a->adapter;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) workload_set_deadline(w, idx, d);
+    if (a->rc && gsl_rng_uniform(a->rc) < a->cancel_fraction) {
+        int64_t t = gen_dist_time_draw_ns(&a->cancel_after, a->rc);
+        r->cancel_after_ns = t > 0 ? t : 1; /* 0 would mean "never" */
+    }
 }
 
 void gen_attr_free(GenAttrs *a)
@@ -167,5 +193,6 @@ void gen_attr_free(GenAttrs *a)
     if (a->r) gsl_rng_free(a->r);
     if (a->adapter_table) gsl_ran_discrete_free(a->adapter_table);
     if (a->ra) gsl_rng_free(a->ra);
+    if (a->rc) gsl_rng_free(a->rc);
     memset(a, 0, sizeof *a);
 }

@@ -17,6 +17,12 @@
  * session for sessions) with P(k) proportional to 1 / k^s over 1 .. count,
  * from its own stream (WL_STREAM_ADAPTER); "base_share": f sends a
  * fraction f to the base model (adapter 0).
+ *
+ *   "cancel": {"fraction": 0.1, "after_ms": 500 | {dist}}
+ *
+ * makes each request, with probability fraction, carry cancel_after_ns
+ * (the client cancels that long after the arrival; engine.h
+ * engine_cancel); the coin and the delay draw from WL_STREAM_CANCEL.
  */
 #ifndef SERVESIM_GEN_ATTR_H
 #define SERVESIM_GEN_ATTR_H
@@ -49,10 +55,13 @@ typedef struct GenAttrs {
     double base_share;          /* fraction of requests on the base model */
     gsl_ran_discrete_t *adapter_table;
     gsl_rng *ra;
+    double cancel_fraction;     /* 0 = no "cancel" */
+    TimeDist cancel_after;
+    gsl_rng *rc;                /* WL_STREAM_CANCEL */
 } GenAttrs;
 
 /* jsonio_check_keys over the source's own keys plus tenant, class,
- * priority, deadline_ms and mix. */
+ * priority, deadline_ms, mix and cancel. */
 int gen_attr_check_keys(const cJSON *obj, const char *where, const char *const *own, Err *e);
 /* allow_lengths: mix entries may carry prompt_tokens/output_tokens. */
 int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, uint64_t seed, int allow_lengths,
@@ -60,7 +69,7 @@ int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, ui
 /* One mix entry (one draw), or NULL without a mix. */
 const GenMix *gen_attr_pick(GenAttrs *a);
 /* Sets request idx's tenant, class, priority and deadline from m (or the
- * top level when m is NULL). */
+ * top level when m is NULL), and draws its cancellation. */
 void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t idx);
 void gen_attr_free(GenAttrs *a);
 

@@ -419,6 +419,10 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     if (a->adapter)
         return err_set(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters; run "
                           "without --stream", st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
+    /* a cancel event names a request slot, which a stream reuses */
+    if (a->rc)
+        return err_set(e, "%s.cancel: a streamed run does not model cancellations; run without --stream",
+                       st->g.where);
     return 1;
 }
 

@@ -16,6 +16,14 @@
  * session (workload.h): turn k's ids start with turn k-1's prompt ids and
  * answer ids, and the system prompt's ids are shared by every session.
  *
+ * Agents: {"kind": "agent", ...} is the same source with the agent's
+ * names: each turn is a model call, and the next call waits for a tool
+ * call of "tool_ms" (a time or a distribution; it replaces think_ms) whose
+ * output, "tool_output_tokens" (replacing new_tokens_per_turn), joins the
+ * conversation; the prefix cache reuses the earlier turns.  Either kind
+ * takes either name (not both of one pair).  The report splits each
+ * task's time into queueing, prefill, decode and tool time (sim/tasks.h).
+ *
  * Streams: session starts RNG_STREAM_ARRIVALS, turns per session
  * WL_STREAM_TURNS, first prompts RNG_STREAM_PROMPT, new tokens per turn
  * WL_STREAM_NEWTOK, answers RNG_STREAM_OUTPUT, think times WL_STREAM_THINK,
@@ -43,8 +51,22 @@ static int gen_session_build(const cJSON *wj, const char *where, const char *bas
 {
     static const char *const own[] = {"kind", "sessions", "turns", "rate_per_s", "start_ms", "first_prompt_tokens",
                                       "new_tokens_per_turn", "output_tokens", "think_ms", "system_prompt_tokens",
-                                      "max_prompt_tokens", NULL};
+                                      "max_prompt_tokens", "tool_ms", "tool_output_tokens", NULL};
     if (gen_attr_check_keys(wj, where, own, e) < 0) return -1;
+    const char *think_key = "think_ms", *newtok_key = "new_tokens_per_turn";
+    if (cJSON_GetObjectItemCaseSensitive(wj, "tool_ms")) {
+        if (cJSON_GetObjectItemCaseSensitive(wj, "think_ms"))
+            return err_set(e, "%s: \"think_ms\" and \"tool_ms\" exclude each other (both are the wait between turns)",
+                           where);
+        think_key = "tool_ms";
+    }
+    if (cJSON_GetObjectItemCaseSensitive(wj, "tool_output_tokens")) {
+        if (cJSON_GetObjectItemCaseSensitive(wj, "new_tokens_per_turn"))
+            return err_set(e, "%s: \"new_tokens_per_turn\" and \"tool_output_tokens\" exclude each other (both are "
+                              "the tokens a turn adds)", where);
+        newtok_key = "tool_output_tokens";
+    }
+    int agent = !strcmp(w->kind, "agent");
     int64_t n_sessions, sys = 0, max_prompt = WL_LEN_MAX;
     double rate, start_ms = 0;
     if (jsonio_int(wj, "sessions", where, 1, 1, GEN_SESSION_MAX, &n_sessions, e) < 0) return -1;
@@ -56,13 +78,13 @@ static int gen_session_build(const cJSON *wj, const char *where, const char *bas
         return err_set(e, "%s: system_prompt_tokens %lld leaves no room under max_prompt_tokens %lld", where,
                        (long long)sys, (long long)max_prompt);
     TimeDist think;
-    if (gen_dist_time_key(wj, "think_ms", where, &think, e) < 0) return -1;
+    if (gen_dist_time_key(wj, think_key, where, &think, e) < 0) return -1;
     LengthDist turns = {0}, first = {0}, newtok = {0}, od = {0};
     GenAttrs attrs = {0};
     int rc = -1;
     if (gen_dist_len_key(wj, "turns", where, base_dir, 1, &turns, e) < 0) goto out;
     if (gen_dist_len_key(wj, "first_prompt_tokens", where, base_dir, 1, &first, e) < 0) goto out;
-    if (gen_dist_len_key(wj, "new_tokens_per_turn", where, base_dir, 1, &newtok, e) < 0) goto out;
+    if (gen_dist_len_key(wj, newtok_key, where, base_dir, 1, &newtok, e) < 0) goto out;
     if (gen_dist_len_key(wj, "output_tokens", where, base_dir, 1, &od, e) < 0) goto out;
     if (gen_attr_parse(wj, where, base_dir, seed, 1, w, &attrs, e) < 0) goto out;
     gsl_rng *ra = rng_stream(seed, RNG_STREAM_ARRIVALS), *rk = rng_stream(seed, WL_STREAM_TURNS);
@@ -112,8 +134,9 @@ static int gen_session_build(const cJSON *wj, const char *where, const char *bas
     gsl_rng_free(ro);
     gsl_rng_free(rt);
     if (rc == 0)
-        snprintf(w->source, sizeof w->source, "sessions, %lld sessions at %g/s, %u turns in all", (long long)n_sessions,
-                 rate, w->n);
+        snprintf(w->source, sizeof w->source, agent ? "agent, %lld tasks at %g/s, %u model calls in all"
+                                                    : "sessions, %lld sessions at %g/s, %u turns in all",
+                 (long long)n_sessions, rate, w->n);
 out:
     gen_dist_len_free(&turns);
     gen_dist_len_free(&first);
@@ -123,6 +146,6 @@ out:
     return rc;
 }
 
-static const char *const session_kinds[] = {"sessions", NULL};
+static const char *const session_kinds[] = {"sessions", "agent", NULL};
 
 const WlSource wl_source_sessions = {.kinds = session_kinds, .build = gen_session_build};

@@ -6,7 +6,8 @@
  *
  * Columns: exactly one of arrival_ms / arrival_s; prompt_tokens and
  * output_tokens; optional id, max_output_tokens, tenant, class, session,
- * priority, deadline_ms (after the arrival), correct (1/0/true/false).  An
+ * priority, deadline_ms (after the arrival), correct (1/0/true/false),
+ * cancel_after_ms (the client cancels that long after the arrival).  An
  * empty optional field means "not given".  Unknown or repeated columns are
  * header errors.  No quoting of commas: a field may be wrapped in double
  * quotes, which are dropped.  The state is the header: which field holds
@@ -22,7 +23,7 @@
 
 enum {
     CSV_ID = 0, CSV_ARRIVAL_MS, CSV_ARRIVAL_S, CSV_PROMPT, CSV_OUTPUT, CSV_MAX_OUTPUT, CSV_TENANT, CSV_CLASS,
-    CSV_SESSION, CSV_PRIORITY, CSV_DEADLINE_MS, CSV_CORRECT, CSV_ADAPTER, CSV_NCOLS
+    CSV_SESSION, CSV_PRIORITY, CSV_DEADLINE_MS, CSV_CORRECT, CSV_ADAPTER, CSV_CANCEL_MS, CSV_NCOLS
 };
 
 #define CSV_MAX_FIELDS 64
@@ -35,7 +36,7 @@ typedef struct CsvState {
 
 static const char *const col_names[CSV_NCOLS] = {
     "id", "arrival_ms", "arrival_s", "prompt_tokens", "output_tokens", "max_output_tokens",
-    "tenant", "class", "session", "priority", "deadline_ms", "correct", "adapter"};
+    "tenant", "class", "session", "priority", "deadline_ms", "correct", "adapter", "cancel_after_ms"};
 
 static const char *col_list(char *buf, size_t n)
 {
@@ -130,6 +131,12 @@ static int csv_parse(void *st, char *line, TraceRecord *rec, Err *e)
         if (trace_text_parse_i64(v, &a) < 0 || a < 0 || a > 1000000)
             return err_set(e, "adapter: got \"%s\", expected a LoRA adapter id in [0, 1000000] (0 = the base model)", v);
         rec->adapter = (uint32_t)a;
+    }
+    if ((v = field(cs, f, CSV_CANCEL_MS))) {
+        double d;
+        if (trace_text_parse_f64(v, &d) < 0 || !(d > 0) || d > 1e12)
+            return err_set(e, "cancel_after_ms: got \"%s\", expected a number of ms after the arrival in (0, 1e12]", v);
+        rec->cancel_after_ns = llround(d * 1e6) > 0 ? llround(d * 1e6) : 1;
     }
     if ((v = field(cs, f, CSV_CORRECT))) {
         if (!strcmp(v, "1") || !strcmp(v, "true")) rec->correct = 1;

@@ -78,7 +78,7 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
     static const char *const keys[] = {"id", "arrival_ms", "after", "think_ms", "prompt_tokens", "output_tokens",
                                        "max_output_tokens", "tenant", "class", "session", "shared_prefix_tokens",
                                        "priority", "deadline_ms", "correct", "token_ids", "hash_ids",
-                                       "hash_block_tokens", "n", "adapter", NULL};
+                                       "hash_block_tokens", "n", "adapter", "cancel_after_ms", "tool_ms", NULL};
     if (jsonio_expect_object(obj, where, e) < 0 || jsonio_check_keys(obj, where, keys, e) < 0) return -1;
     if (jsonio_str(obj, "id", where, 0, &rec->id, e) < 0) return -1;
     if (jsonio_str(obj, "after", where, 0, &rec->after, e) < 0) return -1;
@@ -90,12 +90,21 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
         double ms = 0;
         if (cJSON_GetObjectItemCaseSensitive(obj, "think_ms"))
             return err_set(e, "%s: \"think_ms\" needs \"after\"", where);
+        if (cJSON_GetObjectItemCaseSensitive(obj, "tool_ms"))
+            return err_set(e, "%s: \"tool_ms\" needs \"after\" (the turn whose tool call it waits for)", where);
         if (jsonio_num(obj, "arrival_ms", where, 1, 0, 1e12, &ms, e) < 0) return -1;
         rec->t_ns = llround(ms * 1e6);
     } else {
         double think = 0;
         rec->has_arrival = 0;
         if (jsonio_num(obj, "think_ms", where, 0, 0, 1e12, &think, e) < 0) return -1;
+        /* an agent's turn waits for a tool call: the same delay, named so */
+        if (cJSON_GetObjectItemCaseSensitive(obj, "tool_ms")) {
+            if (cJSON_GetObjectItemCaseSensitive(obj, "think_ms"))
+                return err_set(e, "%s: \"think_ms\" and \"tool_ms\" exclude each other (both are the delay after "
+                                  "the predecessor leaves)", where);
+            if (jsonio_num(obj, "tool_ms", where, 1, 0, 1e12, &think, e) < 0) return -1;
+        }
         rec->think_ns = llround(think * 1e6);
     }
     rec->token_ids = NULL;
@@ -157,6 +166,10 @@ int trace_json_record(const cJSON *obj, const char *where, TraceIdBuf *buf, Trac
     int64_t ns = 1;
     if (jsonio_int(obj, "n", where, 0, 1, 64, &ns, e) < 0) return -1;
     rec->n_samples = (uint32_t)ns;
+    double cancel_ms = 0;
+    if (jsonio_num(obj, "cancel_after_ms", where, 0, 1e-6, 1e12, &cancel_ms, e) < 0) return -1;
+    rec->cancel_after_ns = cancel_ms > 0 ? llround(cancel_ms * 1e6) : 0;
+    if (cancel_ms > 0 && rec->cancel_after_ns < 1) rec->cancel_after_ns = 1;
     return 1;
 }
 

@@ -169,6 +169,7 @@ static int add_record(Workload *w, Xform *x, const TraceRecord *rec, const char 
     if (rec->priority) r->priority = rec->priority;
     if (rec->adapter) r->adapter = rec->adapter;
     if (rec->deadline_ns >= 0) workload_set_deadline(w, idx, rec->deadline_ns);
+    if (rec->cancel_after_ns > 0) r->cancel_after_ns = rec->cancel_after_ns;
     if (rec->token_ids) {
         uint32_t n = rec->n_token_ids < prompt ? rec->n_token_ids : prompt;
         uint32_t *ids = workload_alloc(w, n * sizeof *ids);
@@ -464,6 +465,10 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (adapter)
         return err_set(e, "%s: names LoRA adapter %u: a streamed run does not model adapters; run without --stream",
                        rw, adapter);
+    /* a cancel event names a request slot, which a stream reuses */
+    if (rec.cancel_after_ns > 0 || x->attrs.rc)
+        return err_set(e, "%s: cancels its request (cancel_after_ms or \"cancel\"): a streamed run does not model "
+                          "cancellations; run without --stream", rw);
     x->kept++;
     ts->n++;
     return 1;

@@ -12,7 +12,8 @@
  *             other keys are ignored (the format is someone else's)
  *   csv       a header naming the columns: arrival_ms or arrival_s,
  *             prompt_tokens, output_tokens; optional id, tenant, class,
- *             session, priority, deadline_ms, correct, max_output_tokens
+ *             session, priority, deadline_ms, correct, max_output_tokens,
+ *             cancel_after_ms
  *   json      our request list: {"requests": [ one object per line ]} as
  *             `servesim workload --out` writes it, or JSON lines; a
  *             pretty-printed document is read whole (the only non-streaming

@@ -29,6 +29,7 @@ typedef struct TraceRecord {
     int64_t deadline_ns;        /* relative to the arrival, -1 = none */
     int8_t correct;             /* -1 unknown, 0, 1 */
     int64_t think_ns;           /* with "after": the delay after the predecessor leaves */
+    int64_t cancel_after_ns;    /* the client cancels this long after the arrival; 0 = never */
     const uint32_t *token_ids;
     uint32_t n_token_ids;
     const uint64_t *hash_ids;

@@ -200,6 +200,10 @@ static void write_request(const Workload *w, const Request *r, uint32_t i, const
         put_ms(f, w->deadline_rel_ns[i]);
     }
     if (r->correct >= 0) fprintf(f, ", \"correct\": %s", r->correct ? "true" : "false");
+    if (r->cancel_after_ns > 0) {
+        fputs(", \"cancel_after_ms\": ", f);
+        put_ms(f, r->cancel_after_ns);
+    }
     /* Session ids are derived from the session's name again on reading. */
     if (r->token_ids && !(s != WL_NO_SESSION && r->token_ids == w->sessions[s].ids)) {
         fputs(", \"token_ids\": [", f);

@@ -1,0 +1,93 @@
+/*
+ * tasks.c -- chains of requests as tasks and their time split (see
+ * tasks.h).  Reads finished requests only; one pass over the chains.
+ */
+#include "tasks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+const char *const tasks_part_names[] = {"queue", "prefill", "decode", "tool"};
+
+double tasks_amdahl(double f, double s)
+{
+    return 1.0 / ((1.0 - f) + f / s);
+}
+
+/* The chain starting at reqs[i]; NULL-safe on broken links (a link outside
+ * the array ends the chain). */
+static void task_row(const Request *reqs, uint32_t n, uint32_t i, TaskRow *t)
+{
+    memset(t, 0, sizeof *t);
+    t->first = i;
+    t->complete = 1;
+    int64_t part[TASK_N_PARTS] = {0}, prev_end = -1, first_arrive = reqs[i].t_arrive_ns, last_end = -1;
+    for (uint32_t k = i; k != REQ_NONE && k < n && t->turns <= n; k = reqs[k].next_req) {
+        const Request *r = &reqs[k];
+        t->turns++;
+        if (r->state != REQ_FINISHED || r->t_first_sched_ns < 0 || r->t_first_token_ns < 0) {
+            t->complete = 0;
+            break;
+        }
+        if (prev_end >= 0) part[TASK_TOOL] += r->t_arrive_ns - prev_end;
+        part[TASK_QUEUE] += r->t_first_sched_ns - r->t_arrive_ns;
+        part[TASK_PREFILL] += r->t_first_token_ns - r->t_first_sched_ns;
+        part[TASK_DECODE] += r->t_finish_ns - r->t_first_token_ns;
+        prev_end = last_end = r->t_finish_ns;
+    }
+    if (!t->complete) return;
+    t->total_s = (double)(last_end - first_arrive) / 1e9;
+    for (int p = 0; p < TASK_N_PARTS; p++) t->part_s[p] = (double)part[p] / 1e9;
+}
+
+TaskRow *tasks_rows(const Request *reqs, uint32_t n, uint32_t *n_rows)
+{
+    /* a chain starts at a request no other one triggers (a barrier's
+     * waiter is triggered but has no predecessor); branches are not links */
+    *n_rows = 0;
+    unsigned char *has_pred = xcalloc(n ? n : 1, 1);
+    uint32_t linked = 0, m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (reqs[i].next_req != REQ_NONE && reqs[i].next_req < n) {
+            has_pred[reqs[i].next_req] = 1;
+            linked = 1;
+        }
+    TaskRow *rows = NULL;
+    if (linked) {
+        rows = xmalloc(n * sizeof *rows);
+        for (uint32_t i = 0; i < n; i++)
+            if (!has_pred[i] && reqs[i].branch_of == REQ_NONE && reqs[i].state != REQ_PENDING)
+                task_row(reqs, n, i, &rows[m++]);
+        if (!m) {
+            free(rows);
+            rows = NULL;
+        }
+    }
+    free(has_pred);
+    *n_rows = m;
+    return rows;
+}
+
+void tasks_summarize(const Request *reqs, uint32_t n, TaskSummary *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t m;
+    TaskRow *rows = tasks_rows(reqs, n, &m);
+    if (!rows) return;
+    out->has_tasks = 1;
+    out->tasks = m;
+    for (uint32_t i = 0; i < m; i++) {
+        if (!rows[i].complete) continue;
+        out->complete++;
+        out->turns += rows[i].turns;
+        out->mean_total_s += rows[i].total_s;
+        for (int p = 0; p < TASK_N_PARTS; p++) out->mean_part_s[p] += rows[i].part_s[p];
+    }
+    if (out->complete) {
+        out->mean_total_s /= out->complete;
+        for (int p = 0; p < TASK_N_PARTS; p++) out->mean_part_s[p] /= out->complete;
+    }
+    free(rows);
+}
