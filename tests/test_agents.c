@@ -308,6 +308,25 @@ static void test_agent_split(void)
     CHECK_NEAR(t->mean_total_s, sum, 1e-9);
     CHECK_NEAR(t->mean_total_s, (double)(c1->t_finish_ns - c0->t_arrive_ns) / 1e9, 1e-9);
     done(R);
+    /* a task whose call was cancelled is counted but left out of the split;
+     * the next call still follows the cancelled one */
+    R = run(CH8_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 4}, "
+            "\"workload\": {\"requests\": ["
+            "{\"id\": \"a0\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2},"
+            "{\"id\": \"a1\", \"after\": \"a0\", \"tool_ms\": 250, \"prompt_tokens\": 300, \"output_tokens\": 2},"
+            "{\"id\": \"b0\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 50, "
+            "\"cancel_after_ms\": 40},"
+            "{\"id\": \"b1\", \"after\": \"b0\", \"tool_ms\": 100, \"prompt_tokens\": 300, \"output_tokens\": 2}]}}");
+    CHECK(R != NULL);
+    if (!R) return;
+    CHECK_INT(R->m.tasks.tasks, 2);
+    CHECK_INT(R->m.tasks.complete, 1);
+    CHECK_NEAR(R->m.tasks.mean_part_s[TASK_TOOL], 0.25, 1e-9);
+    const Request *b0 = req(R, "b0"), *b1 = req(R, "b1");
+    CHECK_INT(b0->state, REQ_CANCELLED);
+    CHECK_INT(b1->state, REQ_FINISHED);
+    CHECK_INT(b1->t_arrive_ns, b0->t_cancel_ns + 100000000);
+    done(R);
 }
 
 /* Exercise 8-8: 100 s = 20 prefill + 50 decode + 30 tool.  Halving each
@@ -337,6 +356,25 @@ static void test_amdahl_exercise_8_8(void)
     CHECK_CONTAINS(out, "  tool               85.000 s     1.176x           1.429x");
     CHECK_CONTAINS(out, "with decode 4x faster + 8 s added: 70.500 s, net speed-up 1.418x");
     CHECK_CONTAINS(out, "it stops paying when the added time reaches 37.500 s");
+    /* the same as JSON */
+    snprintf(cmd, sizeof cmd, "%s amdahl --part prefill=20 --part decode=50 --part tool=30 --speedup decode=4 "
+                              "--add 8 --json 2>&1", b ? b : "./servesim");
+    p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (!p) return;
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    cJSON *j = cJSON_Parse(out);
+    CHECK(j != NULL);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "total_s")->valuedouble, 100, 1e-12);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "new_total_s")->valuedouble, 70.5, 1e-12);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "net_speedup")->valuedouble, 100 / 70.5, 1e-9);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(j, "break_even_added_s")->valuedouble, 37.5, 1e-12);
+    const cJSON *tool = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "parts"), 2);
+    CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tool, "halved_total_s")->valuedouble, 85, 1e-12);
+    cJSON_Delete(j);
     /* bad input: exit 2 and a message naming the argument */
     snprintf(cmd, sizeof cmd, "%s amdahl --part prefill=abc 2>&1", b ? b : "./servesim");
     p = popen(cmd, "r");
