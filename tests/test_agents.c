@@ -477,7 +477,18 @@ static void test_agent_example_readme(void)
     for (int i = 0; lines[i]; i++) {
         if (!strstr(out, lines[i])) fprintf(stderr, "  README.md quotes a line the agent example no longer prints\n");
         CHECK_CONTAINS(out, lines[i]);
-    }
+    }    /* workloads/README.md: the cancellations the workload carries */
+    snprintf(cmd, sizeof cmd, "%s workload %s/workloads/agent_coding_tasks.json --stats 2>&1", b ? b : "./servesim",
+             SERVESIM_DATA_DIR);
+    p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (!p) return;
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_CONTAINS(out, "workload: agent, 40 tasks at 0.5/s, 240 model calls in all");
+    CHECK_CONTAINS(out, "  cancels     8 requests are cancelled by their client, on average 0.931 s after arriving");
 }
 
 void suite_agents(void);

@@ -194,6 +194,21 @@ static int adapter_top(const Workload *w, AdapterTop *t)
     return 1;
 }
 
+/* Requests whose client cancels them (cancel_after_ns > 0) and the mean
+ * delay, seconds. */
+static uint32_t cancel_count(const Workload *w, double *mean_s)
+{
+    uint32_t n = 0;
+    double sum = 0;
+    for (uint32_t i = 0; i < w->n; i++)
+        if (w->reqs[i].cancel_after_ns > 0) {
+            n++;
+            sum += (double)w->reqs[i].cancel_after_ns / 1e9;
+        }
+    *mean_s = n ? sum / n : 0;
+    return n;
+}
+
 cJSON *wlcmd_stats_json(const Workload *w, const WlStats *st)
 {
     cJSON *o = cJSON_CreateObject();
@@ -219,6 +234,13 @@ cJSON *wlcmd_stats_json(const Workload *w, const WlStats *st)
                        st->blocks_total ? 1 - (double)st->blocks_distinct / (double)st->blocks_total : 0);
     }
     if (w->n_sessions) cJSON_AddNumberToObject(o, "sessions", w->n_sessions);
+    double cancel_mean_s;
+    uint32_t n_cancel = cancel_count(w, &cancel_mean_s);
+    if (n_cancel) {
+        cJSON *cx = cJSON_AddObjectToObject(o, "cancel");
+        cJSON_AddNumberToObject(cx, "requests", n_cancel);
+        jsonio_add_num(cx, "mean_after_s", cancel_mean_s);
+    }
     add_names(o, "tenants", w, w->tenant_names, w->n_tenants, 1);
     add_names(o, "classes", w, w->class_names, w->n_classes, 0);
     AdapterTop at;
@@ -285,6 +307,11 @@ void wlcmd_stats_print(const Workload *w, const WlStats *st, FILE *f)
                 (unsigned long long)st->blocks_total, st->block_tokens, (unsigned long long)st->blocks_distinct,
                 st->blocks_total ? 100.0 * (1 - (double)st->blocks_distinct / (double)st->blocks_total) : 0.0);
     if (w->n_sessions) fprintf(f, "  sessions    %u\n", w->n_sessions);
+    double cancel_mean_s;
+    uint32_t n_cancel = cancel_count(w, &cancel_mean_s);
+    if (n_cancel)
+        fprintf(f, "  cancels     %u requests are cancelled by their client, on average %.3f s after arriving\n",
+                n_cancel, cancel_mean_s);
     print_names(f, "tenants", w, w->tenant_names, w->n_tenants, 1);
     print_names(f, "classes", w, w->class_names, w->n_classes, 0);
     AdapterTop at;
