@@ -308,6 +308,18 @@ int timeline_write(const Timeline *tl, const char *path, const Request *reqs, ui
             tl_ev(f, &first, "rejected", "reject", "i", r->t_finish_ns, 2, i + 1);
             fputs(",\"s\":\"t\"}", f);
         }
+        if (r->state == REQ_CANCELLED) {
+            /* cancelled while it waited: the wait ends at the cancel */
+            if (r->t_first_sched_ns < 0 && r->t_cancel_ns > r->t_arrive_ns) {
+                tl_ev(f, &first, "queued", "queue", "X", r->t_arrive_ns, 2, i + 1);
+                fprintf(f, ",\"dur\":%.3f}", (double)(r->t_cancel_ns - r->t_arrive_ns) / 1e3);
+            }
+            if (tl_in(tl, r->t_cancel_ns, 0)) {
+                tl_ev(f, &first, "cancelled", "cancel", "i", r->t_cancel_ns, 2, i + 1);
+                fprintf(f, ",\"s\":\"t\",\"args\":{\"kv_released_ms\":%.6f,\"blocks\":%u}}",
+                        (double)r->t_finish_ns / 1e6, r->cancel_blocks);
+            }
+        }
     }
     fputs("\n]}\n", f);
     free(shown);
@@ -339,6 +351,10 @@ int timeline_write_replay(const char *path, const Request *reqs, uint32_t n, con
             tl_ev(f, &first, k ? name : "to first token", k ? "decode" : "queue+prefill", "X", prev, 2, i + 1);
             fprintf(f, ",\"dur\":%.3f,\"args\":{\"token\":%u}}", (double)(t - prev) / 1e3, k);
             prev = t;
+        }
+        if (r->state == REQ_CANCELLED) {
+            tl_ev(f, &first, "cancelled", "cancel", "i", r->t_cancel_ns, 2, i + 1);
+            fputs(",\"s\":\"t\"}", f);
         }
     }
     fputs("\n]}\n", f);

@@ -408,8 +408,9 @@ static void test_replay_cancelled(void)
           "\"cancelled_ms\": 45}], \"slo\": {\"ttft_ms\": 500}}\n", f);
     fclose(f);
     const char *b = getenv("SERVESIM_BIN");
-    snprintf(cmd, sizeof cmd, "%s replay %s --json %s/out.json 2>&1 && cat %s/out.json", b ? b : "./servesim", path,
-             dir, dir);
+    snprintf(cmd, sizeof cmd, "%s replay %s --json %s/out.json --trace-events %s/tr.json 2>&1 && cat %s/out.json "
+             "&& grep -c '\"name\":\"cancelled\",\"cat\":\"cancel\",\"ph\":\"i\",\"ts\":300000.000' %s/tr.json",
+             b ? b : "./servesim", path, dir, dir, dir, dir);
     FILE *p = popen(cmd, "r");
     CHECK(p != NULL);
     if (!p) return;
@@ -419,6 +420,9 @@ static void test_replay_cancelled(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK_CONTAINS(out, "servesim replay: 3 requests (1 finished, 0 rejected, 2 cancelled)");
     CHECK_CONTAINS(out, "  TTFT          100.00    100.00    100.00    100.00    100.00 ms  (n=1)");
+    /* the trace-event file marks B's cancel at 300 ms on its lane */
+    const char *last = strrchr(out, '}');
+    CHECK(last && !strcmp(last, "}\n1\n"));
     const char *js = strchr(out, '{');
     cJSON *j = js ? cJSON_Parse(js) : NULL;
     CHECK(j != NULL);
