@@ -158,7 +158,7 @@ static void test_cancel_queued(void)
     done(R);
 }
 
-/* Cancellation under every scheduler, with preemption (a small pool),
+/* Cancellation under every scheduler (a Lua one too), with preemption (a small pool),
  * swap, the prefix cache, a cluster and disaggregation: 30% of the
  * requests cancel after an exponential delay.  Each run must pass the
  * invariant checker (it fails the run otherwise) and account for every
@@ -194,6 +194,9 @@ static void test_cancel_everywhere(void)
          "\"reserve\": \"on_demand\", \"prefix_cache\": true}", agents},
         {"\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 16}, \"kv\": {\"capacity_gib\": 0.25}, "
          "\"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}", NULL},
+        /* a scheduler written in Lua sees cancelled requests leave its lists */
+        {"\"scheduler\": {\"kind\": \"lua\", \"script\": \"" SERVESIM_DATA_DIR "/lua/policies/fcfs.lua\", "
+         "\"max_running\": 16}, \"kv\": {\"capacity_gib\": 0.25}", NULL},
         {"\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 16}, \"kv\": {\"capacity_gib\": 0.5}, "
          "\"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 2}, \"link_gb_per_s\": 50}", NULL},
         {NULL, NULL}};
@@ -469,8 +472,10 @@ static void test_agent_example_readme(void)
     const char *b = getenv("SERVESIM_BIN");
     char cmd[1024];
     static char out[65536];
-    snprintf(cmd, sizeof cmd, "%s run %s/workloads/agent_coding_tasks.json 2>&1", b ? b : "./servesim",
-             SERVESIM_DATA_DIR);
+    char dir[] = "/tmp/servesim-agentex-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "%s run %s/workloads/agent_coding_tasks.json --json %s/agent.json 2>&1",
+             b ? b : "./servesim", SERVESIM_DATA_DIR, dir);
     FILE *p = popen(cmd, "r");
     CHECK(p != NULL);
     if (!p) return;
@@ -493,6 +498,21 @@ static void test_agent_example_readme(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK_CONTAINS(out, "workload: agent, 40 tasks at 0.5/s, 240 model calls in all");
     CHECK_CONTAINS(out, "  cancels     8 requests are cancelled by their client, on average 0.931 s after arriving");
+    /* servesim amdahl --report takes the run's mean split */
+    snprintf(cmd, sizeof cmd, "%s amdahl --report %s/agent.json --speedup decode=2 2>&1", b ? b : "./servesim", dir);
+    p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (!p) return;
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_CONTAINS(out, "task: 14.067 s = queue 0.024 (0.2%) + prefill 0.118 (0.8%) + decode 8.303 (59.0%) + "
+                        "tool 5.622 (40.0%)");
+    CHECK_CONTAINS(out, "  decode              9.915 s     1.419x           2.440x");
+    CHECK_CONTAINS(out, "with decode 2x faster: 9.915 s, net speed-up 1.419x");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
 }
 
 void suite_agents(void);
