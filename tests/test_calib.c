@@ -248,7 +248,7 @@ static void test_calib_meas_csv(void)
         {"gemv,bf16,bf16,1,2,3,0,0,0,0,0,0,0,12,22,0.01,x\n", "line 2: column \"op\": got \"gemv\""},
         {"gemm,bf16,bf16,1,2,3,0,0,0,0,0,0,0,12,22,fast,x\n", "line 2: column \"latency_ms\": got \"fast\""},
         {"gemm,bf16,bf16,1,2,3\n", "line 2: got 6 fields, expected 17"},
-        {"gemm,int4,bf16,1,2,3,0,0,0,0,0,0,0,12,22,0.01,x\n", "column \"dtype\": got \"int4\""},
+        {"gemm,int3,bf16,1,2,3,0,0,0,0,0,0,0,12,22,0.01,x\n", "column \"dtype\": got \"int3\""},
         {"gemm,bf16,bf16,0,2,3,0,0,0,0,0,0,0,0,0,0.01,x\n", "line 2: m: got 0, expected a whole number >= 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

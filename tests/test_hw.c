@@ -233,9 +233,9 @@ static void test_hw_bad_values(void)
     CHECK_INT(hw_from_json(j, "g.json", &h, &e), -1);
     CHECK_CONTAINS(e.msg, "g.json: missing key \"mem_bw_bytes_per_s\"");
     cJSON_Delete(j);
-    j = jsonio_parse("{\"name\": \"g\", \"peak_flops\": {\"bf16\": 1e15, \"int4\": 1}}", "g.json", &e);
+    j = jsonio_parse("{\"name\": \"g\", \"peak_flops\": {\"bf16\": 1e15, \"int3\": 1}}", "g.json", &e);
     CHECK_INT(hw_from_json(j, "g.json", &h, &e), -1);
-    CHECK_CONTAINS(e.msg, "g.json: peak_flops: unknown key \"int4\"");
+    CHECK_CONTAINS(e.msg, "g.json: peak_flops: unknown key \"int3\"");
     cJSON_Delete(j);
     j = jsonio_parse("{\"name\": \"g\", \"peak_flops\": {\"fp8\": 1e15}}", "g.json", &e);
     CHECK_INT(hw_from_json(j, "g.json", &h, &e), -1);
