@@ -23,7 +23,7 @@
 
 static const char costcmd_usage[] =
     "usage: servesim cost --hardware NAME [--profile P] [--dtype T] --gemm M,N,K [--json]\n"
-    "       servesim cost --hardware NAME [--profile P] --model NAME --batch C:H[,C:H...]\n"
+    "       servesim cost --hardware NAME [--profile P] --model NAME --batch C:H[:v][,C:H...]\n"
     "                     [--tp N] [--dtype T] [--kv-dtype T] [--json]\n"
     "\n"
     "Prints what the calibrated cost model predicts.\n"
@@ -39,7 +39,9 @@ static const char costcmd_usage[] =
     "  --model NAME      a model in models/ (qwen3-8b, ...) or a .json path\n"
     "  --batch C:H,...   one iteration: per request C new tokens over H cached tokens; C = 1\n"
     "                    is a decode step, C > 1 a prefill chunk that completes its prompt\n"
-    "                    (every request samples one token); prints the time and its breakdown\n"
+    "                    (every request samples one token); C:H:v is a speculative verify of\n"
+    "                    C = m + 1 positions that are all sampled (the LM head C times);\n"
+    "                    prints the time and its breakdown\n"
     "  --tp N            tensor-parallel degree (default 1)\n"
     "  --kv-dtype T      KV cache dtype: bf16 (default), fp16, fp8, q8_0, q4_0\n"
     "  --json            JSON instead of text\n"
@@ -101,6 +103,12 @@ static BatchItem *costcmd_batch(const char *s, uint32_t *n_out)
         p = end;
         it[i] = (BatchItem){.req = i, .c = (uint32_t)c, .h = (uint32_t)h, .kind = c > 1 ? ITEM_PREFILL : ITEM_DECODE,
                             .samples = 1};
+        /* C:H:v -- a speculative verify of C = m + 1 positions, every one
+         * sampled (the LM head runs C times) */
+        if (!strncmp(p, ":v", 2) && (p[2] == ',' || p[2] == '\0')) {
+            it[i].kind = ITEM_VERIFY;
+            p += 2;
+        }
         if (i + 1 == n) {
             if (*p) break;
             *n_out = n;
@@ -196,7 +204,7 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
     if (model_load(a->model, &m, &e) < 0) return costcmd_fail(&e);
     uint32_t n = 0;
     BatchItem *items = costcmd_batch(a->batch, &n);
-    if (!items) return costcmd_bad("--batch needs C:H[,C:H...] with whole numbers C >= 1, H >= 0", a->batch);
+    if (!items) return costcmd_bad("--batch needs C:H[:v][,C:H...] with whole numbers C >= 1, H >= 0", a->batch);
     RooflineCfg cfg = {.model = m, .hw = *hw, .tp = a->tp, .compute_dtype = (Dtype)a->dtype,
                        .kv_bytes_per_token = model_kv_bytes_per_token(&m, (Dtype)a->kv_dtype),
                        .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
@@ -229,7 +237,9 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
             cJSON *it = cJSON_CreateObject();
             cJSON_AddNumberToObject(it, "c", items[i].c);
             cJSON_AddNumberToObject(it, "h", items[i].h);
-            cJSON_AddStringToObject(it, "kind", items[i].kind == ITEM_DECODE ? "decode" : "prefill");
+            cJSON_AddStringToObject(it, "kind", items[i].kind == ITEM_DECODE   ? "decode"
+                                                : items[i].kind == ITEM_VERIFY ? "verify"
+                                                                               : "prefill");
             cJSON_AddItemToArray(arr, it);
         }
         jsonio_add_num(o, "t_ms", cb.t_s * 1e3);

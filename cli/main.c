@@ -125,12 +125,16 @@ static const char usage_compare[] =
     "relative error (sim - measured) / measured.\n";
 
 static const char usage_info[] =
-    "usage: servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T] [--json]\n"
+    "usage: servesim info --model NAME [--hardware NAME] [--tp N] [--kv-dtype T]\n"
+    "                    [--context N] [--batch B] [--json]\n"
     "\n"
-    "  --model NAME      a name in models/ (qwen3-8b, llama-3.1-70b, ...) or a .json path\n"
-    "  --hardware NAME   a name in models/hardware/ (h100-sxm, ...): adds KV capacity\n"
+    "  --model NAME      a name in models/ (qwen3-8b, deepseek-v3, ...) or a .json path\n"
+    "  --hardware NAME   a name in models/hardware/ (h100-sxm, m2-max, ...): adds KV capacity\n"
+    "                    and whether the model and context fit, with the breakdown\n"
     "  --tp N            tensor-parallel degree for the capacity (default 1)\n"
-    "  --kv-dtype T      bf16 (default), fp16, fp8, q8_0, q4_0\n"
+    "  --kv-dtype T      bf16 (default), fp16, fp8, q8_0, q4_0, ...\n"
+    "  --context N       tokens per sequence for the fit check (default: the model's max_context)\n"
+    "  --batch B         sequences of that length held at once (default 1)\n"
     "  --json            machine-readable output\n";
 
 static const char usage_bench[] =
@@ -520,10 +524,30 @@ static int cmd_compare(int argc, char **argv)
     return 0;
 }
 
+/* What a model needs in memory beside the hardware's pool (per GPU of a TP
+ * group): the reserve, the weights in their stored formats, and the KV and
+ * fixed state of `batch` sequences of `context` tokens. */
+typedef struct InfoFit {
+    double usable, reserve, weights, kv, free;
+    int fits;
+} InfoFit;
+
+static InfoFit info_fit(const ModelDesc *m, const HwDesc *h, Dtype kt, double tp, double context, double batch)
+{
+    InfoFit f;
+    f.usable = h->mem_bytes * h->mem_util;
+    f.reserve = h->runtime_reserve_bytes;
+    f.weights = m->weights_total_bytes / tp;
+    f.kv = batch * model_kv_bytes_for_tokens(m, kt, context) / tp;
+    f.free = f.usable - f.reserve - f.weights - f.kv;
+    f.fits = f.free >= 0;
+    return f;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     const char *model = NULL, *hw = NULL, *kvd = "bf16";
-    uint64_t tp = 1;
+    uint64_t tp = 1, context = 0, batch = 1;
     int json = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -539,6 +563,12 @@ static int cmd_info(int argc, char **argv)
         } else if (!strcmp(a, "--tp") && i + 1 < argc) {
             if (parse_u64(argv[++i], &tp) < 0 || tp < 1 || tp > 64)
                 return bad_usage("--tp needs an integer in [1, 64]", argv[i], usage_info);
+        } else if (!strcmp(a, "--context") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &context) < 0 || context < 1 || context > 100000000)
+                return bad_usage("--context needs an integer in [1, 1e8] (tokens)", argv[i], usage_info);
+        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
+            if (parse_u64(argv[++i], &batch) < 0 || batch < 1 || batch > 1000000)
+                return bad_usage("--batch needs an integer in [1, 1e6] (sequences)", argv[i], usage_info);
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else {
@@ -547,14 +577,17 @@ static int cmd_info(int argc, char **argv)
     }
     if (!model) return bad_usage("--model is required", NULL, usage_info);
     int kt = dtype_parse(kvd);
-    if (kt < 0) return bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0)", kvd, usage_info);
+    if (kt < 0) return bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0, ...)", kvd, usage_info);
     Err e = {{0}};
     ModelDesc m;
     HwDesc h;
     if (model_load(model, &m, &e) < 0) return fail(&e);
     if (hw && hw_load(hw, &h, &e) < 0) return fail(&e);
+    if (!context) context = m.max_context > 0 ? (uint64_t)m.max_context : 0;
     double kvb = model_kv_bytes_per_token(&m, (Dtype)kt);
     double cap = hw ? hw_kv_capacity_bytes(&h, &m, (int)tp) : 0;
+    InfoFit fit = {0};
+    if (hw) fit = info_fit(&m, &h, (Dtype)kt, (double)tp, (double)context, (double)batch);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         model_to_json(&m, o);
@@ -567,6 +600,18 @@ static int cmd_info(int argc, char **argv)
             cJSON_AddNumberToObject(o, "kv_capacity_bytes", cap > 0 ? cap : 0);
             cJSON_AddNumberToObject(o, "kv_capacity_tokens", cap > 0 ? (double)(uint64_t)(cap / kvb) : 0);
             cJSON_AddBoolToObject(o, "fits", cap > 0);
+            cJSON *mo = cJSON_AddObjectToObject(o, "memory");
+            if (mo) {
+                cJSON_AddNumberToObject(mo, "context", (double)context);
+                cJSON_AddNumberToObject(mo, "batch", (double)batch);
+                cJSON_AddNumberToObject(mo, "usable_bytes", fit.usable);
+                cJSON_AddNumberToObject(mo, "reserve_bytes", fit.reserve);
+                cJSON_AddNumberToObject(mo, "weights_bytes", fit.weights);
+                cJSON_AddNumberToObject(mo, "weights_meta_bytes", m.weights_meta_bytes / (double)tp);
+                cJSON_AddNumberToObject(mo, "kv_bytes", fit.kv);
+                cJSON_AddNumberToObject(mo, "free_bytes", fit.free);
+                cJSON_AddBoolToObject(mo, "fits", fit.fits);
+            }
         }
         char *txt = cJSON_Print(o);
         puts(txt);
@@ -578,9 +623,24 @@ static int cmd_info(int argc, char **argv)
     printf("  layers %d, hidden %d, heads %d q / %d kv x %d, ffn %d, vocab %d%s, %s weights\n", m.layers, m.hidden,
            m.q_heads, m.kv_heads, m.head_dim, m.ffn, m.vocab, m.tied_embeddings ? " (tied)" : "",
            dtype_name(m.weight_dtype));
+    if (m.attn == MODEL_ATTN_MLA)
+        printf("  attention            MLA: latent %d + rope %d per token and layer (q_lora %d, nope %d, v %d)\n",
+               m.kv_lora_rank, m.qk_rope_dim, m.q_lora_rank, m.qk_nope_dim, m.v_head_dim);
+    if (m.n_full != m.layers)
+        printf("  layer kinds          %d full, %d sliding (window %d), %d linear (state %.2f MiB per sequence)\n",
+               m.n_full, m.n_sliding, m.sliding_window, m.n_linear, m.linear_state_bytes / MIB);
+    if (m.experts > 0)
+        printf("  moe                  %d experts x %d ffn, %d active, %d shared, %d of %d layers sparse, experts "
+               "in %s\n", m.experts, m.expert_ffn, m.active_experts, m.shared_experts, m.moe_layers, m.layers,
+               dtype_name(m.expert_dtype));
     printf("  params               %lld (%.3f B)\n", (long long)m.params, m.params / 1e9);
+    if (m.experts > 0) printf("  params_active        %lld (%.3f B per token)\n", (long long)m.params_active, m.params_active / 1e9);
     printf("  weights_read_bytes   %.0f B (%.2f GiB) per engine step\n", m.weights_read_bytes,
            m.weights_read_bytes / GIB);
+    if (m.weights_meta_bytes > 0)
+        printf("  weights stored       %.2f GiB = %.2f GiB codes and float data + %.2f GiB block metadata\n",
+               m.weights_total_bytes / GIB, (m.weights_total_bytes - m.weights_meta_bytes) / GIB,
+               m.weights_meta_bytes / GIB);
     printf("  kv_bytes_per_token   %.0f B (%.2f KiB, %s)\n", kvb, kvb / 1024, dtype_name((Dtype)kt));
     printf("  flops_per_token      %.6g (dense layers)\n", m.flops_per_token);
     printf("  flops_per_pair       %.6g (attention, per query-key pair)\n", m.flops_per_pair);
@@ -593,7 +653,23 @@ static int cmd_info(int argc, char **argv)
                    h.runtime_reserve_bytes / GIB);
         else
             printf("  does not fit: weights %.2f GiB per GPU exceed usable memory; raise --tp\n",
-                   m.weights_read_bytes / GIB / (double)tp);
+                   m.weights_total_bytes / GIB / (double)tp);
+        printf("memory per %s%s: %.2f GiB usable (%.2f GiB x %.2f)\n", tp > 1 ? "GPU" : "device",
+               h.unified_memory ? " (unified: weights, KV and the OS share it)" : "", fit.usable / GIB,
+               h.mem_bytes / GIB, h.mem_util);
+        printf("  reserve              %8.2f GiB (%s)\n", fit.reserve / GIB,
+               h.unified_memory ? "the system's share" : "activations, graphs, allocator");
+        printf("  weights              %8.2f GiB", fit.weights / GIB);
+        if (m.weights_meta_bytes > 0)
+            printf(" (%.2f codes and float data + %.2f block metadata)",
+                   (m.weights_total_bytes - m.weights_meta_bytes) / GIB / (double)tp,
+                   m.weights_meta_bytes / GIB / (double)tp);
+        printf("\n  kv and state         %8.2f GiB (%llu x %llu tokens, %s)\n", fit.kv / GIB,
+               (unsigned long long)batch, (unsigned long long)context, dtype_name((Dtype)kt));
+        if (fit.fits)
+            printf("  free                 %8.2f GiB: fits\n", fit.free / GIB);
+        else
+            printf("  short by             %8.2f GiB: does NOT fit\n", -fit.free / GIB);
     }
     return 0;
 }

@@ -46,6 +46,54 @@ int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ table */
+
+double cost_table_at(const TableCostCfg *c, double x)
+{
+    /* the segment holding x, or the end segment beyond the table */
+    int i = 1;
+    while (i < c->n - 1 && x > c->x[i]) i++;
+    double x0 = c->x[i - 1], x1 = c->x[i], t0 = c->t_s[i - 1], t1 = c->t_s[i];
+    double t = t0 + (x - x0) * (t1 - t0) / (x1 - x0);
+    return t > 0 ? t : 0;
+}
+
+static int table_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
+{
+    const TableCostCfg *c = ctx;
+    double tokens = 0, kv_tokens = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tokens += items[i].c;
+        kv_tokens += (double)items[i].h + items[i].c;
+    }
+    double bytes = n ? model_weights_read_bytes_tokens(&c->model, tokens) + kv_tokens * c->kv_bytes_per_token : 0;
+    *out = (CostBreakdown){0};
+    out->bytes = bytes;
+    out->flops = cost_flops(&c->model, items, n);
+    /* a measured step is not split into classes: all of it is overhead */
+    out->overhead_s = n ? cost_table_at(c, c->by_tokens ? tokens : bytes) : 0;
+    out->t_s = out->overhead_s;
+    return 0;
+}
+
+int cost_table_new(const TableCostCfg *cfg, CostModel *out, Err *e)
+{
+    if (cfg->n < 2 || cfg->n > COST_TABLE_MAX)
+        return err_set(e, "cost_model.points: got %d points, expected 2 to %d", cfg->n, COST_TABLE_MAX);
+    for (int i = 0; i < cfg->n; i++) {
+        if (!(cfg->t_s[i] >= 0) || !isfinite(cfg->x[i]) || cfg->x[i] < 0)
+            return err_set(e, "cost_model.points[%d]: got [%.6g, %.6g ms], expected x >= 0 and a time >= 0", i,
+                           cfg->x[i], cfg->t_s[i] * 1e3);
+        if (i > 0 && !(cfg->x[i] > cfg->x[i - 1]))
+            return err_set(e, "cost_model.points[%d]: x %.6g does not exceed the previous point's %.6g (points must "
+                              "ascend in %s)", i, cfg->x[i], cfg->x[i - 1], cfg->by_tokens ? "tokens" : "bytes");
+    }
+    TableCostCfg *c = xmalloc(sizeof *c);
+    *c = *cfg;
+    *out = (CostModel){.name = "table", .ctx = c, .iter_time = table_time, .destroy = free};
+    return 0;
+}
+
 /* --------------------------------------------------------------- roofline */
 
 /* One kind of GEMM in a decoder layer, per GPU after tensor parallelism. */

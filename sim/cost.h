@@ -25,7 +25,15 @@
  *             profile's allreduce class when it has one -- plus the
  *             per-iteration overhead.  Every query whose shapes leave the
  *             profile's measured grid is counted (cost_extrapolation).
- * Both fill a CostBreakdown: the time of each class, FLOPs and bytes.
+ *   table     a measured step-time table: T interpolated linearly between
+ *             (x, step time) points, x being the bytes the step moves
+ *             (weights the step reads, MoE experts only as touched, plus
+ *             every sequence's KV read, (h + c) * kv_bytes_per_token) or the
+ *             new tokens in it; beyond the table the end segments extend
+ *             (never below 0).  The chapter prices its design-board option C
+ *             so: 25.40 GB between the measured 19.97 GB / 27.44 ms and
+ *             34.46 GB / 29.63 ms rounds gives 28.26 ms.
+ * All fill a CostBreakdown: the time of each class, FLOPs and bytes.
  */
 #ifndef SERVESIM_COST_H
 #define SERVESIM_COST_H
@@ -41,6 +49,21 @@ typedef struct LinearCostCfg {
 } LinearCostCfg;
 
 int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e);
+
+#define COST_TABLE_MAX 64
+typedef struct TableCostCfg {
+    int by_tokens;             /* 0: x = bytes moved by the step; 1: x = new tokens */
+    int n;                     /* points, 2 .. COST_TABLE_MAX, x strictly ascending */
+    double x[COST_TABLE_MAX];
+    double t_s[COST_TABLE_MAX];
+    ModelDesc model;           /* weights read per step (by bytes) */
+    double kv_bytes_per_token; /* whole model (by bytes) */
+} TableCostCfg;
+
+/* Checks the points (ascending x, times >= 0) and builds the model. */
+int cost_table_new(const TableCostCfg *cfg, CostModel *out, Err *e);
+/* The table's time at x (the interpolation alone). */
+double cost_table_at(const TableCostCfg *cfg, double x);
 
 typedef struct RooflineCfg {
     ModelDesc model;

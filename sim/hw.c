@@ -51,7 +51,7 @@ double effcurve_at(const EffCurve *c, double x)
 static const char *const hw_keys[] = {
     "name", "source", "peak_flops", "mem_bw_bytes_per_s", "mem_bytes", "link_bw_bytes_per_s",
     "link_latency_us", "efficiency", "iter_overhead_us", "runtime_reserve_gib", "mem_util",
-    "power_w", "usd_per_gpu_hour", "sources", "profile", "host_link_bw_bytes_per_s", NULL,
+    "power_w", "usd_per_gpu_hour", "sources", "profile", "host_link_bw_bytes_per_s", "unified_memory", NULL,
 };
 static const char *const hw_eff_keys[] = {"gemm_compute", "mem", "attn_compute", "attn_mem",
                                           NULL};
@@ -188,6 +188,7 @@ int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e)
     h->runtime_reserve_bytes = reserve_gib * GIB;
     h->mem_util = 0.9;
     if (hw_fraction(obj, "mem_util", where, 1, &h->mem_util, e) < 0) return -1;
+    if (jsonio_bool(obj, "unified_memory", where, 0, &h->unified_memory, e) < 0) return -1;
 
     char ew[512];
     jsonio_path(ew, sizeof ew, where, "efficiency");
@@ -296,6 +297,7 @@ void hw_to_json(const HwDesc *h, cJSON *obj)
     jsonio_add_num(obj, "mem_bw_bytes_per_s", h->mem_bw_bytes_per_s);
     /* Byte counts are exact integers; do not round them. */
     cJSON_AddNumberToObject(obj, "mem_bytes", h->mem_bytes);
+    if (h->unified_memory) cJSON_AddBoolToObject(obj, "unified_memory", 1);
     jsonio_add_num(obj, "link_bw_bytes_per_s", h->link_bw_bytes_per_s);
     jsonio_add_num(obj, "link_latency_us", h->link_latency_s * 1e6);
     if (h->host_link_bw_bytes_per_s > 0) jsonio_add_num(obj, "host_link_bw_bytes_per_s", h->host_link_bw_bytes_per_s);
@@ -339,6 +341,6 @@ double hw_kv_capacity_bytes(const HwDesc *h, const ModelDesc *m, int tp)
     if (tp < 1) tp = 1; /* NEVER: callers validate tp */
     /* Every parameter is resident (the input table included), split evenly
      * over the TP group; each GPU also keeps its own runtime reserve. */
-    double weights = dtype_bytes(m->weight_dtype, (double)m->params);
+    double weights = m->weights_total_bytes; /* = dtype_bytes(weight_dtype, params) for one format */
     return tp * (h->mem_bytes * h->mem_util - weights / tp - h->runtime_reserve_bytes);
 }

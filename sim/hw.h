@@ -40,6 +40,8 @@ typedef struct HwDesc {
     double peak_flops[DTYPE_COUNT]; /* dense tensor-core FLOP/s by compute dtype; 0 = unsupported */
     double mem_bw_bytes_per_s;      /* peak HBM/DRAM bandwidth */
     double mem_bytes;               /* device memory */
+    int unified_memory;             /* one pool shared by weights, KV and the host OS (Apple silicon):
+                                       runtime_reserve is the OS's share */
     double link_bw_bytes_per_s;     /* GPU-GPU, per direction (NVLink, or PCIe when none) */
     double link_latency_s;          /* per collective step */
     double host_link_bw_bytes_per_s;/* GPU <-> host memory, per direction (PCIe); 0 = not given */
@@ -77,7 +79,8 @@ int hw_default_profile(HwDesc *h, const char *name, Err *e);
 void hw_to_json(const HwDesc *h, cJSON *obj);
 
 /* KV capacity in bytes across a TP group of `tp` GPUs when the user gives
- * none: tp * (mem_bytes * mem_util - weights/tp - runtime_reserve).  Returns
+ * none: tp * (mem_bytes * mem_util - weights/tp - runtime_reserve), the
+ * weights in their stored formats (m->weights_total_bytes).  Returns
  * a negative number when the weights do not fit. */
 double hw_kv_capacity_bytes(const HwDesc *h, const ModelDesc *m, int tp);
 

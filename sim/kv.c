@@ -62,13 +62,22 @@ uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens
     return 0;
 }
 
+uint64_t kv_seq_blocks(const KvConfig *cfg, uint64_t tokens)
+{
+    uint64_t b = kv_blocks_for(tokens, cfg->block_tokens);
+    if (tokens == 0 || (cfg->window_bytes_per_token <= 0 && cfg->fixed_bytes <= 0)) return b;
+    double win = tokens < cfg->window_tokens ? (double)tokens : (double)cfg->window_tokens;
+    double extra = win * cfg->window_bytes_per_token + cfg->fixed_bytes;
+    return b + (uint64_t)ceil(extra / ((double)cfg->block_tokens * cfg->bytes_per_token));
+}
+
 static uint64_t pool_need(void *ctx, const Request *r)
 {
     KvPool *p = ctx;
     /* on_demand grows to the final length before the request finishes:
      * a request whose final length exceeds the pool can never complete. */
     KvReserve mode = p->cfg.reserve == KV_RESERVE_ON_DEMAND ? KV_RESERVE_FINAL : p->cfg.reserve;
-    return kv_blocks_for(kv_reserve_tokens(mode, r, p->cfg.max_tokens), p->cfg.block_tokens);
+    return kv_seq_blocks(&p->cfg, kv_reserve_tokens(mode, r, p->cfg.max_tokens));
 }
 
 static int pool_take(KvPool *p, const Request *r, uint64_t want_blocks)
@@ -88,13 +97,13 @@ static int pool_admit(void *ctx, Request *r, uint32_t first_chunk)
     uint64_t tokens = p->cfg.reserve == KV_RESERVE_ON_DEMAND
                           ? (uint64_t)r->kv_len + first_chunk
                           : kv_reserve_tokens(p->cfg.reserve, r, p->cfg.max_tokens);
-    return pool_take(p, r, kv_blocks_for(tokens, p->cfg.block_tokens));
+    return pool_take(p, r, kv_seq_blocks(&p->cfg, tokens));
 }
 
 static int pool_grow(void *ctx, Request *r, uint32_t kv_len)
 {
     KvPool *p = ctx;
-    return pool_take(p, r, kv_blocks_for(kv_len, p->cfg.block_tokens));
+    return pool_take(p, r, kv_seq_blocks(&p->cfg, kv_len));
 }
 
 static void pool_release(void *ctx, Request *r)

@@ -25,6 +25,19 @@ typedef struct KvConfig {
     KvReserve reserve;
     uint32_t max_tokens;     /* per-sequence cap for reserve=max when a request gives no max output */
     int unbounded;           /* what-if: a pool that never binds */
+    /* Hybrid models (issue 17): beside the full-attention KV of
+     * bytes_per_token, a sequence holds min(tokens, window_tokens) tokens of
+     * window_bytes_per_token (sliding-window layers) and fixed_bytes of
+     * recurrent state (linear layers), charged as whole blocks of
+     * block_tokens * bytes_per_token.  All 0 for a plain model. */
+    double window_bytes_per_token;
+    uint32_t window_tokens;
+    double fixed_bytes;
+    /* Prefix caching of a model with recurrent layers: the state is
+     * snapshotted every snapshot_tokens tokens (a multiple of block_tokens;
+     * 0 = no recurrent state): a hit restores from the last snapshot at or
+     * below the matched length and recomputes the rest. */
+    uint32_t snapshot_tokens;
 } KvConfig;
 
 /* Creates the counting pool.  Fails if not even one block fits. */
@@ -35,6 +48,11 @@ static inline uint64_t kv_blocks_for(uint64_t tokens, uint32_t block_tokens)
 {
     return (tokens + block_tokens - 1) / block_tokens;
 }
+
+/* Blocks a sequence of `tokens` tokens holds: its full-attention KV plus,
+ * for hybrid models, its sliding-window KV and fixed state rounded up to
+ * whole blocks (kv_blocks_for when the model has neither). */
+uint64_t kv_seq_blocks(const KvConfig *cfg, uint64_t tokens);
 
 /* The tokens a request reserves at admission under a mode (0 for on_demand). */
 uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens);

@@ -71,6 +71,13 @@ static uint64_t str_hash(const char *s)
     return mix(h);
 }
 
+uint64_t prefix_snapshot_restore(uint64_t matched, uint32_t interval, uint64_t *recompute)
+{
+    uint64_t from = interval ? matched / interval * interval : matched;
+    if (recompute) *recompute = matched - from;
+    return from;
+}
+
 uint64_t prefix_namespace(const char *model, const char *adapter, const char *positions)
 {
     return mix(str_hash(model) ^ mix(str_hash(adapter) ^ mix(str_hash(positions))));
@@ -324,8 +331,8 @@ static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
         /* swapped back in, or arriving from a prefill replica: its KV comes
          * as it was, no lookup */
         uint64_t want = p->cfg.kv.reserve == KV_RESERVE_ON_DEMAND
-                            ? kv_blocks_for((uint64_t)r->kv_len + first_chunk, B)
-                            : kv_blocks_for(final_tokens(p, r), B);
+                            ? kv_seq_blocks(&p->cfg.kv, (uint64_t)r->kv_len + first_chunk)
+                            : kv_seq_blocks(&p->cfg.kv, final_tokens(p, r));
         if (!fill_to(p, r, want)) {
             pf_release(ctx, r);
             return 0;
@@ -351,12 +358,24 @@ static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
         tab_push(t, b);
         key = k;
     }
+    if (p->cfg.kv.snapshot_tokens) {
+        /* Recurrent layers: their state exists only at snapshots, so the
+         * hit restores from the last one at or below the match and the
+         * rest is recomputed (its blocks are dropped from the table). */
+        uint64_t from = prefix_snapshot_restore(j * (uint64_t)B, p->cfg.kv.snapshot_tokens, NULL);
+        uint32_t keep = (uint32_t)(from / B);
+        while (j > keep) {
+            unref_block(p, t->b[--t->n]);
+            j--;
+        }
+        key = j ? p->blk[t->b[j - 1]].key : req_seed(p, r);
+    }
     t->hashed_upto = j;
     t->last_key = key;
     uint32_t hit = j * B;
     uint64_t want = p->cfg.kv.reserve == KV_RESERVE_ON_DEMAND
-                        ? kv_blocks_for(MIN((uint64_t)hit + first_chunk, (uint64_t)r->prefill_target), B)
-                        : kv_blocks_for(final_tokens(p, r), B);
+                        ? kv_seq_blocks(&p->cfg.kv, MIN((uint64_t)hit + first_chunk, (uint64_t)r->prefill_target))
+                        : kv_seq_blocks(&p->cfg.kv, final_tokens(p, r));
     if (!fill_to(p, r, want)) {
         pf_release(ctx, r);
         return 0;
@@ -392,7 +411,7 @@ static int pf_grow(void *ctx, Request *r, uint32_t kv_len)
             if (j * B < r->kv_len) p->st.cow_copies++;
         }
     }
-    return fill_to(p, r, kv_blocks_for(kv_len, B));
+    return fill_to(p, r, kv_seq_blocks(&p->cfg.kv, kv_len));
 }
 
 static void pf_commit(void *ctx, Request *r)
@@ -419,7 +438,7 @@ static void pf_commit(void *ctx, Request *r)
 static uint64_t pf_need(void *ctx, const Request *r)
 {
     Prefix *p = ctx;
-    return kv_blocks_for(final_tokens(p, r), p->cfg.kv.block_tokens);
+    return kv_seq_blocks(&p->cfg.kv, final_tokens(p, r));
 }
 
 static uint32_t pf_blocks_of(void *ctx, const Request *r)

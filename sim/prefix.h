@@ -68,4 +68,12 @@ uint32_t prefix_probe(const KvPolicy *kv, const Request *r);
 
 uint64_t prefix_namespace(const char *model, const char *adapter, const char *positions);
 
+/* A model with recurrent (linear-attention) layers keeps their state only at
+ * snapshots every `interval` tokens: a prefix match of `matched` tokens
+ * restores from the last snapshot at or below it (the return value) and
+ * recomputes the rest (*recompute).  Chapter 003: snapshots at 4096 and
+ * 8192, a 10,752-token match restores from 8192 and recomputes 2,560.
+ * interval 0 = no recurrent state: the whole match is used. */
+uint64_t prefix_snapshot_restore(uint64_t matched, uint32_t interval, uint64_t *recompute);
+
 #endif

@@ -517,7 +517,7 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
         else if (s->pools[0].replicas > 1)
             fprintf(f, "  %u replicas behind a %s router\n", s->pools[0].replicas, scenario_router_names[s->router]);
         fprintf(f, "  %s on %g GPU(s) of %s (tp %d), %s cost model, %s scheduler", s->model.name, scenario_gpus(s),
-                s->hw.name, s->tp, s->cost_kind == COST_LINEAR ? "linear" : "roofline", sched_kind_name(s->sched.kind));
+                s->hw.name, s->tp, scenario_cost_kind_name(s->cost_kind), sched_kind_name(s->sched.kind));
         if (s->sched.kind == SCHED_CHUNKED) fprintf(f, " (budget %u)", s->sched.token_budget);
         fprintf(f, ", max_running %u\n", s->sched.max_running);
         if (s->kv.unbounded)

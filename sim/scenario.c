@@ -157,13 +157,78 @@ static int apply_engine(Scenario *s, const char *hw_key, const char *where, Err 
     return 0;
 }
 
+/* Sliding-window and recurrent layers (issue 17): a sequence's window KV
+ * and fixed state go into the pool beside the full layers' per-token KV;
+ * with the prefix cache the recurrent state is snapshotted every
+ * snapshot_tokens (kv.snapshot_tokens, default 4096, rounded to blocks) and
+ * each cached snapshot's bytes are spread over the tokens it covers. */
+static int scenario_kv_hybrid(Scenario *s, const char *w, Err *e)
+{
+    const ModelDesc *m = &s->model;
+    if (m->n_sliding == 0 && m->n_linear == 0) return 0;
+    if (m->n_full == 0)
+        return err_set(e, "%s: model %s has no full-attention layer; a pool of only windowed or recurrent state "
+                          "is not modelled", w, m->name);
+    s->kv.window_bytes_per_token = m->n_sliding * model_kv_bytes_per_token_layer(m, s->kv_dtype);
+    s->kv.window_tokens = (uint32_t)m->sliding_window;
+    s->kv.fixed_bytes = m->linear_state_bytes;
+    if (m->n_linear > 0 && s->kv.snapshot_tokens == 0) s->kv.snapshot_tokens = 4096;
+    return 0;
+}
+
+const char *scenario_cost_kind_name(CostKind k)
+{
+    return k == COST_LINEAR ? "linear" : k == COST_TABLE ? "table" : "roofline";
+}
+
+/* "cost_model": {"kind": "table", "x": "bytes" | "tokens", "points":
+ * [[x, step ms], ...]} -- measured step times, x ascending. */
+static int parse_cost_table(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    static const char *const keys[] = {"kind", "x", "points", "source", NULL};
+    static const char *const xs[] = {"bytes", "tokens", NULL};
+    if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    TableCostCfg *t = &s->table;
+    memset(t, 0, sizeof *t);
+    if (jsonio_enum(v, "x", where, 0, xs, &t->by_tokens, e) < 0) return -1;
+    const char *src = NULL;
+    if (jsonio_str(v, "source", where, 0, &src, e) < 0) return -1;
+    char pw[300];
+    jsonio_path(pw, sizeof pw, where, "points");
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(v, "points");
+    if (!pts) return err_set(e, "%s: missing key \"points\" ([[x, step ms], ...])", where);
+    if (jsonio_expect_array(pts, pw, e) < 0) return -1;
+    int n = cJSON_GetArraySize(pts);
+    if (n < 2 || n > COST_TABLE_MAX)
+        return err_set(e, "%s: got %d points, expected 2 to %d [x, step ms] pairs", pw, n, COST_TABLE_MAX);
+    for (int i = 0; i < n; i++) {
+        const cJSON *p = cJSON_GetArrayItem(pts, i);
+        char iw[340];
+        jsonio_index(iw, sizeof iw, pw, i);
+        const cJSON *x = cJSON_GetArrayItem(p, 0), *ms = cJSON_GetArrayItem(p, 1);
+        if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(x) || !cJSON_IsNumber(ms) ||
+            !(x->valuedouble >= 0) || !(ms->valuedouble >= 0) || !isfinite(x->valuedouble) ||
+            !(ms->valuedouble < 1e9))
+            return err_set(e, "%s: expected [%s, step ms] with both numbers >= 0", iw,
+                           t->by_tokens ? "new tokens" : "bytes moved");
+        t->x[i] = x->valuedouble;
+        t->t_s[i] = ms->valuedouble * 1e-3;
+        if (i > 0 && !(t->x[i] > t->x[i - 1]))
+            return err_set(e, "%s: x %.6g does not exceed the previous point's %.6g (points must ascend)", iw,
+                           t->x[i], t->x[i - 1]);
+    }
+    t->n = n;
+    return 0;
+}
+
 static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
-    static const char *const kinds[] = {"linear", "roofline", NULL};
+    static const char *const kinds[] = {"linear", "roofline", "table", NULL};
     if (jsonio_expect_object(v, where, e) < 0) return -1;
     int kind;
     if (jsonio_enum(v, "kind", where, 1, kinds, &kind, e) < 0) return -1;
     s->cost_kind = (CostKind)kind;
+    if (kind == COST_TABLE) return parse_cost_table(v, where, s, e);
     if (kind == COST_LINEAR) {
         static const char *const keys[] = {"kind", "fixed_ms", "per_token_us", "per_pair_ns", NULL};
         if (jsonio_check_keys(v, where, keys, e) < 0) return -1;
@@ -463,7 +528,8 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
 static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_gib, Err *e)
 {
     static const char *const keys[] = {"capacity_gib", "block_tokens", "reserve", "dtype", "max_tokens",
-                                       "unbounded", "prefix_cache", "eviction", "conversion_ns_per_token", NULL};
+                                       "unbounded", "prefix_cache", "eviction", "conversion_ns_per_token",
+                                       "snapshot_tokens", NULL};
     static const char *const evict[] = {"lru", "value", NULL};
     static const char *const modes[] = {"max", "final", "on_demand", NULL};
     if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
@@ -473,6 +539,12 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     if (jsonio_int(v, "max_tokens", where, 0, 1, 1 << 30, &mt, e) < 0) return -1;
     s->kv.block_tokens = (uint32_t)bt;
     s->kv.max_tokens = (uint32_t)mt;
+    int64_t snap = 0;
+    if (jsonio_int(v, "snapshot_tokens", where, 0, 1, 1 << 24, &snap, e) < 0) return -1;
+    if (snap % bt != 0)
+        return err_set(e, "%s.snapshot_tokens: got %lld, expected a multiple of block_tokens (%lld): a snapshot "
+                          "sits at a block boundary", where, (long long)snap, (long long)bt);
+    s->kv.snapshot_tokens = (uint32_t)snap;
     int mode = (int)s->kv.reserve;
     if (jsonio_enum(v, "reserve", where, 0, modes, &mode, e) < 0) return -1;
     s->kv.reserve = (KvReserve)mode;
@@ -750,6 +822,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->kv_dtype = (Dtype)s->engine.fp8_checkpoint_kv;
     if (s->engine.kv_rule == ENGKV_TOTAL_FRACTION) s->hw.mem_util = s->engine.kv_fraction;
     s->kv.bytes_per_token = model_kv_bytes_per_token(&s->model, s->kv_dtype);
+    if (scenario_kv_hybrid(s, w, e) < 0) return -1;
     if (cap_gib > 0) {
         s->kv.capacity_bytes = cap_gib * GIB;
         double room = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
@@ -979,6 +1052,13 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     int rc;
     if (s->cost_kind == COST_LINEAR) {
         rc = cost_linear_new(&s->linear, &cfg.cost, e);
+    } else if (s->cost_kind == COST_TABLE) {
+        TableCostCfg *t = xmalloc(sizeof *t);
+        *t = s->table;
+        t->model = s->model;
+        t->kv_bytes_per_token = s->kv.bytes_per_token;
+        rc = cost_table_new(t, &cfg.cost, e);
+        free(t);
     } else {
         RooflineCfg rc_cfg = {.model = s->model, .hw = pool->hw, .tp = pool->tp, .compute_dtype = s->compute_dtype,
                               .kv_bytes_per_token = s->kv.bytes_per_token,
@@ -1170,7 +1250,7 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
     if (s->sched.max_num_tokens) cJSON_AddNumberToObject(sc, "max_num_tokens", s->sched.max_num_tokens);
-    cJSON_AddStringToObject(sc, "cost_model", s->cost_kind == COST_LINEAR ? "linear" : "roofline");
+    cJSON_AddStringToObject(sc, "cost_model", scenario_cost_kind_name(s->cost_kind));
     cJSON_AddStringToObject(sc, "kv_reserve", kv_reserve_name(s->kv.reserve));
     cJSON_AddStringToObject(sc, "kv_dtype", dtype_name(s->kv_dtype));
     jsonio_add_num(sc, "kv_capacity_gib", s->kv.capacity_bytes / GIB);

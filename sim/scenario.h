@@ -25,7 +25,9 @@
 #include "spec.h"
 #include "workload.h"
 
-typedef enum { COST_LINEAR = 0, COST_ROOFLINE } CostKind;
+typedef enum { COST_LINEAR = 0, COST_ROOFLINE, COST_TABLE } CostKind;
+/* "linear", "roofline", "table" */
+const char *scenario_cost_kind_name(CostKind k);
 
 /* A group of identical replicas: the whole cluster, or one side of a
  * disaggregated deployment. */
@@ -49,6 +51,7 @@ typedef struct Scenario {
     int tp;
     CostKind cost_kind;
     LinearCostCfg linear;
+    TableCostCfg table;    /* cost_model kind "table": the points (model and KV filled at build) */
     Dtype compute_dtype;
     SchedConfig sched;
     int preempt_swap;      /* vllm "preemption": "swap" */

@@ -454,6 +454,73 @@ static void test_readme_numbers(void)
     CHECK_CONTAINS(out, "m.json: line 3, column 9: malformed JSON near ','");
 }
 
+/* Issue 17 part A: info's memory breakdown on the M2 Max, a verify item in
+ * `servesim cost`, and the table cost model in a scenario -- the lines
+ * README.md quotes. */
+static void test_issue17_commands(void)
+{
+    static char out[65536], args[2048];
+    /* Chapter 003: Qwen3-235B-A22B Q2_K on an M2 Max: 96 GB = 89.41 GiB, 8 GiB
+     * reserved for the system, 64.43 + 15.37 GiB of weights; one 8K request fits */
+    static const char *const fit[] = {
+        "memory per device (unified: weights, KV and the OS share it): 89.41 GiB usable (89.41 GiB x 1.00)",
+        "  reserve                  8.00 GiB (the system's share)",
+        "  weights                 79.80 GiB (64.43 codes and float data + 15.37 block metadata)",
+        "  kv and state             1.47 GiB (1 x 8192 tokens, bf16)",
+        "  free                     0.14 GiB: fits", NULL};
+    readme_run("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192", fit);
+    static const char *const nofit[] = {"  kv and state             2.94 GiB (2 x 8192 tokens, bf16)",
+                                        "  short by                 1.33 GiB: does NOT fit", NULL};
+    readme_run("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192 --batch 2", nofit);
+    CHECK_INT(sh("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192 --json", out, sizeof out), 0);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
+    const cJSON *wb = cJSON_GetObjectItemCaseSensitive(mem, "weights_bytes");
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(mem, "weights_meta_bytes");
+    CHECK(cJSON_IsNumber(wb) && cJSON_IsNumber(mb));
+    if (cJSON_IsNumber(wb) && cJSON_IsNumber(mb)) {
+        CHECK_NEAR((wb->valuedouble - mb->valuedouble) / GIB, 64.43, 0.005);
+        CHECK_NEAR(mb->valuedouble / GIB, 15.37, 0.005);
+    }
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
+    cJSON_Delete(j);
+    CHECK_INT(sh("info --model deepseek-v3 --context 0", out, sizeof out), 2);
+    CHECK_CONTAINS(out, "--context needs an integer in [1, 1e8] (tokens): 0");
+
+    /* 16 requests verifying 8 positions each at 8K: ~2.56 TFLOP */
+    char batch[512] = "";
+    for (int i = 0; i < 16; i++) strcat(batch, i ? ",8:8192:v" : "8:8192:v");
+    snprintf(args, sizeof args, "cost --hardware rtx-pro-6000 --profile none --model qwen3-8b --batch %s --json", batch);
+    CHECK_INT(sh(args, out, sizeof out), 0);
+    j = cJSON_Parse(out);
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "flops");
+    CHECK(cJSON_IsNumber(fl) && fabs(fl->valuedouble / 1e12 - 2.56) < 0.005);
+    CHECK_CONTAINS(out, "\"kind\":\t\"verify\"");
+    cJSON_Delete(j);
+    CHECK_INT(sh("cost --hardware rtx-pro-6000 --model qwen3-8b --batch 8:8192:x", out, sizeof out), 2);
+    CHECK_CONTAINS(out, "--batch needs C:H[:v][,C:H...]");
+
+    /* a table of measured steps by new tokens: the chapter's 2K decode
+     * (26.26 ms) and 2K prefill (94.8 ms) */
+    const char *t = write_tmp("table.json",
+                              "{\"model\": \"qwen3-8b\", \"hardware\": \"rtx-pro-6000\", \"cost_model\": {\"kind\": "
+                              "\"table\", \"x\": \"tokens\", \"points\": [[1, 26.26], [2048, 94.8]]}, \"scheduler\": "
+                              "{\"kind\": \"continuous\"}, \"workload\": {\"requests\": [{\"arrival_ms\": 0, "
+                              "\"prompt_tokens\": 2048, \"output_tokens\": 3}]}}");
+    snprintf(args, sizeof args, "run %s", t);
+    CHECK_INT(sh(args, out, sizeof out), 0);
+    CHECK_CONTAINS(out, "table cost model");
+    CHECK_CONTAINS(out, "  TTFT           94.80     94.80     94.80     94.80     94.80 ms  (n=1)");
+    CHECK_CONTAINS(out, "  TPOT           26.26     26.26     26.26     26.26     26.26 ms  (n=1)");
+    const char *bad = write_tmp("table_bad.json",
+                                "{\"model\": \"qwen3-8b\", \"hardware\": \"rtx-pro-6000\", \"cost_model\": {\"kind\": "
+                                "\"table\", \"points\": [[2e10, 27.44], [1.5e10, 26.26]]}, \"workload\": {\"requests\": "
+                                "[{\"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}]}}");
+    snprintf(args, sizeof args, "run %s", bad);
+    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "table_bad.json: cost_model.points[1]: x 1.5e+10 does not exceed the previous point's 2e+10");
+}
+
 /* Counted as a failure, not skipped silently. */
 static void cli_no_tmpdir(void)
 {
@@ -676,6 +743,7 @@ void suite_cli(void)
     RUN(test_stream_run);
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
+    RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }

@@ -496,9 +496,71 @@ static void test_gemm_class_fallback(void)
     CHECK_CONTAINS(e.msg, "compute dtype q4_0 has no GEMM class");
 }
 
+/* Chapter 003's design board, option C: a q8_0 round of 16 x 8K reads
+ * 25.40 GB; priced from the measured step-time table of experiment 8-1 (2K
+ * context, decode rounds of batch 1, 16 and 64: 26.26, 27.44 and 29.63 ms)
+ * it comes to about 28.26 ms.  The points' bytes are the rounds' reads,
+ * Dw + b * 2048 * k, computed here from the model, not typed. */
+static void test_table_cost_option_c(void)
+{
+    CHECK(load() == 0);
+    static TableCostCfg t;
+    memset(&t, 0, sizeof t);
+    double k16 = model_kv_bytes_per_token(&qwen, DTYPE_BF16), dw = qwen.weights_read_bytes;
+    const double b[3] = {1, 16, 64}, ms[3] = {26.26, 27.44, 29.63};
+    for (int i = 0; i < 3; i++) {
+        t.x[i] = dw + b[i] * 2048 * k16;
+        t.t_s[i] = ms[i] * 1e-3;
+    }
+    CHECK_NEAR(t.x[0] / 1e9, 15.44, 0.005);
+    CHECK_NEAR(t.x[2] / 1e9, 34.46, 0.005);
+    t.n = 3;
+    t.model = qwen;
+    t.kv_bytes_per_token = model_kv_bytes_per_token(&qwen, DTYPE_Q8_0);
+    CostModel cm;
+    Err e = {{0}};
+    if (cost_table_new(&t, &cm, &e) < 0) { CHECK(0); return; }
+    fill(1, 8191, ITEM_DECODE); /* 16 decode steps at 8K context */
+    CostBreakdown cb;
+    CHECK_INT(cm.iter_time(cm.ctx, items, 16, &cb), 0);
+    CHECK_NEAR(cb.bytes / 1e9, 25.40, 0.005);
+    CHECK_NEAR(cb.t_s * 1e3, 28.26, 0.005);
+    /* on a point, exactly the measured time; beyond the table the end
+     * segment extends */
+    CHECK_NEAR(cost_table_at(&t, t.x[1]), 27.44e-3, 1e-12);
+    CHECK(cost_table_at(&t, 2 * t.x[2]) > 29.63e-3);
+    CHECK_NEAR(cost_table_at(&t, 0), 26.26e-3 - (t.x[0] - 0) * (1.18e-3 / (t.x[1] - t.x[0])), 1e-12);
+    cm.destroy(cm.ctx);
+    static TableCostCfg steep = {.n = 2, .x = {100, 200}, .t_s = {1e-3, 101e-3}};
+    CHECK_NEAR(cost_table_at(&steep, 150), 51e-3, 1e-12);
+    CHECK_NEAR(cost_table_at(&steep, 0), 0, 0); /* never below zero */
+    /* bad tables */
+    t.x[1] = t.x[0];
+    CHECK_INT(cost_table_new(&t, &cm, &e), -1);
+    CHECK_CONTAINS(e.msg, "cost_model.points[1]: x");
+    CHECK_CONTAINS(e.msg, "does not exceed the previous point's");
+    t.n = 1;
+    CHECK_INT(cost_table_new(&t, &cm, &e), -1);
+    CHECK_CONTAINS(e.msg, "cost_model.points: got 1 points, expected 2 to 64");
+}
+
+/* Chapter 003, option D: 16 requests each verifying 8 positions at an 8K
+ * context, every position sampled (the LM head 8 times each): about 2.56
+ * TFLOP per round. */
+static void test_verify_round_flops(void)
+{
+    CHECK(load() == 0);
+    fill(8, 8192, ITEM_VERIFY);
+    CHECK_NEAR(cost_flops(&qwen, items, 16) / 1e12, 2.56, 0.005);
+    double want = 128 * qwen.flops_per_token + 16 * (8.0 * 8192 + 36) * qwen.flops_per_pair + 128 * qwen.lm_head_flops;
+    CHECK_NEAR(cost_flops(&qwen, items, 16), want, 1);
+}
+
 void suite_cost(void);
 void suite_cost(void)
 {
+    RUN(test_table_cost_option_c);
+    RUN(test_verify_round_flops);
     RUN(test_read_model);
     RUN(test_prefill_16x8k);
     RUN(test_decode_round_bytes);

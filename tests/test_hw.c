@@ -105,6 +105,41 @@ static void test_hw_every_figure_has_a_source(void)
     }
 }
 
+/* Issue 17: Apple M2 Max, one unified pool (chapter 003's Q2_K example). */
+static void test_hw_m2_max(void)
+{
+    HwDesc h;
+    if (load("m2-max", &h)) { CHECK(0); return; }
+    CHECK_INT(h.unified_memory, 1);
+    /* "unified memory 96 GB = 89.41 GiB, reserve 8 GiB for the system" */
+    CHECK_NEAR(h.mem_bytes / GIB, 89.41, 0.005);
+    CHECK_NEAR(h.runtime_reserve_bytes, 8 * GIB, 0);
+    CHECK_NEAR(h.mem_util, 1.0, 0);
+    CHECK_NEAR(h.mem_bw_bytes_per_s, 400e9, 0);
+    CHECK_NEAR(h.peak_flops[DTYPE_FP16], 13.6e12, 0);
+    /* the Q2_K file (79.80 GiB) leaves 1.61 GiB for KV; the BF16 one does not fit */
+    ModelDesc q, b;
+    Err e = {{0}};
+    if (model_load("qwen3-235b-a22b-q2_k", &q, &e) || model_load("qwen3-235b-a22b", &b, &e)) { CHECK(0); return; }
+    CHECK_NEAR(hw_kv_capacity_bytes(&h, &q, 1) / GIB, 89.41 - 8 - 64.43 - 15.37, 0.01);
+    CHECK(hw_kv_capacity_bytes(&h, &b, 1) < 0);
+    /* every figure cited */
+    char path[1024];
+    paths_data_file(path, sizeof path, "hardware/", "m2-max");
+    cJSON *root = jsonio_parse_file(path, &e);
+    const cJSON *src = root ? cJSON_GetObjectItemCaseSensitive(root, "sources") : NULL;
+    CHECK(cJSON_IsObject(src));
+    for (const cJSON *it = root ? root->child : NULL; it && src; it = it->next) {
+        if (!strcmp(it->string, "sources") || !strcmp(it->string, "source")) continue;
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(src, it->string);
+        if (!cJSON_IsString(s) || strlen(s->valuestring) < 10) {
+            th_failures++;
+            fprintf(stderr, "  %s: no source for \"%s\"\n", path, it->string);
+        }
+    }
+    cJSON_Delete(root);
+}
+
 static void test_hw_effcurve(void)
 {
     EffCurve c = {0.5, 0, {0}, {0}};
@@ -249,7 +284,7 @@ static void test_hw_load_errors(void)
     Err e = {{0}};
     CHECK_INT(hw_load("h900", &h, &e), -1);
     CHECK_CONTAINS(e.msg, "unknown hardware \"h900\"");
-    CHECK_CONTAINS(e.msg, "available: a100-sxm-80gb, b200, h100-sxm, h200-sxm, l40s, rtx-pro-6000");
+    CHECK_CONTAINS(e.msg, "available: a100-sxm-80gb, b200, h100-sxm, h200-sxm, l40s, m2-max, rtx-pro-6000");
     CHECK_INT(hw_load("/nonexistent/g.json", &h, &e), -1);
     CHECK_CONTAINS(e.msg, "/nonexistent/g.json");
     CHECK_INT(hw_load(NULL, &h, &e), -1);
@@ -309,6 +344,7 @@ static void test_hw_profiles_attached(void)
 
 void suite_hw(void)
 {
+    RUN(test_hw_m2_max);
     RUN(test_hw_every_bundled_file_loads);
     RUN(test_hw_figures);
     RUN(test_hw_every_figure_has_a_source);

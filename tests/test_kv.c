@@ -4,6 +4,7 @@
  * Qwen3-8B at 147,456 B per token.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kv.h"
 #include "simtest.h"
@@ -123,9 +124,57 @@ static void test_on_demand_preempts(void)
     free(R);
 }
 
+/* Issue 17: sliding-window layers stop growing at the window, recurrent
+ * layers hold a fixed state; both are charged as whole blocks. */
+static void test_hybrid_seq_blocks(void)
+{
+    ModelDesc g, k;
+    Err e = {{0}};
+    if (model_load("gpt-oss-120b", &g, &e) || model_load("kimi-linear-48b-a3b", &k, &e)) { CHECK(0); return; }
+    /* gpt-oss-120b: 18 full layers of 2 x 8 x 64 BF16 per token = 36,864 B,
+     * 18 sliding ones keep 128 tokens of the same */
+    KvConfig c = {.capacity_bytes = 12 * GIB, .block_tokens = 16,
+                  .bytes_per_token = model_kv_bytes_per_token(&g, DTYPE_BF16), .reserve = KV_RESERVE_FINAL,
+                  .window_bytes_per_token = 18 * model_kv_bytes_per_token_layer(&g, DTYPE_BF16),
+                  .window_tokens = (uint32_t)g.sliding_window};
+    CHECK_NEAR(c.bytes_per_token, 36864, 0);
+    CHECK_INT(kv_seq_blocks(&c, 0), 0);
+    CHECK_INT(kv_seq_blocks(&c, 100), 7 + 7);   /* 100 window tokens = 6.25 blocks' bytes */
+    CHECK_INT(kv_seq_blocks(&c, 8192), 512 + 8); /* the window is full: 128 tokens = 8 blocks */
+    CHECK_INT(kv_seq_blocks(&c, 100000), 6250 + 8);
+    /* the bytes agree with the model's own count, to within block rounding */
+    CHECK_NEAR(kv_seq_blocks(&c, 8192) * 16 * c.bytes_per_token, model_kv_bytes_for_tokens(&g, DTYPE_BF16, 8192), 0);
+    /* Kimi Linear: 7 MLA layers at 576 BF16 values per token, 20 KDA
+     * layers' state of 41.4 MiB per sequence: 337 blocks of 16 x 8,064 B */
+    KvConfig h = {.capacity_bytes = 12 * GIB, .block_tokens = 16,
+                  .bytes_per_token = model_kv_bytes_per_token(&k, DTYPE_BF16), .reserve = KV_RESERVE_FINAL,
+                  .fixed_bytes = k.linear_state_bytes};
+    CHECK_NEAR(h.bytes_per_token, 8064, 0);
+    CHECK_INT(kv_seq_blocks(&h, 8192), 512 + 337);
+    CHECK_INT(kv_seq_blocks(&h, 1), 1 + 337);
+    KvPolicy kv;
+    CHECK(kv_pool_new(&h, &kv, &e) == 0);
+    uint64_t total = kv.total_blocks(kv.ctx);
+    CHECK_INT(total, (uint64_t)(12 * GIB / (16 * 8064.0)));
+    /* 8K in / 256 out: 8447 tokens = 528 blocks + 337 of state each */
+    int n = 0;
+    Request r[200];
+    memset(r, 0, sizeof r);
+    for (; n < 200; n++) {
+        r[n].prompt_tokens = 8192;
+        r[n].output_tokens = 256;
+        r[n].idx = (uint32_t)n;
+        if (!kv.admit(kv.ctx, &r[n], 8192)) break;
+    }
+    CHECK_INT(n, (int)(total / (528 + 337)));
+    CHECK_INT(kv.need_blocks(kv.ctx, &r[0]), 528 + 337);
+    kv.destroy(kv.ctx);
+}
+
 void suite_kv(void);
 void suite_kv(void)
 {
+    RUN(test_hybrid_seq_blocks);
     RUN(test_capacity_chapter);
     RUN(test_paged_example);
     RUN(test_reserve_max_uses_max_output);

@@ -388,9 +388,68 @@ static void test_parallel_sampling(void)
     }
 }
 
+/* Chapter 003 figure 8-19, hybrid attention: the recurrent layers' state is
+ * snapshotted (KDA, TP = 8: about 53.6 MiB per snapshot per GPU).  A text
+ * matched through token 10,752 with snapshots at 4096 and 8192 restores
+ * from 8192 and recomputes 2,560; denser snapshots recompute less and keep
+ * more: an 8K prefix holds 2 snapshots every 4096 tokens (~107 MiB), 32
+ * every 256 (~1,714 MiB). */
+static void test_hybrid_snapshots(void)
+{
+    uint64_t rc = 0;
+    CHECK_INT(prefix_snapshot_restore(10752, 4096, &rc), 8192);
+    CHECK_INT(rc, 2560);
+    CHECK_INT(prefix_snapshot_restore(10752, 0, &rc), 10752);
+    CHECK_INT(rc, 0);
+    const double snap_mib = 53.6; /* the chapter's figure for its KDA model at TP 8 */
+    CHECK_NEAR(8192 / 4096 * snap_mib, 107, 0.5);
+    CHECK_REL(8192 / 256 * snap_mib, 1714, 0.001);
+    /* The state of the bundled KDA model, Kimi Linear 48B (20 KDA layers of
+     * 32 heads): 41.41 MiB a sequence, 5.18 MiB per GPU at TP 8. */
+    ModelDesc k;
+    Err e = {{0}};
+    if (model_load("kimi-linear-48b-a3b", &k, &e) == 0) {
+        CHECK_NEAR(k.linear_state_bytes / MIB, 41.41, 0.005);
+        CHECK_NEAR(k.linear_state_bytes / 8 / MIB, 5.18, 0.005);
+    } else CHECK(0);
+
+    /* In the cache: a request matching 10,752 tokens of a cached 12,288 gets
+     * a hit of 8,192 when snapshots are 4096 apart, 10,752 without them. */
+    const uint32_t L = 12288, match = 10752;
+    uint32_t *ids = malloc(2 * L * sizeof *ids);
+    for (uint32_t i = 0; i < L; i++) {
+        ids[i] = i;
+        ids[L + i] = i < match ? i : 5000000 + i;
+    }
+    for (int snap = 1; snap >= 0; snap--) {
+        PrefixConfig c = {.kv = {.capacity_bytes = 4096.0 * 16 * 8064, .block_tokens = 16, .bytes_per_token = 8064,
+                                 .reserve = KV_RESERVE_FINAL, .snapshot_tokens = snap ? 4096 : 0},
+                          .namespace_seed = 3, .n_requests = 2};
+        KvPolicy kv;
+        CHECK(prefix_new(&c, &kv, &e) == 0);
+        Request r[2];
+        req(&r[0], 0, ids, L, L, 4);
+        CHECK(admit_compute(&kv, &r[0]));
+        req(&r[1], 1, ids + L, L, L, 4);
+        CHECK(kv.admit(kv.ctx, &r[1], L));
+        CHECK_INT(r[1].kv_len, snap ? 8192 : match);
+        CHECK_INT(r[1].prefix_hit_tokens, snap ? 8192 : match);
+        /* the recomputed part commits without duplicating cached blocks */
+        CHECK(kv.grow(kv.ctx, &r[1], L));
+        r[1].kv_len = L;
+        kv.commit(kv.ctx, &r[1]);
+        kv.release(kv.ctx, &r[0]);
+        kv.release(kv.ctx, &r[1]);
+        CHECK_INT(kv.used_blocks(kv.ctx), 0);
+        kv.destroy(kv.ctx);
+    }
+    free(ids);
+}
+
 void suite_prefix(void);
 void suite_prefix(void)
 {
+    RUN(test_hybrid_snapshots);
     RUN(test_paged_example_sharing);
     RUN(test_branches_416_131);
     RUN(test_shared_prefix_35);
