@@ -133,13 +133,20 @@ typedef struct Roofline {
 
 double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n)
 {
-    double tokens = 0, pairs = 0, samples = 0;
+    double tokens = 0, pairs = 0, samples = 0, attn = 0;
+    /* MLA decodes absorbed; sliding and recurrent layers by their own
+     * counts (model_attn_flops).  A plain GQA model sums pairs as before. */
+    const int own = m->attn == MODEL_ATTN_MLA || m->n_sliding > 0 || m->n_linear > 0;
     for (uint32_t i = 0; i < n; i++) {
         tokens += items[i].c;
-        pairs += batch_pairs(items[i].c, items[i].h);
+        if (own)
+            attn += model_attn_flops(m, items[i].c, items[i].h,
+                                     m->attn == MODEL_ATTN_MLA && items[i].kind != ITEM_PREFILL);
+        else
+            pairs += batch_pairs(items[i].c, items[i].h);
         samples += items[i].kind == ITEM_VERIFY ? items[i].c : items[i].samples;
     }
-    return m->flops_per_token * tokens + m->flops_per_pair * pairs + m->lm_head_flops * samples;
+    return m->flops_per_token * tokens + (own ? attn : m->flops_per_pair * pairs) + m->lm_head_flops * samples;
 }
 
 static double roof(double flops, double peak_eff, double bytes, double bw_eff)
@@ -317,19 +324,34 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     double tokens = 0, samples = 0;
     double pp = 0, pre_read = 0, pre_write = 0; /* prefill attention */
     double dp = 0, dec_read = 0, dec_write = 0; /* decode/verify attention */
+    /* Hybrid models (issue 17): sliding layers' windowed pairs and KV (the
+     * same bytes per layer as a full one), recurrent layers' per-token
+     * FLOPs and their state read and written once per sequence and step. */
+    const int hybrid = m->n_sliding > 0 || m->n_linear > 0;
+    const double wk = hybrid && m->n_full > 0 ? k * m->n_sliding / m->n_full : 0;
+    double hf_pre = 0, hf_dec = 0;
     for (uint32_t i = 0; i < n; i++) {
         const BatchItem *it = &items[i];
         double c = it->c, pairs = batch_pairs(it->c, it->h);
         tokens += c;
         samples += it->kind == ITEM_VERIFY ? c : it->samples;
+        double xf = 0, xb = 0;
+        if (hybrid) {
+            double hw = m->sliding_window > 0 && (double)it->h + c > m->sliding_window ? m->sliding_window
+                                                                                       : (double)it->h + c;
+            xf = model_attn_flops(m, c, it->h, 0) - m->flops_per_pair * pairs;
+            xb = hw * wk + c * wk + 2.0 * m->linear_state_bytes;
+        }
         if (it->kind == ITEM_PREFILL) {
             pp += pairs;
-            pre_read += ((double)it->h + c) * k;
+            pre_read += ((double)it->h + c) * k + xb;
             pre_write += c * k;
+            hf_pre += xf;
         } else {
             dp += pairs;
-            dec_read += ((double)it->h + c) * k;
+            dec_read += ((double)it->h + c) * k + xb;
             dec_write += c * k;
+            hf_dec += xf;
         }
     }
     *out = (CostBreakdown){0};
@@ -338,6 +360,11 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     double f_gemm = m->flops_per_token * tokens / tp;
     double f_pre = m->flops_per_pair * pp / tp, b_pre = (pre_read + pre_write) / tp;
     double f_dec = m->flops_per_pair * dp / tp, b_dec = (dec_read + dec_write) / tp;
+    if (m->attn == MODEL_ATTN_MLA) f_dec = m->flops_per_pair_absorbed * dp / tp; /* decode runs absorbed */
+    if (hybrid) {
+        f_pre += hf_pre / tp;
+        f_dec += hf_dec / tp;
+    }
     double f_head = m->lm_head_flops * samples / tp;
 
     if (r->prof) {

@@ -556,9 +556,45 @@ static void test_verify_round_flops(void)
     CHECK_NEAR(cost_flops(&qwen, items, 16), want, 1);
 }
 
+/* Issue 17: the flat roofline counts sliding layers' windowed pairs and
+ * KV, and MLA decodes absorbed. */
+static void test_hybrid_attention_roofline(void)
+{
+    ModelDesc g, d;
+    HwDesc h;
+    Err e = {{0}};
+    if (model_load("gpt-oss-120b", &g, &e) || model_load("deepseek-v3", &d, &e) || hw_load("h200-sxm", &h, &e) ||
+        hw_attach_profile(&h, "none", &e)) {
+        CHECK(0);
+        return;
+    }
+    double k = model_kv_bytes_per_token(&g, DTYPE_BF16);
+    RooflineCfg cfg = {.model = g, .hw = h, .tp = 1, .compute_dtype = DTYPE_BF16, .kv_bytes_per_token = k,
+                       .act_bytes = 2};
+    CostModel cm;
+    if (cost_roofline_new(&cfg, &cm, &e) < 0) { CHECK(0); return; }
+    BatchItem it = {.c = 1, .h = 8191, .kind = ITEM_DECODE, .samples = 1};
+    CostBreakdown cb;
+    CHECK_INT(cm.iter_time(cm.ctx, &it, 1, &cb), 0);
+    /* a decode token at 8K: 18 full layers see 8192 keys, 18 sliding 128 */
+    double per = 4.0 * 64 * 64;
+    double attn = 18 * per * 8192 + 18 * per * 128;
+    CHECK_NEAR(cost_flops(&g, &it, 1), g.flops_per_token + attn + g.lm_head_flops, 1);
+    CHECK_NEAR(cb.flops, cost_flops(&g, &it, 1), 1);
+    /* KV read: 8192 tokens of the full layers + 128 of the sliding ones, + the new token's writes */
+    CHECK_NEAR(cb.bytes - g.weights_read_bytes, 8192 * k + 128 * k + 2 * k, 1);
+    cm.destroy(cm.ctx);
+    /* DeepSeek-V3: decode pairs at the absorbed 2 x 128 x (2 x 512 + 64) per layer */
+    it.h = 4095;
+    CHECK_NEAR(cost_flops(&d, &it, 1), d.flops_per_token + 4096 * 2.0 * 61 * 128 * 1088 + d.lm_head_flops, 1);
+    BatchItem pre = {.c = 4, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+    CHECK_NEAR(cost_flops(&d, &pre, 1), 4 * d.flops_per_token + 10 * d.flops_per_pair + d.lm_head_flops, 1);
+}
+
 void suite_cost(void);
 void suite_cost(void)
 {
+    RUN(test_hybrid_attention_roofline);
     RUN(test_table_cost_option_c);
     RUN(test_verify_round_flops);
     RUN(test_read_model);
