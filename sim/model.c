@@ -20,6 +20,17 @@
  *   bytes/step  every parameter but the input table, which a step only
  *               gathers a few rows of; when tied the LM head reads the table,
  *               so the whole of params counts.
+ *   MoE         dense_layers leading layers use the dense MLP of ffn; the
+ *               others hold experts routed MLPs (+ biases), shared_experts
+ *               always-active ones and the router (+ its bias).
+ *   MLA         q (or q_a, its norm and q_b), kv_a (latent + rope), its
+ *               norm, kv_b (latent to nope + v per head), o.
+ *   linear      q, k, v, o, beta and the kind's gates (KDA: low-rank decay
+ *               and output gates; gated DeltaNet: z and a), the short
+ *               convolutions, A_log, dt_bias and the output norm.
+ *   formats     one weight format: dtype_bytes over the total, as before;
+ *               mixed (the experts' own format, or a GGUF recipe): summed
+ *               per tensor class (model_mixed_bytes).
  *
  * Sums are done in double and checked against a sanity cap before being
  * stored as integers: any real model is far below 2^53, where doubles hold
@@ -246,19 +257,16 @@ static void model_attn_params(const ModelDesc *m, ModelLayerKind kind, double *a
     *all = mm + extra;
 }
 
-/* Parameters of layer i's MLP: all, the matrices one token multiplies, and
- * the routed experts' share of all. */
-static void model_mlp_params(const ModelDesc *m, int i, double *all, double *matmul, double *routed)
+/* Parameters of layer i's MLP: all, and the matrices one token multiplies. */
+static void model_mlp_params(const ModelDesc *m, int i, double *all, double *matmul)
 {
     double h = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
     if (m->experts == 0 || i < m->dense_layers) {
         *all = *matmul = mats * h * m->ffn;
-        *routed = 0;
         return;
     }
     double router = h * m->experts, shared = m->shared_experts * mats * h * m->shared_expert_ffn;
-    *routed = m->experts * (double)m->expert_params;
-    *all = *routed + shared + router + (m->router_bias ? m->experts : 0);
+    *all = m->experts * (double)m->expert_params + shared + router + (m->router_bias ? m->experts : 0);
     *matmul = m->active_experts * mats * h * m->expert_ffn + shared + router;
 }
 
@@ -391,16 +399,15 @@ int model_derive(ModelDesc *m, const char *where, Err *e)
                                      (m->expert_bias ? (mats - 1) * m->expert_ffn + h : 0));
     m->moe_layers = m->experts > 0 ? m->layers - m->dense_layers : 0;
 
-    double layers_all = 0, layers_mm = 0, routed_all = 0, last_all = 0, last_mm = 0;
+    double layers_all = 0, layers_mm = 0, last_all = 0, last_mm = 0;
     for (int i = 0; i < m->layers; i++) {
-        double aall, amm, mall, mmm, rout;
+        double aall, amm, mall, mmm;
         model_attn_params(m, (ModelLayerKind)m->layer_kind[i], &aall, &amm);
-        model_mlp_params(m, i, &mall, &mmm, &rout);
+        model_mlp_params(m, i, &mall, &mmm);
         last_all = aall + mall + 2.0 * h; /* input and post-attention RMSNorm */
         last_mm = amm + mmm;
         layers_all += last_all;
         layers_mm += last_mm;
-        routed_all += rout;
     }
     double embed = (double)m->vocab * h;
     double total = embed + layers_all + h + (m->tied_embeddings ? 0.0 : embed);
@@ -433,7 +440,6 @@ int model_derive(ModelDesc *m, const char *where, Err *e)
                                      dtype_bytes(DTYPE_FP32, eb)
                                : dtype_bytes(m->expert_dtype, mats * ew) + dtype_bytes(m->weight_dtype, eb);
     }
-    (void)routed_all;
 
     /* Attention FLOPs per pair.  GQA: QK^T and PV over head_dim each.  MLA
      * naive: q . k over nope + rope dims, p . v over v_head_dim; absorbed:
