@@ -62,13 +62,20 @@ uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens
     return 0;
 }
 
+double kv_block_bytes(const KvConfig *cfg)
+{
+    double per = cfg->bytes_per_token;
+    if (cfg->snapshot_tokens && cfg->snapshot_bytes > 0) per += cfg->snapshot_bytes / cfg->snapshot_tokens;
+    return (double)cfg->block_tokens * per;
+}
+
 uint64_t kv_seq_blocks(const KvConfig *cfg, uint64_t tokens)
 {
     uint64_t b = kv_blocks_for(tokens, cfg->block_tokens);
     if (tokens == 0 || (cfg->window_bytes_per_token <= 0 && cfg->fixed_bytes <= 0)) return b;
     double win = tokens < cfg->window_tokens ? (double)tokens : (double)cfg->window_tokens;
     double extra = win * cfg->window_bytes_per_token + cfg->fixed_bytes;
-    return b + (uint64_t)ceil(extra / ((double)cfg->block_tokens * cfg->bytes_per_token));
+    return b + (uint64_t)ceil(extra / kv_block_bytes(cfg));
 }
 
 static uint64_t pool_need(void *ctx, const Request *r)
@@ -140,7 +147,7 @@ int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
 {
     if (cfg->block_tokens == 0) return err_set(e, "kv.block_tokens: must be >= 1");
     if (!(cfg->bytes_per_token > 0)) return err_set(e, "kv: bytes per token must be > 0");
-    double block_bytes = (double)cfg->block_tokens * cfg->bytes_per_token;
+    double block_bytes = kv_block_bytes(cfg);
     double blocks = floor(cfg->capacity_bytes / block_bytes);
     if (!cfg->unbounded && blocks < 1)
         return err_set(e, "kv: capacity %.0f B holds no block of %u tokens (%.0f B); "

@@ -38,6 +38,11 @@ typedef struct KvConfig {
      * 0 = no recurrent state): a hit restores from the last snapshot at or
      * below the matched length and recomputes the rest. */
     uint32_t snapshot_tokens;
+    /* Bytes of one snapshot (the recurrent state) when the prefix cache keeps
+     * them: each cached block carries block_tokens / snapshot_tokens of one,
+     * so a block is block_tokens * (bytes_per_token + snapshot_bytes /
+     * snapshot_tokens).  0 without a prefix cache or recurrent layers. */
+    double snapshot_bytes;
 } KvConfig;
 
 /* Creates the counting pool.  Fails if not even one block fits. */
@@ -48,6 +53,10 @@ static inline uint64_t kv_blocks_for(uint64_t tokens, uint32_t block_tokens)
 {
     return (tokens + block_tokens - 1) / block_tokens;
 }
+
+/* Bytes of one block: block_tokens * bytes_per_token, plus the share of a
+ * recurrent-state snapshot each cached block carries (snapshot_bytes). */
+double kv_block_bytes(const KvConfig *cfg);
 
 /* Blocks a sequence of `tokens` tokens holds: its full-attention KV plus,
  * for hybrid models, its sliding-window KV and fixed state rounded up to

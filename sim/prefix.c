@@ -514,7 +514,7 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
 {
     const KvConfig *k = &cfg->kv;
     if (k->block_tokens == 0) return err_set(e, "kv.block_tokens: must be >= 1");
-    double block_bytes = (double)k->block_tokens * k->bytes_per_token;
+    double block_bytes = kv_block_bytes(k);
     double blocks = k->capacity_bytes / block_bytes;
     if (!k->unbounded && blocks < 1)
         return err_set(e, "kv: capacity %.0f B holds no block of %u tokens (%.0f B)", k->capacity_bytes,

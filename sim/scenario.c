@@ -173,6 +173,7 @@ static int scenario_kv_hybrid(Scenario *s, const char *w, Err *e)
     s->kv.window_tokens = (uint32_t)m->sliding_window;
     s->kv.fixed_bytes = m->linear_state_bytes;
     if (m->n_linear > 0 && s->kv.snapshot_tokens == 0) s->kv.snapshot_tokens = 4096;
+    if (m->n_linear > 0 && s->prefix_cache) s->kv.snapshot_bytes = m->linear_state_bytes;
     return 0;
 }
 

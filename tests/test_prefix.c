@@ -413,6 +413,21 @@ static void test_hybrid_snapshots(void)
         CHECK_NEAR(k.linear_state_bytes / 8 / MIB, 5.18, 0.005);
     } else CHECK(0);
 
+    /* A cached block carries its share of the snapshots: Kimi Linear's
+     * 43,417,600 B state every 4096 tokens adds 10,600 B per token to the
+     * MLA layers' 8,064. */
+    KvConfig kc = {.capacity_bytes = 12 * GIB, .block_tokens = 16, .bytes_per_token = 8064,
+                   .reserve = KV_RESERVE_FINAL, .fixed_bytes = k.linear_state_bytes, .snapshot_tokens = 4096,
+                   .snapshot_bytes = k.linear_state_bytes};
+    CHECK_NEAR(kv_block_bytes(&kc), 16 * (8064 + 10600.0), 1e-6);
+    PrefixConfig pk = {.kv = kc, .namespace_seed = 4, .n_requests = 1};
+    KvPolicy kp;
+    CHECK(prefix_new(&pk, &kp, &e) == 0);
+    CHECK_INT(kp.total_blocks(kp.ctx), (uint64_t)(12 * GIB / (16 * 18664.0)));
+    kp.destroy(kp.ctx);
+    /* an 8K sequence: 512 blocks of tokens + its live state in 146 blocks */
+    CHECK_INT(kv_seq_blocks(&kc, 8192), 512 + 146);
+
     /* In the cache: a request matching 10,752 tokens of a cached 12,288 gets
      * a hit of 8,192 when snapshots are 4096 apart, 10,752 without them. */
     const uint32_t L = 12288, match = 10752;
