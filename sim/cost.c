@@ -302,7 +302,32 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         attn += profile_attn_time(r->dec, s, nd, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
         cost_roof_note(r, r->dec, "decode attention", which, ratio, &worst);
     }
-    out->attn_s = layers * attn;
+    const ModelDesc *m = &r->cfg.model;
+    if (m->n_sliding == 0 && m->n_linear == 0) {
+        out->attn_s = layers * attn;
+    } else {
+        /* Hybrid models (issue 17): the measured launches price the full
+         * layers; sliding layers run the same launches over at most the
+         * window of cached keys; recurrent layers are priced by their
+         * FLOPs and state traffic at the hardware file's attention
+         * efficiencies (the profile has no such operator). */
+        out->attn_s = m->n_full * attn;
+        const double w = m->sliding_window;
+        for (int kind = 0; m->n_sliding && kind < 2; kind++) {
+            uint32_t ns = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if ((items[i].kind == ITEM_DECODE) == kind)
+                    s[ns++] = (ProfSeq){items[i].c, (double)items[i].h < w ? items[i].h : w};
+            if (ns)
+                out->attn_s += m->n_sliding * profile_attn_time(kind ? r->dec : r->pre, s, ns, r->qh, r->kvh, r->hd,
+                                                                2, r->kv_b, &ratio, &which);
+        }
+        if (m->n_linear) {
+            const HwDesc *h = &r->cfg.hw;
+            double f = m->linear_flops_per_token * tokens / r->cfg.tp, b = 2.0 * n * m->linear_state_bytes / r->cfg.tp;
+            out->attn_s += roof(f, r->peak * h->attn_compute_eff, b, h->mem_bw_bytes_per_s * h->attn_mem_eff);
+        }
+    }
     if (r->cfg.tp > 1 && r->ar) {
         double feat[PF_COUNT], f, b;
         profile_comm_shape(tokens * r->cfg.model.hidden * r->cfg.act_bytes, r->cfg.tp, feat, &f, &b);
@@ -436,7 +461,9 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
         return err_set(e, "profile %s: compute dtype %s has no GEMM class (expected bf16, fp16, fp8, fp8_block or "
                           "nvfp4)", p->name, dtype_name(cd));
     int fb = 0, gk = cost_roof_gemm_class(p, cd, &fb);
-    const double kv_b = r->cfg.kv_bytes_per_token / (2.0 * m->layers * m->kv_heads * m->head_dim);
+    /* per KV element: kv_bytes_per_token covers the full-attention layers (all of them
+     * in a plain model) */
+    const double kv_b = r->cfg.kv_bytes_per_token / (2.0 * (m->n_full > 0 ? m->n_full : m->layers) * m->kv_heads * m->head_dim);
     /* An FP8 KV cache runs other attention kernels; a profile with their
      * classes prices them, one without scales the 16-bit ones by bytes. */
     const int fp8kv = kv_b == 1.0;

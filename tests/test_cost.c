@@ -591,9 +591,48 @@ static void test_hybrid_attention_roofline(void)
     CHECK_NEAR(cost_flops(&d, &pre, 1), 4 * d.flops_per_token + 10 * d.flops_per_pair + d.lm_head_flops, 1);
 }
 
+/* The calibrated-profile roofline for a hybrid model: sliding layers run
+ * the measured launches over at most the window, so below the window they
+ * cost what full layers cost and beyond it less. */
+static void test_hybrid_attention_profile(void)
+{
+    ModelDesc g, full;
+    HwDesc h;
+    Err e = {{0}};
+    if (model_load("gpt-oss-120b", &g, &e) || hw_load("h200-sxm", &h, &e) || !h.profile.present) {
+        CHECK(0);
+        return;
+    }
+    full = g;
+    memset(full.layer_kind, MODEL_LAYER_FULL, sizeof full.layer_kind);
+    full.sliding_window = 0;
+    CHECK_INT(model_derive(&full, "all-full", &e), 0);
+    double k = model_kv_bytes_per_token(&g, DTYPE_BF16);
+    double t[2][3];
+    const uint32_t hs[3] = {100, 8191, 128};
+    for (int v = 0; v < 2; v++) {
+        RooflineCfg cfg = {.model = v ? full : g, .hw = h, .tp = 1, .compute_dtype = DTYPE_BF16,
+                           .kv_bytes_per_token = v ? 2 * k : k, .act_bytes = 2};
+        CostModel cm;
+        if (cost_roofline_new(&cfg, &cm, &e) < 0) { CHECK(0); return; }
+        for (int x = 0; x < 3; x++) {
+            BatchItem it = {.c = 1, .h = hs[x], .kind = ITEM_DECODE, .samples = 1};
+            CostBreakdown cb;
+            CHECK_INT(cm.iter_time(cm.ctx, &it, 1, &cb), 0);
+            t[v][x] = cb.attn_s;
+        }
+        cm.destroy(cm.ctx);
+    }
+    CHECK_REL(t[0][0], t[1][0], 1e-12); /* inside the window: the same launches */
+    /* at 8K: 18 layers over 8,192 keys, 18 over the 128-key window */
+    CHECK_REL(t[0][1], 0.5 * t[1][1] + 0.5 * t[1][2], 1e-12);
+    CHECK(t[0][1] < t[1][1]);
+}
+
 void suite_cost(void);
 void suite_cost(void)
 {
+    RUN(test_hybrid_attention_profile);
     RUN(test_hybrid_attention_roofline);
     RUN(test_table_cost_option_c);
     RUN(test_verify_round_flops);
