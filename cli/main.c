@@ -593,6 +593,15 @@ static int cmd_info(int argc, char **argv)
         model_to_json(&m, o);
         cJSON_AddStringToObject(o, "kv_dtype", dtype_name((Dtype)kt));
         cJSON_ReplaceItemInObjectCaseSensitive(o, "kv_bytes_per_token", cJSON_CreateNumber(kvb));
+        cJSON *touch = m.experts > 0 ? cJSON_AddArrayToObject(o, "experts_touched") : NULL;
+        for (int i = 0; touch && i < 4; i++) {
+            static const double n_tok[4] = {1, 16, 64, 256};
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "tokens", n_tok[i]);
+            jsonio_add_num(x, "experts", model_expected_experts(&m, n_tok[i]));
+            cJSON_AddNumberToObject(x, "weights_read_bytes", model_weights_read_bytes_tokens(&m, n_tok[i]));
+            cJSON_AddItemToArray(touch, x);
+        }
         if (hw) {
             cJSON *ho = cJSON_AddObjectToObject(o, "hardware");
             hw_to_json(&h, ho);
@@ -634,7 +643,17 @@ static int cmd_info(int argc, char **argv)
                "in %s\n", m.experts, m.expert_ffn, m.active_experts, m.shared_experts, m.moe_layers, m.layers,
                dtype_name(m.expert_dtype));
     printf("  params               %lld (%.3f B)\n", (long long)m.params, m.params / 1e9);
-    if (m.experts > 0) printf("  params_active        %lld (%.3f B per token)\n", (long long)m.params_active, m.params_active / 1e9);
+    if (m.experts > 0) {
+        printf("  params_active        %lld (%.3f B per token)\n", (long long)m.params_active, m.params_active / 1e9);
+        /* what a step of n tokens touches under the description's routing */
+        printf("  experts touched      ");
+        for (int i = 0; i < 4; i++) {
+            static const double n_tok[4] = {1, 16, 64, 256};
+            printf("%s%.0f tokens: %.1f of %d (%.2f GiB read)", i ? ", " : "", n_tok[i],
+                   model_expected_experts(&m, n_tok[i]), m.experts, model_weights_read_bytes_tokens(&m, n_tok[i]) / GIB);
+        }
+        printf(" per MoE layer, %s routing\n", m.routing == MODEL_ROUTING_ZIPF ? "zipf" : "uniform");
+    }
     printf("  weights_read_bytes   %.0f B (%.2f GiB) per engine step\n", m.weights_read_bytes,
            m.weights_read_bytes / GIB);
     if (m.weights_meta_bytes > 0)

@@ -484,6 +484,9 @@ static void test_issue17_commands(void)
     }
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
     cJSON_Delete(j);
+    /* experts a step touches under uniform routing: 256 (1 - (1 - 8/256)^16) = 102.0 of 256 at 16 tokens */
+    static const char *const touch[] = {"  experts touched      1 tokens: 8.0 of 256", "16 tokens: 102.0 of 256", NULL};
+    readme_run("info --model deepseek-v3", touch);
     CHECK_INT(sh("info --model deepseek-v3 --context 0", out, sizeof out), 2);
     CHECK_CONTAINS(out, "--context needs an integer in [1, 1e8] (tokens): 0");
 
