@@ -538,7 +538,13 @@ static InfoFit info_fit(const ModelDesc *m, const HwDesc *h, Dtype kt, double tp
     f.usable = h->mem_bytes * h->mem_util;
     f.reserve = h->runtime_reserve_bytes;
     f.weights = m->weights_total_bytes / tp;
-    f.kv = batch * model_kv_bytes_for_tokens(m, kt, context) / tp;
+    /* KV heads split over the TP group, but a GPU holds at least one: GQA
+     * with fewer KV heads than GPUs replicates them, and MLA's single
+     * latent is on every GPU; recurrent state splits by its heads. */
+    double kv_split = m->attn == MODEL_ATTN_MLA ? 1 : (tp < m->kv_heads ? tp : m->kv_heads);
+    double st_split = m->n_linear ? (tp < m->linear_heads ? tp : m->linear_heads) : 1;
+    double state = context > 0 ? m->linear_state_bytes : 0;
+    f.kv = batch * ((model_kv_bytes_for_tokens(m, kt, context) - state) / kv_split + state / st_split);
     f.free = f.usable - f.reserve - f.weights - f.kv;
     f.fits = f.free >= 0;
     return f;

@@ -487,6 +487,9 @@ static void test_issue17_commands(void)
     /* experts a step touches under uniform routing: 256 (1 - (1 - 8/256)^16) = 102.0 of 256 at 16 tokens */
     static const char *const touch[] = {"  experts touched      1 tokens: 8.0 of 256", "16 tokens: 102.0 of 256", NULL};
     readme_run("info --model deepseek-v3", touch);
+    /* MLA's latent is on every GPU of a TP group: 64 x 8192 x 70,272 B per GPU */
+    static const char *const mla[] = {"  kv and state            34.31 GiB (64 x 8192 tokens, bf16)", NULL};
+    readme_run("info --model deepseek-v3 --hardware h200-sxm --tp 8 --context 8192 --batch 64", mla);
     CHECK_INT(sh("info --model deepseek-v3 --context 0", out, sizeof out), 2);
     CHECK_CONTAINS(out, "--context needs an integer in [1, 1e8] (tokens): 0");
 
