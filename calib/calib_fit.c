@@ -60,6 +60,22 @@ static const FitSpec calib_fit_specs[PROF_OP_COUNT] = {
     [PROF_ATTN_PREFILL_FP8KV] = {PF_UNITS, 4, {PF_KV_MEAN, PF_QROWS, PF_CTAS, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_HEAD_DIM}, 5,
                            {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
     [PROF_ATTN_DECODE_FP8KV] = {PF_UNITS, 2, {PF_GROUP, PF_HEAD_DIM}, 3, {PF_BYTES, PF_UNITS, PF_GROUP}, 4, {PF_BATCH, PF_KV_LEN, PF_GROUP, PF_HEAD_DIM}, 4},
+    /* A fused MoE layer: a grouped GEMM whose rate depends on the rows each
+     * touched expert gets (m), the total output (mn) and the expert slice's
+     * width (n); per touched expert a fixed cost (its tile scheduling). */
+    [PROF_MOE_BF16] = {PF_BATCH, 3, {PF_M, PF_MN, PF_N}, 2, {PF_BYTES, PF_M}, 5, {PF_M, PF_N, PF_K, PF_BATCH, PF_MN}, 8},
+    [PROF_MOE_FP8] = {PF_BATCH, 3, {PF_M, PF_MN, PF_N}, 2, {PF_BYTES, PF_M}, 5, {PF_M, PF_N, PF_K, PF_BATCH, PF_MN}, 8},
+    [PROF_MOE_FP8_BLOCK] = {PF_BATCH, 3, {PF_M, PF_MN, PF_N}, 2, {PF_BYTES, PF_M}, 5, {PF_M, PF_N, PF_K, PF_BATCH, PF_MN}, 8},
+    [PROF_MOE_W4A16] = {PF_BATCH, 3, {PF_M, PF_MN, PF_N}, 2, {PF_BYTES, PF_M}, 5, {PF_M, PF_N, PF_K, PF_BATCH, PF_MN}, 8},
+    [PROF_ALLTOALL] = {PF_GPUS, 0, {0}, 3, {PF_BYTES, PF_GPUS, PF_PEER_BYTES}, 2, {PF_BYTES, PF_GPUS}, 4, 1},
+    /* MLA: the attention classes' features (one head_dim per class, so that
+     * curve is left out) */
+    [PROF_MLA_PREFILL] = {PF_UNITS, 3, {PF_KV_MEAN, PF_QROWS, PF_CTAS}, 2, {PF_BYTES, PF_UNITS}, 4,
+                          {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP}, 4},
+    [PROF_MLA_DECODE] = {PF_UNITS, 1, {PF_GROUP}, 3, {PF_BYTES, PF_UNITS, PF_GROUP}, 3, {PF_BATCH, PF_KV_LEN, PF_GROUP}, 4},
+    [PROF_MLA_PREFILL_FP8KV] = {PF_UNITS, 3, {PF_KV_MEAN, PF_QROWS, PF_CTAS}, 2, {PF_BYTES, PF_UNITS}, 4,
+                                {PF_BATCH, PF_CHUNK, PF_KV_LEN, PF_GROUP}, 4},
+    [PROF_MLA_DECODE_FP8KV] = {PF_UNITS, 1, {PF_GROUP}, 3, {PF_BYTES, PF_UNITS, PF_GROUP}, 3, {PF_BATCH, PF_KV_LEN, PF_GROUP}, 4},
 };
 
 #define FIT_REG 0.02        /* second-difference penalty, per sqrt(row) */
@@ -97,7 +113,7 @@ static void calib_fit_canon(Meas *r, int op)
 {
     if ((op == PROF_ATTN_PREFILL_FP8KV || op == PROF_ATTN_DECODE_FP8KV) && r->dtype == DTYPE_FP8)
         r->dtype = DTYPE_BF16;
-    if (op == PROF_ALLREDUCE && r->dtype == DTYPE_FP16) r->dtype = r->kv_dtype = DTYPE_BF16;
+    if ((op == PROF_ALLREDUCE || op == PROF_ALLTOALL) && r->dtype == DTYPE_FP16) r->dtype = r->kv_dtype = DTYPE_BF16;
 }
 
 /* ------------------------------------------------------------ fit rows */
@@ -744,18 +760,21 @@ static int calib_fit_op(const MeasSet *ms, int kind, const CalibFitOpts *o, doub
         return 0;
     }
     double peak = 0, bw = 0;
-    const int computes = profile_op_is_gemm(kind) || profile_op_is_attn(kind);
-    if (kind == PROF_GEMM_FP8) peak = o->peak_flops_fp8;
-    else if (kind == PROF_GEMM_FP8_BLOCK) peak = o->peak_flops_fp8_block > 0 ? o->peak_flops_fp8_block : o->peak_flops_fp8;
+    const int computes = profile_op_is_gemm(kind) || profile_op_is_attn(kind) || profile_op_is_moe(kind);
+    if (kind == PROF_GEMM_FP8 || kind == PROF_MOE_FP8) peak = o->peak_flops_fp8;
+    else if (kind == PROF_GEMM_FP8_BLOCK || kind == PROF_MOE_FP8_BLOCK)
+        peak = o->peak_flops_fp8_block > 0 ? o->peak_flops_fp8_block : o->peak_flops_fp8;
     else if (kind == PROF_GEMM_NVFP4) peak = o->peak_flops_nvfp4;
     else if (computes) peak = o->peak_flops_bf16; /* BF16 GEMMs; attention runs BF16 MMAs */
-    bw = kind == PROF_ALLREDUCE ? o->link_bw_bytes_per_s : o->mem_bw_bytes_per_s;
+    bw = kind == PROF_ALLREDUCE || kind == PROF_ALLTOALL ? o->link_bw_bytes_per_s : o->mem_bw_bytes_per_s;
     /* Without a reference: the BF16 GEMMs' best rate for BF16 work, a
      * low-precision GEMM's own best rate for it. */
     if (!(peak > 0) && computes)
         peak = peak_default > 0 && (kind == PROF_GEMM_BF16 || profile_op_is_attn(kind)) ? peak_default
                                                                                         : calib_fit_best_rate(rows, n, 1);
-    if (!(bw > 0)) bw = kind != PROF_ALLREDUCE && bw_default > 0 ? bw_default : calib_fit_best_rate(rows, n, 0);
+    if (!(bw > 0))
+        bw = kind != PROF_ALLREDUCE && kind != PROF_ALLTOALL && bw_default > 0 ? bw_default
+                                                                                : calib_fit_best_rate(rows, n, 0);
     if (!(bw > 0)) bw = 1e9; /* launch probe: no bytes at all */
     if (!computes) peak = 0;
 

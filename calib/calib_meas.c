@@ -26,7 +26,7 @@
 #include "profile.h"
 
 static const char *const calib_meas_op_names[MEAS_OP_COUNT + 1] = {
-    "gemm", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch", NULL,
+    "gemm", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch", "moe", "alltoall", "mla_prefill", "mla_decode", NULL,
 };
 
 const char *calib_meas_op_name(int op)
@@ -40,9 +40,16 @@ const char *calib_meas_shape_str(const Meas *r, char *buf, size_t n)
     case MEAS_GEMM: snprintf(buf, n, "%s m=%.0f n=%.0f k=%.0f", dtype_name((Dtype)r->dtype), r->m, r->n, r->k); break;
     case MEAS_ATTN_PREFILL:
     case MEAS_ATTN_DECODE:
+    case MEAS_MLA_PREFILL:
+    case MEAS_MLA_DECODE:
         snprintf(buf, n, "b=%.0f c=%.0f h=%.0f heads %.0f/%.0f", r->batch, r->chunk, r->ctx, r->q_heads, r->kv_heads);
         break;
-    case MEAS_ALLREDUCE: snprintf(buf, n, "%.0f GPUs, %.0f B", r->batch, r->size_bytes); break;
+    case MEAS_ALLREDUCE:
+    case MEAS_ALLTOALL: snprintf(buf, n, "%.0f GPUs, %.0f B", r->batch, r->size_bytes); break;
+    case MEAS_MOE:
+        snprintf(buf, n, "%s moe tokens=%.0f inter=%.0f hidden=%.0f experts %.0f/%.0f top-%.0f",
+                 dtype_name((Dtype)r->dtype), r->m, r->n, r->k, r->batch, r->ctx, r->chunk);
+        break;
     case MEAS_MEM_READ:
     case MEAS_MEM_COPY: snprintf(buf, n, "%.0f B", r->size_bytes); break;
     default: snprintf(buf, n, "empty kernel"); break;
@@ -91,6 +98,10 @@ int calib_meas_prof_op(const Meas *r)
     case MEAS_MEM_READ: return PROF_MEM_READ;
     case MEAS_MEM_COPY: return PROF_MEM_COPY;
     case MEAS_LAUNCH: return PROF_LAUNCH;
+    case MEAS_MOE: return profile_moe_op((Dtype)r->dtype);
+    case MEAS_MLA_PREFILL: return calib_meas_fp8_kv(r) ? PROF_MLA_PREFILL_FP8KV : PROF_MLA_PREFILL;
+    case MEAS_MLA_DECODE: return calib_meas_fp8_kv(r) ? PROF_MLA_DECODE_FP8KV : PROF_MLA_DECODE;
+    case MEAS_ALLTOALL: return PROF_ALLTOALL;
     default: return -1;
     }
 }
@@ -119,6 +130,22 @@ void calib_meas_features(const Meas *r, double *feat, double *flops, double *byt
                            calib_meas_elem_bytes(r->dtype), calib_meas_elem_bytes(r->kv_dtype), feat, flops, bytes);
         return;
     case MEAS_ALLREDUCE: profile_comm_shape(r->size_bytes, r->batch, feat, flops, bytes); return;
+    case MEAS_ALLTOALL: profile_a2a_shape(r->size_bytes, r->batch, feat, flops, bytes); return;
+    case MEAS_MLA_PREFILL:
+    case MEAS_MLA_DECODE: {
+        double qh, kvh, hd, kvb;
+        profile_mla_dims(r->op == MEAS_MLA_DECODE, r->q_heads, MEAS_MLA_KV_LORA, MEAS_MLA_ROPE, MEAS_MLA_NOPE,
+                         calib_meas_elem_bytes(r->kv_dtype), &qh, &kvh, &hd, &kvb);
+        profile_attn_shape(r->batch, r->chunk, r->ctx, qh, kvh, hd, calib_meas_elem_bytes(r->dtype), kvb, feat,
+                           flops, bytes);
+        return;
+    }
+    case MEAS_MOE: {
+        double in, w;
+        profile_moe_bytes((Dtype)r->dtype, &in, &w);
+        profile_moe_shape(r->m, r->ctx, r->chunk, r->batch, r->n, r->k, in, w, feat, flops, bytes);
+        return;
+    }
     case MEAS_MEM_READ:
     case MEAS_MEM_COPY: profile_mem_shape(r->size_bytes, feat, flops, bytes); return;
     default: profile_mem_shape(0, feat, flops, bytes); return;
@@ -131,8 +158,8 @@ int calib_meas_counts(Meas *r, Err *e)
         return err_set(e, "latency_ms: got %.12g, expected a time > 0", r->latency_ms);
     int block = r->dtype == DTYPE_FP8_BLOCK || r->dtype == DTYPE_NVFP4;
     if (r->dtype != DTYPE_BF16 && r->dtype != DTYPE_FP16 && r->dtype != DTYPE_FP8 && r->dtype != DTYPE_FP32 &&
-        !(block && r->op == MEAS_GEMM))
-        return err_set(e, "dtype: got \"%s\", expected bf16, fp16, fp8 or fp32 (fp8_block and nvfp4: GEMMs only)",
+        !(block && (r->op == MEAS_GEMM || r->op == MEAS_MOE)) && !(r->dtype == DTYPE_MXFP4 && r->op == MEAS_MOE))
+        return err_set(e, "dtype: got \"%s\", expected bf16, fp16, fp8 or fp32 (fp8_block and nvfp4: GEMMs and moe only; mxfp4: moe)",
                        dtype_name((Dtype)r->dtype));
     switch (r->op) {
     case MEAS_GEMM:
@@ -164,6 +191,33 @@ int calib_meas_counts(Meas *r, Err *e)
     case MEAS_MEM_READ:
     case MEAS_MEM_COPY:
         if (calib_meas_pos(r->size_bytes, "size_bytes", e)) return -1;
+        break;
+    case MEAS_MLA_PREFILL:
+    case MEAS_MLA_DECODE:
+        if (calib_meas_pos(r->batch, "batch", e) || calib_meas_pos(r->chunk, "chunk", e) ||
+            calib_meas_pos(r->q_heads, "q_heads", e))
+            return -1;
+        if (!(r->ctx >= 0) || r->ctx != floor(r->ctx) || r->ctx > 1e9)
+            return err_set(e, "ctx: got %.12g, expected a whole number >= 0", r->ctx);
+        if (r->kv_dtype != DTYPE_BF16 && r->kv_dtype != DTYPE_FP16 && r->kv_dtype != DTYPE_FP8)
+            return err_set(e, "kv_dtype: got \"%s\", expected bf16, fp16 or fp8", dtype_name((Dtype)r->kv_dtype));
+        if (r->op == MEAS_MLA_DECODE && r->chunk != 1)
+            return err_set(e, "chunk: got %.12g, expected 1 for mla_decode", r->chunk);
+        break;
+    case MEAS_ALLTOALL:
+        if (calib_meas_pos(r->batch, "batch (GPUs)", e) || calib_meas_pos(r->size_bytes, "size_bytes", e))
+            return -1;
+        if (r->batch < 2) return err_set(e, "batch (GPUs): got %.12g, expected >= 2 for an all-to-all", r->batch);
+        break;
+    case MEAS_MOE:
+        if (calib_meas_pos(r->m, "m (tokens)", e) || calib_meas_pos(r->n, "n (expert FFN per GPU)", e) ||
+            calib_meas_pos(r->k, "k (hidden)", e) || calib_meas_pos(r->batch, "batch (local experts)", e) ||
+            calib_meas_pos(r->chunk, "chunk (top-k)", e) || calib_meas_pos(r->ctx, "ctx (experts)", e))
+            return -1;
+        if (r->batch > r->ctx || r->chunk > r->ctx)
+            return err_set(e, "moe: local experts %.12g and top-k %.12g must not exceed the experts %.12g", r->batch,
+                           r->chunk, r->ctx);
+        if (r->dtype == DTYPE_NVFP4) return err_set(e, "dtype: nvfp4 has no fused-MoE class (bf16, fp8, fp8_block)");
         break;
     case MEAS_LAUNCH: break;
     default: return err_set(e, "op: unknown operator %d", r->op);
@@ -361,7 +415,8 @@ static int calib_meas_read_own(MeasSet *s, Csv *c, Err *e)
             if (!strcmp(op, calib_meas_op_names[i])) r.op = i;
         if (r.op < 0)
             return err_set(e, "%s: line %d: column \"op\": got \"%s\", expected gemm, attn_prefill, attn_decode, "
-                              "allreduce, mem_read, mem_copy or launch", c->path, c->line, op);
+                              "allreduce, mem_read, mem_copy, launch, moe, alltoall, mla_prefill or mla_decode",
+                           c->path, c->line, op);
         r.dtype = dtype_parse(c->f[idx[1]]);
         r.kv_dtype = dtype_parse(c->f[idx[2]]);
         if (r.dtype < 0 || r.kv_dtype < 0)
@@ -470,17 +525,18 @@ static int calib_meas_aic_nccl(MeasSet *s, Csv *c, Err *e)
     while (calib_meas_csv_next(c)) {
         if (calib_meas_csv_row_ok(c, e) < 0) return -1;
         int dt = calib_meas_dtype_word(c->f[cd]);
-        if (strcmp(c->f[co], "all_reduce") != 0 || dt < 0) {
+        int a2a = !strcmp(c->f[co], "alltoall");
+        if ((strcmp(c->f[co], "all_reduce") != 0 && !a2a) || dt < 0) {
             s->skipped++;
             continue;
         }
         double elems;
-        Meas r = {.op = MEAS_ALLREDUCE, .dtype = dt, .kv_dtype = dt};
+        Meas r = {.op = a2a ? MEAS_ALLTOALL : MEAS_ALLREDUCE, .dtype = dt, .kv_dtype = dt};
         if (calib_meas_csv_num(c, cg, &r.batch, e) || calib_meas_csv_num(c, cm, &elems, e) ||
             calib_meas_csv_num(c, cl, &r.latency_ms, e))
             return -1;
         r.size_bytes = elems * calib_meas_elem_bytes(dt);
-        snprintf(r.tag, sizeof r.tag, "aic:nccl");
+        snprintf(r.tag, sizeof r.tag, a2a ? "aic:nccl_alltoall" : "aic:nccl");
         if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
@@ -514,6 +570,91 @@ static int calib_meas_aic_custom_ar(MeasSet *s, Csv *c, Err *e)
             return -1;
         r.size_bytes = elems * calib_meas_elem_bytes(dt);
         snprintf(r.tag, sizeof r.tag, "aic:%s", cs >= 0 ? c->f[cs] : "custom_allreduce");
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* moe_perf.csv: one GPU's fused MoE forward (routing, permute, expert GEMMs,
+ * finalize; no communication).  Rows of the routing distribution
+ * MEAS_MOE_DISTRIBUTION only (calib/README.md says why); gated experts only
+ * (the non-gated ReLU^2 kernels and INT4 weight-only rows are skipped;
+ * w4a16_mxfp4 rows form class moe_w4a16). */
+static int calib_meas_aic_moe(MeasSet *s, Csv *c, Err *e)
+{
+    int cd = calib_meas_csv_need(c, "moe_dtype", e), ct = calib_meas_csv_need(c, "num_tokens", e),
+        ch = calib_meas_csv_need(c, "hidden_size", e), ci = calib_meas_csv_need(c, "inter_size", e),
+        ck = calib_meas_csv_need(c, "topk", e), cx = calib_meas_csv_need(c, "num_experts", e),
+        cmt = calib_meas_csv_need(c, "moe_tp_size", e), cme = calib_meas_csv_need(c, "moe_ep_size", e),
+        cdi = calib_meas_csv_need(c, "distribution", e), cl = calib_meas_csv_need(c, "latency", e),
+        cs = calib_meas_csv_col(c, "kernel_source");
+    if (cd < 0 || ct < 0 || ch < 0 || ci < 0 || ck < 0 || cx < 0 || cmt < 0 || cme < 0 || cdi < 0 || cl < 0)
+        return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
+        /* w4a16_mxfp4: MXFP4 weights, BF16 activations (class moe_w4a16) */
+        int dt = !strcmp(c->f[cd], "w4a16_mxfp4") ? DTYPE_MXFP4 : calib_meas_dtype_word(c->f[cd]);
+        if (dt < 0 || dt == DTYPE_NVFP4 || dt == DTYPE_FP32 || strcmp(c->f[cdi], MEAS_MOE_DISTRIBUTION) != 0 ||
+            (cs >= 0 && strstr(c->f[cs], "nongated"))) {
+            s->skipped++;
+            continue;
+        }
+        double inter, experts, mtp, mep;
+        Meas r = {.op = MEAS_MOE, .dtype = dt, .kv_dtype = dt};
+        if (calib_meas_csv_num(c, ct, &r.m, e) || calib_meas_csv_num(c, ch, &r.k, e) ||
+            calib_meas_csv_num(c, ci, &inter, e) || calib_meas_csv_num(c, ck, &r.chunk, e) ||
+            calib_meas_csv_num(c, cx, &experts, e) || calib_meas_csv_num(c, cmt, &mtp, e) ||
+            calib_meas_csv_num(c, cme, &mep, e) || calib_meas_csv_num(c, cl, &r.latency_ms, e))
+            return -1;
+        if (!(mtp >= 1) || !(mep >= 1) || fmod(inter, mtp) != 0 || fmod(experts, mep) != 0) {
+            s->skipped++; /* a slice that does not divide evenly: not a layout an engine runs */
+            continue;
+        }
+        r.n = inter / mtp;
+        r.batch = experts / mep;
+        r.ctx = experts;
+        snprintf(r.tag, sizeof r.tag, "aic:%s", cs >= 0 ? c->f[cs] : "moe");
+        if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* context_mla_perf.csv / generation_mla_perf.csv: the MLA attention kernel
+ * alone (projections and BMMs are GEMMs), DeepSeek-V3's shape; num_heads are
+ * the GPU's heads.  Context rows: batch_size prompts of isl tokens; generation
+ * rows: one token over isl + step keys. */
+static int calib_meas_aic_mla(MeasSet *s, Csv *c, Err *e)
+{
+    int co = calib_meas_csv_need(c, "op_name", e), cd = calib_meas_csv_need(c, "mla_dtype", e),
+        ckd = calib_meas_csv_need(c, "kv_cache_dtype", e), cq = calib_meas_csv_need(c, "num_heads", e),
+        cb = calib_meas_csv_need(c, "batch_size", e), ci = calib_meas_csv_need(c, "isl", e),
+        cst = calib_meas_csv_need(c, "step", e), cl = calib_meas_csv_need(c, "latency", e),
+        cs = calib_meas_csv_col(c, "kernel_source");
+    if (co < 0 || cd < 0 || ckd < 0 || cq < 0 || cb < 0 || ci < 0 || cst < 0 || cl < 0) return -1;
+    while (calib_meas_csv_next(c)) {
+        if (calib_meas_csv_row_ok(c, e) < 0) return -1;
+        int decode = !strcmp(c->f[co], "mla_generation");
+        int dt = calib_meas_dtype_word(c->f[cd]), kdt = calib_meas_dtype_word(c->f[ckd]);
+        if ((!decode && strcmp(c->f[co], "mla_context") != 0) || dt < 0 || kdt < 0 ||
+            (dt != DTYPE_BF16 && dt != DTYPE_FP16) || (kdt != DTYPE_BF16 && kdt != DTYPE_FP8)) {
+            s->skipped++;
+            continue;
+        }
+        double isl, step;
+        Meas r = {.op = decode ? MEAS_MLA_DECODE : MEAS_MLA_PREFILL, .dtype = dt, .kv_dtype = kdt, .kv_heads = 1};
+        if (calib_meas_csv_num(c, cb, &r.batch, e) || calib_meas_csv_num(c, ci, &isl, e) ||
+            calib_meas_csv_num(c, cq, &r.q_heads, e) || calib_meas_csv_num(c, cst, &step, e) ||
+            calib_meas_csv_num(c, cl, &r.latency_ms, e))
+            return -1;
+        r.head_dim = decode ? MEAS_MLA_KV_LORA + MEAS_MLA_ROPE : MEAS_MLA_NOPE + MEAS_MLA_ROPE;
+        if (decode) {
+            r.chunk = 1;
+            r.ctx = isl + step - 1;
+        } else {
+            r.chunk = isl;
+            r.ctx = step;
+        }
+        snprintf(r.tag, sizeof r.tag, "aic:%s_mla", cs >= 0 ? c->f[cs] : "default");
         if (calib_meas_csv_add(s, c, &r, e) < 0) return -1;
     }
     return 0;
@@ -686,6 +827,13 @@ static int calib_meas_import_file(MeasSet *s, const char *path, Err *e)
         if (calib_meas_csv_open(&c, path, e) < 0) return -1;
         kind = decode ? "aiconfigurator decode attention" : "aiconfigurator prefill attention";
         r = calib_meas_aic_attn(s, &c, decode, e);
+    } else if (calib_meas_csv_col(&c, "mla_dtype") >= 0 && calib_meas_csv_col(&c, "model") < 0) {
+        kind = "aiconfigurator MLA attention";
+        r = calib_meas_aic_mla(s, &c, e);
+    } else if (calib_meas_csv_col(&c, "moe_dtype") >= 0 && calib_meas_csv_col(&c, "moe_ep_size") >= 0 &&
+               calib_meas_csv_col(&c, "dp_num_tokens") < 0) {
+        kind = "aiconfigurator fused MoE";
+        r = calib_meas_aic_moe(s, &c, e);
     } else if (calib_meas_csv_col(&c, "allreduce_dtype") >= 0) {
         kind = "aiconfigurator custom all-reduce";
         r = calib_meas_aic_custom_ar(s, &c, e);

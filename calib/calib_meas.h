@@ -6,7 +6,8 @@
  *
  *   op,dtype,kv_dtype,m,n,k,batch,chunk,ctx,q_heads,kv_heads,head_dim,size_bytes,flops,bytes,latency_ms,tag
  *
- *   op          gemm | attn_prefill | attn_decode | allreduce | mem_read | mem_copy | launch
+ *   op          gemm | attn_prefill | attn_decode | allreduce | mem_read | mem_copy | launch |
+ *               moe | alltoall
  *   dtype       element type of the GEMM inputs / the attention's Q (bf16, fp16, fp8, fp32;
  *               GEMMs also fp8_block, nvfp4)
  *   kv_dtype    attention: KV-cache element type; otherwise = dtype
@@ -19,6 +20,8 @@
  *   flops, bytes  derived from the shape by calib_meas_counts (profile.c's accounting);
  *               a file whose values disagree with the shape is refused
  *   latency_ms  measured time of one launch
+ *   moe         m tokens entering the layer, n expert FFN per GPU, k hidden, batch local
+ *               experts, chunk top-k, ctx routed experts (profile_moe_shape); dtype the experts'
  *   tag         provenance (importer and kernel, e.g. "aic:vllm_flash_attn", "vidur:qkv", "cpu")
  *
  * Unused columns hold 0.  Importers turn NVIDIA's aiconfigurator tables and
@@ -40,10 +43,27 @@ typedef enum {
     MEAS_MEM_READ,
     MEAS_MEM_COPY,
     MEAS_LAUNCH,
+    MEAS_MOE,      /* one GPU's fused MoE layer: m tokens entering it, n the local expert FFN
+                      slice (FFN / MoE-TP), k hidden, batch the local experts (experts / EP),
+                      chunk top-k, ctx the model's routed experts */
+    MEAS_ALLTOALL, /* NCCL all-to-all: batch GPUs, size_bytes each GPU's buffer */
+    MEAS_MLA_PREFILL, /* MLA attention (DeepSeek-V3 shape: latent 512, rope 64, nope 128):
+                         batch, chunk, ctx as attention, q_heads the local heads */
+    MEAS_MLA_DECODE,
     MEAS_OP_COUNT
 } MeasOp;
 
 const char *calib_meas_op_name(int op);
+
+/* The MLA shape of aiconfigurator's MLA tables (collect_mla.py defaults). */
+#define MEAS_MLA_KV_LORA 512
+#define MEAS_MLA_ROPE 64
+#define MEAS_MLA_NOPE 128
+
+/* The routing distribution of the moe_perf rows a fit keeps: power_law_1.01,
+ * where EP rank 0 (the timed GPU) gets the heaviest expert group -- the rank
+ * every other waits for (calib/README.md). */
+#define MEAS_MOE_DISTRIBUTION "power_law_1.01"
 
 typedef struct Meas {
     int op;              /* MeasOp */

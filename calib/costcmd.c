@@ -43,6 +43,10 @@ static const char costcmd_usage[] =
     "                    C = m + 1 positions that are all sampled (the LM head C times);\n"
     "                    prints the time and its breakdown\n"
     "  --tp N            tensor-parallel degree (default 1)\n"
+    "  --ep N, --moe-tp N, --attention-dp N\n"
+    "                    MoE layout: experts over N GPUs, each expert's FFN over N, N attention\n"
+    "                    replicas of --tp GPUs whose tokens meet in the MoE layers (the batch is\n"
+    "                    one replica's; ep x moe-tp = tp x attention-dp)\n"
     "  --kv-dtype T      KV cache dtype: bf16 (default), fp16, fp8, q8_0, q4_0\n"
     "  --json            JSON instead of text\n"
     "A shape outside the profile's measured grid is reported with how far outside it lies.\n";
@@ -123,6 +127,7 @@ static BatchItem *costcmd_batch(const char *s, uint32_t *n_out)
 typedef struct CostCmdArgs {
     const char *hardware, *profile, *model, *gemm, *batch;
     int dtype, kv_dtype, tp, json;
+    int ep, moe_tp, attn_dp; /* MoE layout (0 = not given) */
 } CostCmdArgs;
 
 static void costcmd_ex_json(cJSON *o, const CostExtrap *x, int has)
@@ -207,7 +212,8 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
     if (!items) return costcmd_bad("--batch needs C:H[:v][,C:H...] with whole numbers C >= 1, H >= 0", a->batch);
     RooflineCfg cfg = {.model = m, .hw = *hw, .tp = a->tp, .compute_dtype = (Dtype)a->dtype,
                        .kv_bytes_per_token = model_kv_bytes_per_token(&m, (Dtype)a->kv_dtype),
-                       .act_bytes = dtype_bytes(DTYPE_BF16, 1)};
+                       .act_bytes = dtype_bytes(DTYPE_BF16, 1),
+                       .ep = a->ep, .moe_tp = a->moe_tp, .attn_dp = a->attn_dp};
     CostModel cm;
     if (cost_roofline_new(&cfg, &cm, &e) < 0) {
         free(items);
@@ -247,6 +253,11 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
         jsonio_add_num(o, "attn_ms", cb.attn_s * 1e3);
         jsonio_add_num(o, "lm_head_ms", cb.lm_head_s * 1e3);
         jsonio_add_num(o, "comm_ms", cb.comm_s * 1e3);
+        if (a->ep || a->moe_tp || a->attn_dp) {
+            cJSON_AddNumberToObject(o, "ep", a->ep);
+            cJSON_AddNumberToObject(o, "moe_tp", a->moe_tp);
+            cJSON_AddNumberToObject(o, "attention_dp", a->attn_dp);
+        }
         jsonio_add_num(o, "overhead_ms", cb.overhead_s * 1e3);
         jsonio_add_num(o, "flops", cb.flops);
         jsonio_add_num(o, "bytes", cb.bytes);
@@ -260,7 +271,8 @@ static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
     printf("  gemm_ms     %10.4f  (dense projections and MLP, all layers)\n", cb.gemm_s * 1e3);
     printf("  attn_ms     %10.4f  (prefill and decode attention, all layers)\n", cb.attn_s * 1e3);
     printf("  lm_head_ms  %10.4f\n", cb.lm_head_s * 1e3);
-    printf("  comm_ms     %10.4f  (tensor-parallel all-reduce)\n", cb.comm_s * 1e3);
+    printf("  comm_ms     %10.4f  (tensor-parallel all-reduce%s)\n", cb.comm_s * 1e3,
+           a->attn_dp > 1 ? "; MoE dispatch and combine across the attention replicas" : "");
     printf("  overhead_ms %10.4f  (per iteration)\n", cb.overhead_s * 1e3);
     printf("  flops %.6g, bytes %.6g\n", cb.flops, cb.bytes);
     if (has && x.fallback[0]) printf("  fallback: %s\n", x.fallback);
@@ -303,6 +315,14 @@ int costcmd_main(int argc, char **argv)
             if (costcmd_count(v, 1024, &tp) != (int)strlen(v))
                 return costcmd_bad("--tp needs a whole number in [1, 1024]", v);
             a.tp = (int)tp;
+        } else if (!strcmp(o, "--ep") || !strcmp(o, "--moe-tp") || !strcmp(o, "--attention-dp")) {
+            double x;
+            if (costcmd_count(v, 1024, &x) != (int)strlen(v))
+                return costcmd_bad(!strcmp(o, "--ep") ? "--ep needs a whole number in [1, 1024]"
+                                   : !strcmp(o, "--moe-tp") ? "--moe-tp needs a whole number in [1, 1024]"
+                                                            : "--attention-dp needs a whole number in [1, 1024]",
+                                   v);
+            *(!strcmp(o, "--ep") ? &a.ep : !strcmp(o, "--moe-tp") ? &a.moe_tp : &a.attn_dp) = (int)x;
         } else {
             return costcmd_bad("unknown option", o);
         }
@@ -310,6 +330,8 @@ int costcmd_main(int argc, char **argv)
     if (!a.hardware) return costcmd_bad("--hardware is required", NULL);
     if (!a.gemm == !a.batch) return costcmd_bad("give exactly one of --gemm and --batch", NULL);
     if (a.batch && !a.model) return costcmd_bad("--batch needs --model", NULL);
+    if ((a.ep || a.moe_tp || a.attn_dp) && !a.batch)
+        return costcmd_bad("--ep, --moe-tp and --attention-dp need --model and --batch", NULL);
     Err e = {{0}};
     HwDesc *hw = xmalloc(sizeof *hw);
     int rc;

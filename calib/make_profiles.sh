@@ -90,7 +90,20 @@ for pair in h100_sxm:h100-sxm h200_sxm:h200-sxm b200_sxm:b200 a100_sxm:a100-sxm-
         src="NVIDIA aiconfigurator kernel tables (ai-dynamo/aiconfigurator, Apache-2.0) measured with ${ENGINE_NAME[$engine]} ${ver#*-} kernels on $gpu:"
         src+=" kernels/aiconfigurator_backends/$gpu/$ver/{gemm_perf,context_attention_perf,generation_attention_perf,custom_allreduce_perf}.csv"
         src+=" and NCCL ${nccl#nccl-} ($gpu/$nccl/nccl_perf.csv) as the all-reduce fallback; servesim calib fit --hardware $hw"
-        fit "$hw-$engine" "$hw" --source "$src" "$AICB/$gpu/$ver" "$AICB/$gpu/$nccl/nccl_perf.csv"
+        moe=()
+        if [ -f "$AICB/$gpu/$ver/moe_perf.csv" ]; then
+            # the engine's fused-MoE table (classes moe_bf16, moe_fp8, moe_fp8_block)
+            moe=("$AICB/$gpu/$ver/moe_perf.csv")
+            src+="; fused MoE from $gpu/$ver/moe_perf.csv (power_law_1.01 routing)"
+        fi
+        for t in context_mla_perf generation_mla_perf; do
+            if [ -f "$AICB/$gpu/$ver/$t.csv" ]; then
+                moe+=("$AICB/$gpu/$ver/$t.csv")
+                src+="; MLA attention from $gpu/$ver/$t.csv"
+            fi
+        done
+        src+="; NCCL alltoall rows as the expert-parallel all-to-all"
+        fit "$hw-$engine" "$hw" --source "$src" "$AICB/$gpu/$ver" "$AICB/$gpu/$nccl/nccl_perf.csv" "${moe[@]}"
     done
 done
 join

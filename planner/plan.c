@@ -188,7 +188,8 @@ static int parse_plan(Plan *p, const char *text, const char *name, Err *e)
             if (!strcmp(cJSON_GetObjectItemCaseSensitive(d, "name")->valuestring, nm))
                 return err_set(e, "%s.name: \"%s\" names two candidates", cw, nm);
         static const char *const ck[] = {"name", "description", "model", "hardware", "tp", "engine", "cost_model",
-                                         "scheduler", "kv", "speculation", "disagg", "price", "metrics", NULL};
+                                         "scheduler", "kv", "speculation", "disagg", "price", "metrics",
+                                         "parallel", NULL};
         const cJSON *cl = cJSON_GetObjectItemCaseSensitive(c, "cluster");
         if (cl) return err_set(e, "%s.cluster: the plan finds the replica count; the fleet's router is the plan's "
                                   "\"router\"", cw);
@@ -301,7 +302,7 @@ static int memory_check(const Scenario *s, cJSON *rec, char *reason, size_t n)
     int ok = 1;
     for (uint32_t k = 0; k < s->n_pools; k++) {
         const Pool *pl = &s->pools[k];
-        double weights = dtype_bytes(s->model.weight_dtype, (double)s->model.params) / pl->tp;
+        double weights = scenario_weights_per_gpu(s, pl->tp);
         if (s->has_draft_model) weights += dtype_bytes(s->draft_model.weight_dtype, (double)s->draft_model.params);
         double usable = pl->hw.mem_bytes * pl->hw.mem_util;
         double room = usable - weights - pl->hw.runtime_reserve_bytes;
@@ -309,6 +310,11 @@ static int memory_check(const Scenario *s, cJSON *rec, char *reason, size_t n)
         if (s->disagg) cJSON_AddStringToObject(m, "pool", k ? "decode" : "prefill");
         cJSON_AddStringToObject(m, "hardware", pl->hw.name);
         cJSON_AddNumberToObject(m, "tp", pl->tp);
+        if (s->attn_dp || s->ep || s->moe_tp) {
+            cJSON_AddNumberToObject(m, "ep", s->ep);
+            cJSON_AddNumberToObject(m, "moe_tp", s->moe_tp);
+            cJSON_AddNumberToObject(m, "attention_dp", s->attn_dp);
+        }
         jsonio_add_num(m, "gpu_gib", pl->hw.mem_bytes / GIB);
         jsonio_add_num(m, "usable_gib", usable / GIB);
         jsonio_add_num(m, "weights_gib_per_gpu", weights / GIB);
@@ -417,6 +423,11 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     if (rc < 0) goto fail;
     cJSON_AddStringToObject(rec, "hardware", s.hw.name);
     cJSON_AddNumberToObject(rec, "tp", s.tp);
+    if (s.attn_dp || s.ep || s.moe_tp) {
+        cJSON_AddNumberToObject(rec, "attention_dp", s.attn_dp);
+        cJSON_AddNumberToObject(rec, "ep", s.ep);
+        cJSON_AddNumberToObject(rec, "moe_tp", s.moe_tp);
+    }
     cJSON_AddStringToObject(rec, "engine", s.engine.present ? s.engine.name : "");
     cJSON_AddStringToObject(rec, "scheduler", sched_kind_name(s.sched.kind));
     cJSON_AddStringToObject(rec, "kv_dtype", dtype_name(s.kv_dtype));
@@ -665,6 +676,15 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
             snprintf(why, sizeof why, "infeasible: %s", cJSON_GetObjectItemCaseSensitive(c, "reason")->valuestring);
         } else if (!ranked(c)) {
             snprintf(why, sizeof why, "no good tokens in the fleet run: cannot be priced per good token");
+        } else if (c == best && cJSON_GetObjectItemCaseSensitive(c, "attention_dp")) {
+            /* a MoE layout: the replica is tp x attention DP GPUs */
+            snprintf(why, sizeof why, "recommended: the cheapest feasible per good token, $%.4f per 1M good output "
+                                      "tokens (%.0f x %.0f %s: tp %.0f x attention DP %.0f, EP %.0f, MoE-TP %.0f; "
+                                      "$%.2f/h; one replica sustains %.3f req/s)", num(c, "usd_per_1m_good_tokens"),
+                     num(c, "replicas"), num(c, "gpus_per_replica"),
+                     cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, num(c, "tp"),
+                     num(c, "attention_dp"), num(c, "ep"), num(c, "moe_tp"), num(c, "usd_per_hour"),
+                     num(c, "max_rate_per_replica"));
         } else if (c == best) {
             snprintf(why, sizeof why, "recommended: the cheapest feasible per good token, $%.4f per 1M good output "
                                       "tokens (%.0f x %s tp %.0f, $%.2f/h)", num(c, "usd_per_1m_good_tokens"),
@@ -676,6 +696,11 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
                                                 "%.0f replicas vs $%.2f/h)", cx, (cx / cb - 1) * 100,
                                cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring, num(c, "usd_per_hour"),
                                num(c, "replicas"), num(best, "usd_per_hour"));
+            if ((cJSON_GetObjectItemCaseSensitive(c, "attention_dp") ||
+                 cJSON_GetObjectItemCaseSensitive(best, "attention_dp")) &&
+                len > 0 && (size_t)len < sizeof why)
+                len += snprintf(why + len, sizeof why - (size_t)len, "; one replica sustains %.3f req/s vs %.3f",
+                                num(c, "max_rate_per_replica"), num(best, "max_rate_per_replica"));
             if (on[i] == 2 && len > 0 && (size_t)len < sizeof why)
                 snprintf(why + len, sizeof why - (size_t)len, "; on the Pareto frontier: %s %.3f s vs %.3f s",
                          lat_name[p->pareto_metric], latency_of(c, p->pareto_metric),

@@ -100,9 +100,10 @@ int cost_table_new(const TableCostCfg *cfg, CostModel *out, Err *e)
 typedef struct RoofGemm {
     double n, k;
     int moe;       /* 1: an expert matrix, run once per touched expert */
+    double layers; /* the MoE layout's path: layers running it (0 on the old path: every layer) */
 } RoofGemm;
 
-#define ROOF_GEMMS 6
+#define ROOF_GEMMS 10
 #define ROOF_CACHE 16384 /* memoised layer-GEMM times for m = 1 .. this */
 
 typedef struct Roofline {
@@ -129,6 +130,22 @@ typedef struct Roofline {
     ProfSeq *seq;             /* attention launch buffer, grown by doubling */
     uint32_t seq_cap;
     CostExtrap ex;
+    /* ---- MoE layout (cost_roof_moe_setup): routed experts priced apart ---- */
+    int moe_on;               /* 1: r->g holds no expert matrices; cost_roof_moe_time prices them */
+    const ProfOp *moe;        /* the fused-MoE class of the experts' dtype, or NULL: grouped GEMMs */
+    const ProfOp *a2a;        /* the all-to-all class, or NULL: the link's bandwidth/latency */
+    double ep, moe_tp, adp;   /* layout (cost.h) */
+    double local, inter;      /* experts and expert FFN width per GPU */
+    double moe_in_b, moe_w_b; /* expert operand bytes */
+    double moe_layers;        /* layers with routed experts */
+    double *moe_t, *moe_r;    /* memo by this replica's tokens: expert time, extrapolation */
+    /* ---- attention variants (model.h, issue 17) ---- */
+    int mla;                  /* MLA attention: cost_roof_mla_extra, the mla_* classes */
+    const ProfOp *mla_pre, *mla_dec; /* MLA classes, or the GQA ones at MLA's launch shape */
+    double mla_pre_qh, mla_pre_kvh, mla_pre_hd, mla_pre_kvb; /* profile_mla_dims */
+    double mla_dec_qh, mla_dec_kvh, mla_dec_hd, mla_dec_kvb;
+    RoofGemm mla_kvb, mla_bmm_pre, mla_bmm_post; /* prefill decompression, decode's absorbed BMMs */
+    double n_full, n_slide, window; /* layers with full and sliding-window attention */
 } Roofline;
 
 double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n)
@@ -228,6 +245,7 @@ static double cost_roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *
             double t2 = cost_roof_gemm_one(r->gemm_static, rows, r->g[i].n, r->g[i].k, r->in_b, r->w_b, &r2, &w2);
             if (t2 < t1) t1 = t2;
         }
+        if (r->moe_on) t1 *= r->g[i].layers;
         t += times * t1;
         if (ratio1 > worst) {
             worst = ratio1;
@@ -244,6 +262,72 @@ static double cost_roof_layer_gemm(Roofline *r, uint64_t m, double *ratio, int *
     return t;
 }
 
+/* One MoE layer's routed experts on one GPU for T tokens entering it (every
+ * attention replica's): the fused-MoE class when the profile has one for
+ * the experts' dtype (profile_moe_shape), otherwise grouped GEMMs -- each
+ * touched local expert one gate/up and one down GEMM over its share of the
+ * rows, weights read for touched experts only. */
+static double cost_roof_moe_time(Roofline *r, double T, double *ratio, int *which)
+{
+    const double h = r->cfg.model.hidden;
+    *ratio = 1;
+    *which = PF_NONE;
+    if (r->moe) {
+        double feat[PF_COUNT], f, b;
+        profile_moe_shape(T, r->experts, r->active, r->local, r->inter, h, r->moe_in_b, r->moe_w_b, feat, &f, &b);
+        *ratio = profile_extrapolation(r->moe, feat, which);
+        return profile_op_time(r->moe, feat, f, b);
+    }
+    double a = T * r->active * r->local / r->experts;
+    double u = r->local * (1 - pow(1 - r->active / r->experts, T));
+    if (u > a) u = a;
+    if (u < 1) u = 1;
+    double rows = a / u, r1 = 1, r2 = 1;
+    int w1 = PF_NONE, w2 = PF_NONE;
+    double mats_up = r->cfg.model.gated_mlp ? 2.0 : 1.0;
+    double t = u * (cost_roof_gemm_one(r->gemm, rows, mats_up * r->inter, h, r->moe_in_b, r->moe_w_b, &r1, &w1) +
+                    cost_roof_gemm_one(r->gemm, rows, h, r->inter, r->moe_in_b, r->moe_w_b, &r2, &w2));
+    *ratio = r1 > r2 ? r1 : r2;
+    *which = r1 > r2 ? w1 : w2;
+    return t;
+}
+
+/* The memoised expert time for m tokens of this replica. */
+static double cost_roof_moe_memo(Roofline *r, uint64_t m, double *ratio, int *which)
+{
+    if (m >= 1 && m <= ROOF_CACHE && !isnan(r->moe_t[m - 1])) {
+        *ratio = r->moe_r[m - 1];
+        *which = (int)r->moe_r[ROOF_CACHE + m - 1];
+        return r->moe_t[m - 1];
+    }
+    double t = cost_roof_moe_time(r, (double)m * r->adp, ratio, which);
+    if (m >= 1 && m <= ROOF_CACHE) {
+        r->moe_t[m - 1] = t;
+        r->moe_r[m - 1] = *ratio;
+        r->moe_r[ROOF_CACHE + m - 1] = *which;
+    }
+    return t;
+}
+
+/* Dispatch or combine of one MoE layer across the attention replicas: every
+ * GPU gathers the tokens of all adp x tp GPUs' replicas (msg = T hidden
+ * act_bytes per GPU), priced by the all-to-all class or, without one, by
+ * the link: latency + (g - 1)/g msg / bandwidth. */
+static double cost_roof_a2a_one(Roofline *r, double T, double *ratio, int *which)
+{
+    double g = r->adp * r->cfg.tp, msg = T * r->cfg.model.hidden * r->cfg.act_bytes;
+    *ratio = 1;
+    *which = PF_NONE;
+    if (r->a2a) {
+        double feat[PF_COUNT], f, b;
+        profile_a2a_shape(msg, g, feat, &f, &b);
+        *ratio = profile_extrapolation(r->a2a, feat, which);
+        return profile_op_time(r->a2a, feat, f, b);
+    }
+    const HwDesc *h = &r->cfg.hw;
+    return h->link_latency_s + (g - 1) / g * msg / h->link_bw_bytes_per_s;
+}
+
 static ProfSeq *cost_roof_seq(Roofline *r, uint32_t n)
 {
     if (n > r->seq_cap) {
@@ -251,6 +335,110 @@ static ProfSeq *cost_roof_seq(Roofline *r, uint32_t n)
         r->seq = xrealloc(r->seq, r->seq_cap * sizeof *r->seq);
     }
     return r->seq;
+}
+
+/* MLA's GEMMs that depend on the kind of row: the decompression of K and V
+ * (kv_b) for prefill rows, the absorbed per-head BMMs for decode rows; every
+ * layer. */
+static double cost_roof_mla_extra(Roofline *r, const BatchItem *items, uint32_t n, double *worst)
+{
+    double pre = 0, dec = 0, t = 0, ratio = 1;
+    int which = PF_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        if (items[i].kind == ITEM_DECODE) dec += items[i].c;
+        else pre += items[i].c;
+    }
+    if (pre > 0) t += cost_roof_gemm_one(r->gemm, pre, r->mla_kvb.n, r->mla_kvb.k, r->in_b, r->w_b, &ratio, &which);
+    cost_roof_note(r, r->gemm, "MLA kv_b GEMM", which, ratio, worst);
+    if (dec > 0) {
+        double r1 = 1, r2 = 1;
+        int w1 = PF_NONE, w2 = PF_NONE;
+        t += cost_roof_gemm_one(r->gemm, dec, r->mla_bmm_pre.n, r->mla_bmm_pre.k, r->in_b, r->w_b, &r1, &w1) +
+             cost_roof_gemm_one(r->gemm, dec, r->mla_bmm_post.n, r->mla_bmm_post.k, r->in_b, r->w_b, &r2, &w2);
+        cost_roof_note(r, r->gemm, "MLA BMMs", r1 > r2 ? w1 : w2, r1 > r2 ? r1 : r2, worst);
+    }
+    return r->cfg.model.layers * t;
+}
+
+/* Attention of every layer kind: MLA (its classes, or the GQA classes at
+ * its launch shape), full layers, and sliding-window layers whose sequences
+ * see at most `window` keys (a prefill chunk longer than the window as
+ * window-long pieces). */
+static double cost_roof_attn_kinds(Roofline *r, const BatchItem *items, uint32_t n, double *worst)
+{
+    double total = 0, ratio;
+    int which;
+    for (int pass = 0; pass < 2; pass++) {
+        double layers = pass == 0 ? r->n_full : r->n_slide;
+        if (!(layers > 0)) continue;
+        double W = r->window;
+        for (int dec = 0; dec < 2; dec++) {
+            uint32_t cnt = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if ((items[i].kind == ITEM_DECODE) != dec) continue;
+                double c = items[i].c, h = items[i].h;
+                if (pass == 1 && !dec && c > W) {
+                    cnt += (uint32_t)ceil(c / W);
+                } else {
+                    cnt++;
+                }
+                (void)h;
+            }
+            if (!cnt) continue;
+            ProfSeq *s = cost_roof_seq(r, cnt);
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if ((items[i].kind == ITEM_DECODE) != dec) continue;
+                double c = items[i].c, h = items[i].h;
+                if (pass == 1) {
+                    if (!dec && c > W) {
+                        /* pieces of W new tokens, each over the W before it */
+                        double left = c;
+                        int first = 1;
+                        while (left > 0) {
+                            double piece = left < W ? left : W;
+                            s[k++] = (ProfSeq){piece, first ? (h < W ? h : W) : W};
+                            left -= piece;
+                            first = 0;
+                        }
+                        continue;
+                    }
+                    if (h > W) h = W;
+                }
+                s[k++] = (ProfSeq){c, h};
+            }
+            double t;
+            if (r->mla && dec)
+                t = profile_attn_time(r->mla_dec, s, k, r->mla_dec_qh, r->mla_dec_kvh, r->mla_dec_hd, 2,
+                                      r->mla_dec_kvb, &ratio, &which);
+            else if (r->mla)
+                t = profile_attn_time(r->mla_pre, s, k, r->mla_pre_qh, r->mla_pre_kvh, r->mla_pre_hd, 2,
+                                      r->mla_pre_kvb, &ratio, &which);
+            else
+                t = profile_attn_time(dec ? r->dec : r->pre, s, k, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
+            const ProfOp *op = r->mla ? (dec ? r->mla_dec : r->mla_pre) : (dec ? r->dec : r->pre);
+            cost_roof_note(r, op, dec ? "decode attention" : "prefill attention", which, ratio, worst);
+            total += layers * t;
+        }
+    }
+    return total;
+}
+
+/* n all-reduces of the replica's hidden states over its TP group (the
+ * profile's class, or the ring over the link). */
+static double cost_roof_allreduce(Roofline *r, double tokens, double n, double *worst)
+{
+    const double tp = r->cfg.tp, payload = tokens * r->cfg.model.hidden * r->cfg.act_bytes;
+    if (!r->ar) {
+        const HwDesc *h = &r->cfg.hw;
+        return n * (h->link_latency_s + 2.0 * (tp - 1) / tp * payload / h->link_bw_bytes_per_s);
+    }
+    double feat[PF_COUNT], f, b;
+    profile_comm_shape(payload, tp, feat, &f, &b);
+    int w;
+    double x = profile_extrapolation(r->ar, feat, &w);
+    cost_roof_note(r, r->ar, "all-reduce", w, x, worst);
+    return n * profile_op_time(r->ar, feat, f, b);
 }
 
 /* Profile-driven times of the GEMM, attention, LM-head and all-reduce
@@ -261,8 +449,13 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     const double layers = r->cfg.model.layers;
     double worst = 1, ratio;
     int which;
-    out->gemm_s = layers * cost_roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
+    out->gemm_s = (r->moe_on ? 1 : layers) * cost_roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
     cost_roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
+    if (r->mla) out->gemm_s += cost_roof_mla_extra(r, items, n, &worst);
+    if (r->moe_on && tokens > 0) {
+        out->gemm_s += r->moe_layers * cost_roof_moe_memo(r, (uint64_t)tokens, &ratio, &which);
+        cost_roof_note(r, r->moe ? r->moe : r->gemm, "MoE experts", which, ratio, &worst);
+    }
     if (r->fallback) worst = HUGE_VAL; /* every query priced by another class (ex.fallback) */
     if (samples > 0) {
         uint64_t ms = (uint64_t)samples;
@@ -286,6 +479,9 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     /* Prefill chunks and speculative verify rows run in one varlen
      * FlashAttention launch per layer; single-token decodes in one paged
      * decode launch. */
+    if (r->mla || r->n_slide > 0) {
+        out->attn_s = cost_roof_attn_kinds(r, items, n, &worst);
+    } else {
     ProfSeq *s = cost_roof_seq(r, n);
     uint32_t np = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -322,13 +518,22 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
                 out->attn_s += m->n_sliding * profile_attn_time(kind ? r->dec : r->pre, s, ns, r->qh, r->kvh, r->hd,
                                                                 2, r->kv_b, &ratio, &which);
         }
-        if (m->n_linear) {
-            const HwDesc *h = &r->cfg.hw;
-            double f = m->linear_flops_per_token * tokens / r->cfg.tp, b = 2.0 * n * m->linear_state_bytes / r->cfg.tp;
-            out->attn_s += roof(f, r->peak * h->attn_compute_eff, b, h->mem_bw_bytes_per_s * h->attn_mem_eff);
-        }
     }
-    if (r->cfg.tp > 1 && r->ar) {
+    }
+    if (r->cfg.model.n_linear) {
+        const ModelDesc *m = &r->cfg.model;
+        const HwDesc *h = &r->cfg.hw;
+        double f = m->linear_flops_per_token * tokens / r->cfg.tp, b = 2.0 * n * m->linear_state_bytes / r->cfg.tp;
+        out->attn_s += roof(f, r->peak * h->attn_compute_eff, b, h->mem_bw_bytes_per_s * h->attn_mem_eff);
+    }
+    if (r->moe_on && r->adp > 1) {
+        /* attention data parallelism: one all-reduce per layer inside the
+         * replica's TP group (after attention), and each MoE layer's
+         * dispatch and combine across every GPU */
+        if (r->cfg.tp > 1) out->comm_s = cost_roof_allreduce(r, tokens, layers, &worst);
+        out->comm_s += 2.0 * r->moe_layers * cost_roof_a2a_one(r, tokens * r->adp, &ratio, &which);
+        if (r->a2a) cost_roof_note(r, r->a2a, "all-to-all", which, ratio, &worst);
+    } else if (r->cfg.tp > 1 && r->ar) {
         double feat[PF_COUNT], f, b;
         profile_comm_shape(tokens * r->cfg.model.hidden * r->cfg.act_bytes, r->cfg.tp, feat, &f, &b);
         out->comm_s = 2.0 * layers * profile_op_time(r->ar, feat, f, b);
@@ -403,7 +608,7 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
             out->lm_head_s = roof(f_head, r->peak * effcurve_at(&h->gemm_compute_eff, samples),
                                   r->head_w_bytes, bw * h->mem_eff);
     }
-    if (r->cfg.tp > 1 && !(r->prof && r->ar)) {
+    if (r->cfg.tp > 1 && !(r->prof && (r->ar || (r->moe_on && r->adp > 1)))) {
         /* Ring all-reduce of the step's hidden states, twice per layer:
          * 2 (tp-1)/tp of the payload crosses each link. */
         double payload = tokens * m->hidden * r->cfg.act_bytes;
@@ -426,6 +631,8 @@ static void cost_roofline_free(void *ctx)
     free(r->head_t);
     free(r->head_r);
     free(r->seq);
+    free(r->moe_t);
+    free(r->moe_r);
     free(r);
 }
 
@@ -450,6 +657,82 @@ static int cost_roof_gemm_class(const Profile *p, Dtype t, int *fallback)
     return -1;
 }
 
+/* The MoE layout: on when the scenario gives one (ep, moe_tp, attn_dp) or
+ * the profile has a fused-MoE class for the experts' dtype; otherwise the
+ * old pricing (experts as GEMMs split by TP) stays, byte for byte. */
+static int cost_roof_moe_setup(Roofline *r, Err *e)
+{
+    const RooflineCfg *c = &r->cfg;
+    const ModelDesc *m = &c->model;
+    const Profile *p = &c->hw.profile;
+    /* the experts' own format when the checkpoint ships them apart (gpt-oss:
+     * MXFP4 experts, BF16 elsewhere), else the compute dtype */
+    const Dtype xd = m->expert_dtype != m->weight_dtype ? m->expert_dtype : c->compute_dtype;
+    int mk = profile_moe_op(xd);
+    const ProfOp *moe = mk >= 0 && p->op[mk].present ? &p->op[mk] : NULL;
+    if (!c->ep && !c->moe_tp && !c->attn_dp && !moe) return 0;
+    double tp = c->tp, ep = c->ep ? c->ep : 1, adp = c->attn_dp ? c->attn_dp : 1;
+    double mtp = c->moe_tp ? c->moe_tp : tp * adp / ep;
+    if (ep * mtp != tp * adp)
+        return err_set(e, "parallel: ep %g x moe_tp %g must equal tp %g x attention_dp %g (the GPUs the experts "
+                          "are spread over)", ep, mtp, tp, adp);
+    if (fmod(m->experts, ep) != 0)
+        return err_set(e, "parallel: ep %g does not divide the %d experts of %s", ep, m->experts, m->name);
+    r->moe_on = 1;
+    r->moe = moe;
+    r->a2a = p->op[PROF_ALLTOALL].present ? &p->op[PROF_ALLTOALL] : NULL;
+    r->ep = ep;
+    r->moe_tp = mtp;
+    r->adp = adp;
+    r->experts = m->experts;
+    r->active = m->active_experts;
+    r->local = m->experts / ep;
+    r->inter = m->expert_ffn / mtp;
+    r->moe_layers = m->moe_layers;
+    profile_moe_bytes(xd, &r->moe_in_b, &r->moe_w_b);
+    r->moe_t = xmalloc(ROOF_CACHE * sizeof *r->moe_t);
+    r->moe_r = xmalloc(2 * ROOF_CACHE * sizeof *r->moe_r);
+    for (int i = 0; i < ROOF_CACHE; i++) r->moe_t[i] = NAN;
+    return 0;
+}
+
+int cost_moe_layer(const CostModel *cm, double tokens, double *expert_s, double *a2a_s)
+{
+    if (!cm || cm->iter_time != roofline_time || !cm->ctx) return -1;
+    Roofline *r = cm->ctx;
+    if (!r->moe_on) return -1;
+    double ratio;
+    int which;
+    *expert_s = cost_roof_moe_time(r, tokens, &ratio, &which);
+    *a2a_s = r->adp > 1 ? 2 * cost_roof_a2a_one(r, tokens, &ratio, &which) : 0;
+    return 0;
+}
+
+/* MLA and sliding-window attention: which classes and launch shapes. */
+static void cost_roof_kinds_setup(Roofline *r, int fp8kv)
+{
+    const Profile *p = &r->cfg.hw.profile;
+    const ModelDesc *m = &r->cfg.model;
+    r->n_full = m->n_full;
+    r->n_slide = m->n_sliding;
+    r->window = m->sliding_window > 0 ? m->sliding_window : 1;
+    if (m->attn != MODEL_ATTN_MLA) return;
+    r->mla = 1;
+    int kp = fp8kv ? PROF_MLA_PREFILL_FP8KV : PROF_MLA_PREFILL, kd = fp8kv ? PROF_MLA_DECODE_FP8KV : PROF_MLA_DECODE;
+    if (!p->op[kp].present) kp = PROF_MLA_PREFILL;
+    if (!p->op[kd].present) kd = PROF_MLA_DECODE;
+    r->mla_pre = p->op[kp].present ? &p->op[kp] : r->pre;
+    r->mla_dec = p->op[kd].present ? &p->op[kd] : r->dec;
+    const double heads = r->qh;
+    profile_mla_dims(0, heads, m->kv_lora_rank, m->qk_rope_dim, m->qk_nope_dim, r->kv_b, &r->mla_pre_qh,
+                     &r->mla_pre_kvh, &r->mla_pre_hd, &r->mla_pre_kvb);
+    profile_mla_dims(1, heads, m->kv_lora_rank, m->qk_rope_dim, m->qk_nope_dim, r->kv_b, &r->mla_dec_qh,
+                     &r->mla_dec_kvh, &r->mla_dec_hd, &r->mla_dec_kvb);
+    r->mla_kvb = (RoofGemm){heads * (m->qk_nope_dim + m->v_head_dim), m->kv_lora_rank, 0, 0};
+    r->mla_bmm_pre = (RoofGemm){heads * m->kv_lora_rank, m->qk_nope_dim, 0, 0};
+    r->mla_bmm_post = (RoofGemm){heads * m->v_head_dim, m->kv_lora_rank, 0, 0};
+}
+
 /* Shapes for the profile path: the layer's GEMMs per GPU, heads per GPU. */
 static int cost_roof_profile_setup(Roofline *r, Err *e)
 {
@@ -462,8 +745,11 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
                           "nvfp4)", p->name, dtype_name(cd));
     int fb = 0, gk = cost_roof_gemm_class(p, cd, &fb);
     /* per KV element: kv_bytes_per_token covers the full-attention layers (all of them
-     * in a plain model) */
-    const double kv_b = r->cfg.kv_bytes_per_token / (2.0 * (m->n_full > 0 ? m->n_full : m->layers) * m->kv_heads * m->head_dim);
+     * in a plain model); MLA caches kv_lora_rank + rope values per layer */
+    const double kv_b = m->attn == MODEL_ATTN_MLA
+                            ? r->cfg.kv_bytes_per_token / ((double)m->n_full * (m->kv_lora_rank + m->qk_rope_dim))
+                            : r->cfg.kv_bytes_per_token /
+                                  (2.0 * (m->n_full > 0 ? m->n_full : m->layers) * m->kv_heads * m->head_dim);
     /* An FP8 KV cache runs other attention kernels; a profile with their
      * classes prices them, one without scales the 16-bit ones by bytes. */
     const int fp8kv = kv_b == 1.0;
@@ -515,17 +801,49 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
     r->head_n = m->vocab / tp;
     double mats_up = m->gated_mlp ? 2.0 : 1.0;
     int g = 0;
-    r->g[g++] = (RoofGemm){(r->qh + 2 * r->kvh) * hd, h, 0}; /* QKV */
-    r->g[g++] = (RoofGemm){h, r->qh * hd, 0};                /* O */
-    if (m->experts > 0) {
+    r->g[g++] = (RoofGemm){(r->qh + 2 * r->kvh) * hd, h, 0, 0}; /* QKV */
+    r->g[g++] = (RoofGemm){h, r->qh * hd, 0, 0};                /* O */
+    if (m->experts > 0 && cost_roof_moe_setup(r, e) < 0) return -1;
+    if (m->attn == MODEL_ATTN_MLA || m->n_sliding > 0) cost_roof_kinds_setup(r, fp8kv);
+    if (r->moe_on) {
+        /* every layer's attention projections, the MoE layers' router and
+         * shared experts, the dense layers' MLP; the routed experts:
+         * cost_roof_moe_time */
+        const double L = m->layers, ml = m->moe_layers, dl = m->layers - m->moe_layers;
+        g = 0;
+        if (m->attn == MODEL_ATTN_MLA) {
+            double qk = m->qk_nope_dim + m->qk_rope_dim;
+            if (m->q_lora_rank > 0) {
+                /* fused q_a + kv_a (one GEMM, not split by TP), then q_b */
+                r->g[g++] = (RoofGemm){m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim, h, 0, L};
+                r->g[g++] = (RoofGemm){r->qh * qk, m->q_lora_rank, 0, L};
+            } else {
+                r->g[g++] = (RoofGemm){r->qh * qk + m->kv_lora_rank + m->qk_rope_dim, h, 0, L};
+            }
+            r->g[g++] = (RoofGemm){h, r->qh * m->v_head_dim, 0, L}; /* o */
+        } else {
+            r->g[g++] = (RoofGemm){(r->qh + 2 * r->kvh) * hd, h, 0, L}; /* QKV */
+            r->g[g++] = (RoofGemm){h, r->qh * hd, 0, L};                /* O */
+        }
+        r->g[g++] = (RoofGemm){m->experts, h, 0, ml}; /* router */
+        if (m->shared_experts > 0) {
+            double sf = (double)m->shared_experts * m->shared_expert_ffn / tp;
+            r->g[g++] = (RoofGemm){mats_up * sf, h, 0, ml};
+            r->g[g++] = (RoofGemm){h, sf, 0, ml};
+        }
+        if (dl > 0) {
+            r->g[g++] = (RoofGemm){mats_up * m->ffn / tp, h, 0, dl};
+            r->g[g++] = (RoofGemm){h, m->ffn / tp, 0, dl};
+        }
+    } else if (m->experts > 0) {
         r->experts = m->experts;
         r->active = m->active_experts;
-        r->g[g++] = (RoofGemm){m->experts, h, 0};                     /* router */
-        r->g[g++] = (RoofGemm){mats_up * m->expert_ffn / tp, h, 1};   /* expert gate/up */
-        r->g[g++] = (RoofGemm){h, m->expert_ffn / tp, 1};             /* expert down */
+        r->g[g++] = (RoofGemm){m->experts, h, 0, 0};                     /* router */
+        r->g[g++] = (RoofGemm){mats_up * m->expert_ffn / tp, h, 1, 0};   /* expert gate/up */
+        r->g[g++] = (RoofGemm){h, m->expert_ffn / tp, 1, 0};             /* expert down */
     } else {
-        r->g[g++] = (RoofGemm){mats_up * m->ffn / tp, h, 0}; /* gate/up */
-        r->g[g++] = (RoofGemm){h, m->ffn / tp, 0};           /* down */
+        r->g[g++] = (RoofGemm){mats_up * m->ffn / tp, h, 0, 0}; /* gate/up */
+        r->g[g++] = (RoofGemm){h, m->ffn / tp, 0, 0};           /* down */
     }
     r->n_gemm = g;
     r->gemm_t = xmalloc(ROOF_CACHE * sizeof *r->gemm_t);

@@ -74,6 +74,14 @@ typedef struct RooflineCfg {
     double act_bytes;          /* bytes per activation element (all-reduce payload) */
     int weights_separate;      /* what-if (003 figure 8-4): weights come from a separate memory, so
                                   HBM carries no weight reads (analytic roofline only) */
+    /* Mixture-of-experts layout (issue 17; 0 = not given).  The cost model
+     * prices one attention replica: `tp` GPUs run its attention; with
+     * attn_dp > 1 there are attn_dp such replicas (attention data
+     * parallelism), whose tokens -- assumed as many as this one's -- meet in
+     * the MoE layers.  The routed experts are split over `ep` GPUs (expert
+     * parallelism), each expert's FFN over `moe_tp`; ep x moe_tp = tp x
+     * attn_dp.  Defaults: moe_tp = tp, ep = 1, attn_dp = 1. */
+    int ep, moe_tp, attn_dp;
 } RooflineCfg;
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);
@@ -97,6 +105,12 @@ typedef struct CostExtrap {
  * (and zeroes *out) for any other model.  Pass the roofline's own
  * CostModel, not a wrapper around it. */
 int cost_extrapolation(const CostModel *cm, CostExtrap *out);
+
+/* One MoE layer's routed-expert time on one GPU when `tokens` tokens (all
+ * attention replicas') enter it, under the roofline's layout; *a2a_s the
+ * dispatch + combine communication of that layer.  -1 when the model is
+ * dense or the roofline has no MoE layout (the dense pricing applies). */
+int cost_moe_layer(const CostModel *cm, double tokens, double *expert_s, double *a2a_s);
 
 /* FLOPs of an iteration under the model's accounting (used by tests and
  * by the roofline): dense + attention + LM head for the sampled positions. */

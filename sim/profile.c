@@ -31,7 +31,8 @@ static const char *const profile_feat_names[PF_COUNT + 1] = {
 
 static const char *const profile_op_names[PROF_OP_COUNT + 1] = {
     "gemm_bf16", "gemm_fp8", "attn_prefill", "attn_decode", "allreduce", "mem_read", "mem_copy", "launch",
-    "gemm_fp8_block", "gemm_nvfp4", "attn_prefill_fp8kv", "attn_decode_fp8kv", NULL,
+    "gemm_fp8_block", "gemm_nvfp4", "attn_prefill_fp8kv", "attn_decode_fp8kv", "moe_bf16", "moe_fp8",
+    "moe_fp8_block", "alltoall", "mla_prefill", "mla_decode", "mla_prefill_fp8kv", "mla_decode_fp8kv", "moe_w4a16", NULL,
 };
 
 const char *profile_feat_name(int f)
@@ -66,7 +67,52 @@ int profile_op_is_gemm(int op)
 int profile_op_is_attn(int op)
 {
     return op == PROF_ATTN_PREFILL || op == PROF_ATTN_DECODE || op == PROF_ATTN_PREFILL_FP8KV ||
-           op == PROF_ATTN_DECODE_FP8KV;
+           op == PROF_ATTN_DECODE_FP8KV || op == PROF_MLA_PREFILL || op == PROF_MLA_DECODE ||
+           op == PROF_MLA_PREFILL_FP8KV || op == PROF_MLA_DECODE_FP8KV;
+}
+
+void profile_mla_dims(int decode, double heads, double kv_lora, double rope, double nope, double kv_b,
+                      double *qh, double *kvh, double *hd, double *kv_b_eff)
+{
+    *qh = heads;
+    if (decode) {
+        *kvh = 1;
+        *hd = kv_lora + rope;
+        *kv_b_eff = kv_b / 2;
+    } else {
+        *kvh = heads;
+        *hd = nope + rope;
+        *kv_b_eff = kv_b;
+    }
+}
+
+int profile_op_is_moe(int op)
+{
+    return op == PROF_MOE_BF16 || op == PROF_MOE_FP8 || op == PROF_MOE_FP8_BLOCK || op == PROF_MOE_W4A16;
+}
+
+void profile_moe_bytes(Dtype t, double *in_b, double *w_b)
+{
+    double out_b;
+    if (t == DTYPE_MXFP4) {
+        *in_b = 2;
+        *w_b = dtype_bytes(DTYPE_MXFP4, 32) / 32;
+        return;
+    }
+    int g = profile_gemm_op(t);
+    profile_gemm_bytes(g >= 0 ? g : PROF_GEMM_BF16, in_b, w_b, &out_b);
+}
+
+int profile_moe_op(Dtype t)
+{
+    switch (t) {
+    case DTYPE_BF16:
+    case DTYPE_FP16: return PROF_MOE_BF16;
+    case DTYPE_FP8: return PROF_MOE_FP8;
+    case DTYPE_FP8_BLOCK: return PROF_MOE_FP8_BLOCK;
+    case DTYPE_MXFP4: return PROF_MOE_W4A16;
+    default: return -1;
+    }
 }
 
 int profile_gemm_op(Dtype t)
@@ -197,6 +243,31 @@ void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flo
     feat[PF_PEER_BYTES] = msg_bytes * (gpus - 1);
     *flops = 0;
     *bytes = gpus > 1 ? 2.0 * (gpus - 1) / gpus * msg_bytes : 0;
+}
+
+void profile_moe_shape(double tokens, double experts, double topk, double local, double inter, double hidden,
+                       double in_b, double w_b, double *feat, double *flops, double *bytes)
+{
+    profile_feat_zero(feat);
+    double share = local / experts;
+    double a = tokens * topk * share;
+    double touched = local * (1 - pow(1 - topk / experts, tokens));
+    if (touched < 1) touched = 1;
+    if (touched > a) touched = a;
+    feat[PF_M] = a / touched;
+    feat[PF_N] = inter;
+    feat[PF_K] = hidden;
+    feat[PF_BATCH] = touched;
+    feat[PF_MN] = a * inter;
+    *flops = 2.0 * a * 3 * inter * hidden;
+    *bytes = touched * 3 * inter * hidden * w_b + a * hidden * (in_b + 2);
+    feat[PF_BYTES] = *bytes;
+}
+
+void profile_a2a_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes)
+{
+    profile_comm_shape(msg_bytes, gpus, feat, flops, bytes);
+    *bytes = gpus > 1 ? (gpus - 1) / gpus * msg_bytes : 0;
 }
 
 void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *bytes)

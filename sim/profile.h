@@ -80,6 +80,16 @@ typedef enum {
     PROF_GEMM_NVFP4,       /* NVFP4 GEMM (E2M1 with an E4M3 scale per 16 values), bf16 out */
     PROF_ATTN_PREFILL_FP8KV, /* prefill attention writing and reading an FP8 KV cache */
     PROF_ATTN_DECODE_FP8KV,  /* decode attention over an FP8 KV cache */
+    PROF_MOE_BF16,      /* one GPU's fused MoE layer (routing, permute, grouped expert GEMMs,
+                           finalize; no communication), BF16 experts */
+    PROF_MOE_FP8,       /* the same with per-tensor FP8 experts */
+    PROF_MOE_FP8_BLOCK, /* the same with block-scaled FP8 experts (DeepSeek) */
+    PROF_ALLTOALL,      /* NCCL all-to-all across the expert-parallel group */
+    PROF_MLA_PREFILL,   /* MLA context attention (decompressed K/V, causal), 16-bit KV cache */
+    PROF_MLA_DECODE,    /* MLA generation attention (absorbed: every head over one latent) */
+    PROF_MLA_PREFILL_FP8KV, /* the same over an FP8 KV cache */
+    PROF_MLA_DECODE_FP8KV,
+    PROF_MOE_W4A16,     /* fused MoE with MXFP4 experts and BF16 activations (gpt-oss on Hopper) */
     PROF_OP_COUNT
 } ProfOpKind;
 
@@ -88,6 +98,22 @@ int profile_op_parse(const char *name);
 /* 1 for the GEMM classes, the attention classes; peaks apply to both. */
 int profile_op_is_gemm(int op);
 int profile_op_is_attn(int op);
+/* MLA attention is timed as an attention launch of this shape (mla_attn_dims):
+ * prefill as MHA over the decompressed heads (q_heads = kv_heads = local
+ * heads, head_dim = nope + rope), decode as MQA over the cached latent
+ * (kv_heads 1, head_dim = kv_lora_rank + rope) whose K and V are one buffer
+ * (KV bytes per element halved, so a cached token counts latent bytes once). */
+void profile_mla_dims(int decode, double heads, double kv_lora, double rope, double nope, double kv_b,
+                      double *qh, double *kvh, double *hd, double *kv_b_eff);
+/* 1 for the fused-MoE classes (their compute peak is their dtype's). */
+int profile_op_is_moe(int op);
+/* The fused-MoE class of an expert dtype (bf16/fp16, fp8, fp8_block, mxfp4
+ * as W4A16); -1 for the others (they are priced as grouped GEMMs by the
+ * GEMM classes). */
+int profile_moe_op(Dtype t);
+/* Bytes per activation and per weight element of a fused-MoE class's
+ * experts (the GEMM class's; mxfp4: BF16 activations, 17 B per 32 weights). */
+void profile_moe_bytes(Dtype t, double *in_b, double *w_b);
 /* The GEMM class that prices a compute dtype (bf16, fp16 and the CPU's fp32
  * -> gemm_bf16, fp8, fp8_block, nvfp4); -1 for the GGML block formats. */
 int profile_gemm_op(Dtype t);
@@ -172,6 +198,23 @@ void profile_attn_shape(double batch, double c, double h, double qh, double kvh,
                         double kv_b, double *feat, double *flops, double *bytes);
 void profile_comm_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes);
 void profile_mem_shape(double buf_bytes, double *feat, double *flops, double *bytes);
+/* One GPU's fused MoE layer: `tokens` tokens enter it (every attention-DP
+ * rank's, as aiconfigurator's tables count them), each routed to `topk` of
+ * `experts` experts; the GPU holds `local` of them (experts / EP) with an
+ * FFN slice of `inter` (expert FFN / MoE-TP) over `hidden`, gated (3
+ * matrices: gate, up, down).  Under uniform routing the GPU receives
+ * A = tokens topk local / experts token-expert pairs and touches
+ * U = local (1 - (1 - topk / experts)^tokens) distinct experts, each one a
+ * GEMM pair over A / U rows:
+ *   flops 2 A 3 inter hidden; bytes U 3 inter hidden w_b (weights of the
+ *   touched experts only) + A hidden (in_b + 2) (rows in, BF16 rows out);
+ *   features m = A / U rows per expert, n = inter, k = hidden, batch = U,
+ *   mn = A inter, bytes. */
+void profile_moe_shape(double tokens, double experts, double topk, double local, double inter, double hidden,
+                       double in_b, double w_b, double *feat, double *flops, double *bytes);
+/* The NCCL all-to-all of msg_bytes per GPU over `gpus`: each GPU sends and
+ * receives (g - 1)/g of its buffer; features as an all-reduce's. */
+void profile_a2a_shape(double msg_bytes, double gpus, double *feat, double *flops, double *bytes);
 
 /* One sequence of an attention launch: c new tokens over h cached. */
 typedef struct ProfSeq {

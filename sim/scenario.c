@@ -585,6 +585,60 @@ static int parse_kv(const cJSON *v, const char *where, Scenario *s, double *cap_
     return 0;
 }
 
+/* Weights resident on one GPU under the MoE layout: everything but the
+ * routed experts split over tp, the routed experts over ep x moe_tp. */
+double scenario_weights_per_gpu(const Scenario *s, int tp)
+{
+    const ModelDesc *m = &s->model;
+    if (m->experts <= 0) return dtype_bytes(m->weight_dtype, (double)m->params) / tp;
+    /* every parameter in its stored format (MXFP4 experts beside BF16
+     * attention counted as such) */
+    double all = m->weights_total_bytes;
+    double ep = s->ep ? s->ep : 1, adp = s->attn_dp ? s->attn_dp : 1;
+    double mtp = s->moe_tp ? s->moe_tp : tp * adp / ep;
+    double rb = (double)m->moe_layers * m->experts * m->expert_bytes;
+    return (all - rb) / tp + rb / (ep * mtp);
+}
+
+/* KV room of one replica of tp GPUs: hw_kv_capacity_bytes, or for a MoE
+ * model the weights per GPU above; MLA's latent cache is not split by heads,
+ * so every GPU of the TP group holds all of it and the room is one GPU's. */
+static double scenario_kv_room(const Scenario *s, const HwDesc *h, int tp)
+{
+    if (s->model.experts <= 0 && s->model.attn != MODEL_ATTN_MLA) return hw_kv_capacity_bytes(h, &s->model, tp);
+    double per_gpu = h->mem_bytes * h->mem_util - scenario_weights_per_gpu(s, tp) - h->runtime_reserve_bytes;
+    return (s->model.attn == MODEL_ATTN_MLA ? 1 : tp) * per_gpu;
+}
+
+/* "parallel": {"ep", "moe_tp", "attention_dp"} beside "tp". */
+static int parse_parallel(const cJSON *v, const char *where, Scenario *s, Err *e)
+{
+    static const char *const keys[] = {"ep", "moe_tp", "attention_dp", NULL};
+    if (jsonio_expect_object(v, where, e) < 0 || jsonio_check_keys(v, where, keys, e) < 0) return -1;
+    int64_t ep = 0, mtp = 0, adp = 0;
+    if (jsonio_int(v, "ep", where, 0, 1, 1024, &ep, e) < 0 || jsonio_int(v, "moe_tp", where, 0, 1, 1024, &mtp, e) < 0 ||
+        jsonio_int(v, "attention_dp", where, 0, 1, 1024, &adp, e) < 0)
+        return -1;
+    int64_t ad = adp ? adp : 1, g = (int64_t)s->tp * ad;
+    if (!ep) ep = mtp ? g / mtp : 1;
+    if (!mtp) mtp = g / ep;
+    if (ep * mtp != g)
+        return err_set(e, "%s: ep %lld x moe_tp %lld = %lld GPUs, expected tp %d x attention_dp %lld = %lld (the "
+                          "experts are spread over every GPU of the deployment)",
+                       where, (long long)ep, (long long)mtp, (long long)(ep * mtp), s->tp, (long long)ad,
+                       (long long)g);
+    if (s->model.experts <= 0 && (ep > 1 || mtp != s->tp))
+        return err_set(e, "%s: ep %lld / moe_tp %lld given, but %s is dense (no experts)", where, (long long)ep,
+                       (long long)mtp, s->model.name);
+    if (s->model.experts > 0 && s->model.experts % ep != 0)
+        return err_set(e, "%s: ep %lld does not divide the %d experts of %s", where, (long long)ep,
+                       s->model.experts, s->model.name);
+    s->ep = (int)ep;
+    s->moe_tp = (int)mtp;
+    s->attn_dp = (int)ad;
+    return 0;
+}
+
 static int parse_pool(const cJSON *v, const char *where, Scenario *s, Pool *pool, Err *e)
 {
     static const char *const keys[] = {"replicas", "hardware", "tp", "scheduler", "kv_capacity_gib", NULL};
@@ -614,7 +668,7 @@ static int parse_pool(const cJSON *v, const char *where, Scenario *s, Pool *pool
     if (cap > 0) {
         pool->kv.capacity_bytes = cap * GIB;
     } else if (s->kv_capacity_derived) {
-        pool->kv.capacity_bytes = hw_kv_capacity_bytes(&pool->hw, &s->model, pool->tp);
+        pool->kv.capacity_bytes = scenario_kv_room(s, &pool->hw, pool->tp);
         if (!(pool->kv.capacity_bytes > 0) && !pool->kv.unbounded)
             return err_set(e, "%s: %s weights do not fit on %s at tp %d: no room for KV", where, s->model.name,
                            pool->hw.name, pool->tp);
@@ -761,7 +815,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
                                        "engine", "cluster", "disagg", "speculation", "lora", "offload",
-                                       "kv_transfer", NULL};
+                                       "kv_transfer", "parallel", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
@@ -791,6 +845,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     int64_t tp = 1;
     if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
     s->tp = (int)tp;
+    if ((v = SUB("parallel")) && parse_parallel(v, p, s, e) < 0) return -1;
     /* quantised weights run their own GEMMs (fp8, fp8_block, nvfp4); 16- and
      * 32-bit ones the BF16 tensor-core path */
     s->compute_dtype = s->model.weight_dtype == DTYPE_FP8 || s->model.weight_dtype == DTYPE_FP8_BLOCK ||
@@ -826,7 +881,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     if (scenario_kv_hybrid(s, w, e) < 0) return -1;
     if (cap_gib > 0) {
         s->kv.capacity_bytes = cap_gib * GIB;
-        double room = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+        double room = scenario_kv_room(s, &s->hw, s->tp);
         if (!s->kv.unbounded && s->kv.capacity_bytes > room * (1 + 1e-9))
             return err_set(e, "%s.capacity_gib: got %g, but only %.2f GiB fit: %d x %s (%.2f GiB x %.2f usable) "
                               "- %s weights (%.2f GiB) - runtime reserve (%.2f GiB per GPU); lower it, raise tp or "
@@ -834,13 +889,13 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                            s->tp, s->hw.name, s->hw.mem_bytes / GIB, s->hw.mem_util, s->model.name,
                            s->model.weights_read_bytes / GIB, s->hw.runtime_reserve_bytes / GIB);
     } else {
-        s->kv.capacity_bytes = hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+        s->kv.capacity_bytes = scenario_kv_room(s, &s->hw, s->tp);
         if (s->engine.kv_rule == ENGKV_FREE_FRACTION) {
             /* TensorRT-LLM: a fraction of what is free after weights and
              * the runtime's own memory */
             double mu = s->hw.mem_util;
             s->hw.mem_util = 1;
-            s->kv.capacity_bytes = s->engine.kv_fraction * hw_kv_capacity_bytes(&s->hw, &s->model, s->tp);
+            s->kv.capacity_bytes = s->engine.kv_fraction * scenario_kv_room(s, &s->hw, s->tp);
             s->hw.mem_util = mu;
         }
         s->kv_capacity_derived = 1;
@@ -863,6 +918,21 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     }
     if (parse_resources(root, w, s, e) < 0) return -1;
     if (parse_deploy(root, w, s, e) < 0) return -1;
+    if (s->attn_dp > 1) {
+        char pp[300];
+        jsonio_path(pp, sizeof pp, w, "parallel");
+        /* attention data parallelism: attn_dp replicas of the tp-GPU
+         * attention group behind the router (round robin unless the
+         * cluster names another), their MoE layers priced together */
+        if (s->disagg)
+            return err_set(e, "%s: attention_dp with \"disagg\" is not modelled (give the layout per "
+                              "replica without disagg)", pp);
+        if ((uint64_t)s->pools[0].replicas * (uint64_t)s->attn_dp > 4096)
+            return err_set(e, "%s: attention_dp %d x %u cluster replicas = %llu attention replicas, "
+                              "expected at most 4096", pp, s->attn_dp, s->pools[0].replicas,
+                           (unsigned long long)s->pools[0].replicas * (unsigned long long)s->attn_dp);
+        s->pools[0].replicas *= (uint32_t)s->attn_dp;
+    }
     if ((v = SUB("slo")) && mcfg_parse_slo(v, p, &s->slo, &s->slo_classes, e) < 0) return -1;
     s->price = (Price){.usd_per_gpu_hour = s->hw.usd_per_gpu_hour, .gpus = s->tp, .billing = BILL_EXACT};
     if ((v = SUB("price")) && mcfg_parse_price(v, p, 0, &s->price, e) < 0) return -1;
@@ -1063,7 +1133,8 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     } else {
         RooflineCfg rc_cfg = {.model = s->model, .hw = pool->hw, .tp = pool->tp, .compute_dtype = s->compute_dtype,
                               .kv_bytes_per_token = s->kv.bytes_per_token,
-                              .act_bytes = dtype_bytes(DTYPE_BF16, 1), .weights_separate = s->weights_separate};
+                              .act_bytes = dtype_bytes(DTYPE_BF16, 1), .weights_separate = s->weights_separate,
+                              .ep = s->ep, .moe_tp = s->moe_tp, .attn_dp = s->attn_dp};
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
     cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */
@@ -1228,6 +1299,12 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     cJSON_AddStringToObject(sc, "hardware", s->hw.name);
     cJSON_AddNumberToObject(sc, "tp", s->tp);
     cJSON_AddNumberToObject(sc, "gpus", scenario_gpus(s));
+    if (s->ep || s->moe_tp || s->attn_dp) {
+        cJSON *x = cJSON_AddObjectToObject(sc, "parallel");
+        cJSON_AddNumberToObject(x, "ep", s->ep);
+        cJSON_AddNumberToObject(x, "moe_tp", s->moe_tp);
+        cJSON_AddNumberToObject(x, "attention_dp", s->attn_dp);
+    }
     if (s->disagg) {
         cJSON *d = cJSON_AddObjectToObject(sc, "disagg");
         const char *side[2] = {"prefill", "decode"};

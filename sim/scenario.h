@@ -49,6 +49,11 @@ typedef struct Scenario {
     ModelDesc model;
     HwDesc hw;
     int tp;
+    /* "parallel": {"ep", "moe_tp", "attention_dp"} (issue 17): experts over ep
+     * GPUs, each expert's FFN over moe_tp, attention_dp attention replicas of
+     * tp GPUs each (simulated as that many replicas of pools[0]); 0 = not
+     * given.  ep x moe_tp = tp x attention_dp. */
+    int ep, moe_tp, attn_dp;
     CostKind cost_kind;
     LinearCostCfg linear;
     TableCostCfg table;    /* cost_model kind "table": the points (model and KV filled at build) */
@@ -158,5 +163,10 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
 void scenario_rundata(const Scenario *s, const Engine *eng, RunData *rd);
 /* The "scenario" block of the JSON report. */
 void scenario_to_json(const Scenario *s, cJSON *obj);
+
+/* Weight bytes resident on one GPU of a tp-GPU replica: weights / tp, or
+ * under a MoE layout ("parallel") everything but the routed experts / tp and
+ * the routed experts / (ep x moe_tp). */
+double scenario_weights_per_gpu(const Scenario *s, int tp);
 
 #endif

@@ -1122,7 +1122,7 @@ static void test_calib_command(void)
     char nccl[4096];
     snprintf(nccl, sizeof nccl, "%s", calib_data("kernels/aiconfigurator/h100_sxm/nccl_perf.csv"));
     CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "import", nccl, "--out", csv, NULL), 0);
-    CHECK_CONTAINS(out, "calib import: 126 rows");
+    CHECK_CONTAINS(out, "calib import: 252 rows"); /* 126 all_reduce + 126 alltoall (half and int8 elements) */
     CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "fit", csv, "--out", prof, "--hardware", "h100-sxm", NULL), 0);
     CHECK_CONTAINS(out, "allreduce");
     CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "report", prof, csv, NULL), 0);

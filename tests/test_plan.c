@@ -257,6 +257,48 @@ static void test_sweep_rates_and_auto(void)
 
 /* ------------------------------------------------------------- plan */
 
+#define DSV3_PLAN SERVESIM_DATA_DIR "/workloads/plans/deepseek_v3_tp8_vs_ep8.json"
+
+/* Issue 17's plan: DeepSeek-V3 on 8-GPU H200 nodes, TP8 vs EP8 + attention
+ * DP8, picked by cost per good token. */
+static void test_plan_deepseek_tp8_vs_ep8(void)
+{
+    Err e = {{0}};
+    char *text = slurp(DSV3_PLAN);
+    PlanOpts o = {.par = {.workers = 2}};
+    cJSON *out = text ? plan_run(text, DSV3_PLAN, &o, &e) : NULL;
+    free(text);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *c = get(out, "candidates");
+    CHECK_INT(cJSON_GetArraySize(c), 2);
+    const cJSON *tp8 = cJSON_GetArrayItem(c, 0), *ep8 = cJSON_GetArrayItem(c, 1);
+    /* both replicas are one node of 8 GPUs at $4/h each */
+    CHECK_INT(num(tp8, "gpus_per_replica"), 8);
+    CHECK_INT(num(ep8, "gpus_per_replica"), 8);
+    /* TP8 sustains 4.43 req/s per node and needs 3 nodes for 12 req/s; the
+     * attention-DP layout serves the whole 12 req/s on one */
+    CHECK_REL(num(tp8, "max_rate_per_replica"), 4.43047843782, 1e-6);
+    CHECK_INT(num(tp8, "replicas"), 3);
+    CHECK_INT(num(ep8, "replicas"), 1);
+    CHECK_REL(num(tp8, "usd_per_1m_good_tokens"), 9.52661601081, 1e-6);
+    CHECK_REL(num(ep8, "usd_per_1m_good_tokens"), 3.57440557773, 1e-6);
+    CHECK(!strcmp(get(out, "recommended")->valuestring, "ep8-adp8"));
+    CHECK_CONTAINS(get(ep8, "why")->valuestring, "tp 1 x attention DP 8, EP 8, MoE-TP 1");
+    CHECK_CONTAINS(get(tp8, "why")->valuestring, "166.5% more than ep8-adp8 ($96.00/h for 3 replicas vs $32.00/h); "
+                                                 "one replica sustains 4.430 req/s vs 12.000");
+    /* why: MLA's latent cache is whole on every GPU under TP8 (45.3 GiB of
+     * room for the node), one per rank under attention DP (8 x 31.3 GiB) */
+    const cJSON *m0 = cJSON_GetArrayItem(get(tp8, "memory"), 0), *m1 = cJSON_GetArrayItem(get(ep8, "memory"), 0);
+    CHECK_NEAR(num(m0, "kv_room_gib_per_gpu"), 45.263, 5e-4);
+    CHECK_NEAR(num(m1, "kv_room_gib_per_gpu"), 31.310, 5e-4);
+    CHECK_NEAR(num(m1, "weights_gib_per_gpu"), 92.090, 5e-4);
+    cJSON_Delete(out);
+}
+
 static void test_plan_small_example(void)
 {
     Err e = {{0}};
@@ -579,6 +621,7 @@ void suite_plan(void)
     RUN(test_sweep_stat_t_interval);
     RUN(test_sweep_rates_and_auto);
     RUN(test_plan_small_example);
+    RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);
     RUN(test_cli_same_bytes_any_workers);

@@ -374,6 +374,51 @@ static void test_validate_published_figures(void)
     CHECK(system(cmd) == 0);
 }
 
+/* Issue 17: every row of the MoE file modelled; the figures published in
+ * validate/README.md (shipped engine constants, fitted on the dense rows
+ * only: every MoE row is out of sample). */
+static void test_validate_moe_figures(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    const char *moe = "../shared/data/e2e/silicon_visible_moe.csv";
+    FILE *f = fopen(moe, "r");
+    if (!b || !f) {
+        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", moe);
+        if (f) fclose(f);
+        return;
+    }
+    fclose(f);
+    char dir[] = "/tmp/servesim-valmoe-XXXXXX", cmd[2048], js[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(js, sizeof js, "%s/moe.json", dir);
+    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, moe, js);
+    CHECK(system(cmd) == 0);
+    CHECK_NEAR(json_num_at(js, "overall", "rows", NULL), 185, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 185, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 0, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "failed", NULL), 0, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.434, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.183, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.360, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "median_abs_error"), 0.146, 0.0005);
+    /* per slice: DeepSeek-V3, DeepSeek-R1, gpt-oss-120b (file order) */
+    Err e = {{0}};
+    cJSON *root = jsonio_parse_file(js, &e);
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(root, "slices");
+    static const double ttft[3] = {0.3285, 0.4433, 0.4620}, tpot[3] = {0.1345, 0.2965, 0.1305};
+    CHECK_INT(cJSON_GetArraySize(sl), 3);
+    for (int i = 0; i < 3 && i < cJSON_GetArraySize(sl); i++) {
+        const cJSON *x = cJSON_GetArrayItem(sl, i);
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "ttft"), "mape")->valuedouble,
+                   ttft[i], 0.0005);
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "tpot"), "mape")->valuedouble,
+                   tpot[i], 0.0005);
+    }
+    cJSON_Delete(root);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 void suite_validate(void);
 void suite_validate(void)
 {
@@ -385,4 +430,5 @@ void suite_validate(void)
     RUN(test_validate_rows);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);
+    RUN(test_validate_moe_figures);
 }

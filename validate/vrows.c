@@ -14,6 +14,8 @@
 #include <strings.h>
 
 #include "cluster.h"
+#include "hw.h"
+#include "model.h"
 #include "jsonio.h"
 #include "metrics.h"
 #include "paths.h"
@@ -206,9 +208,27 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
     long isl = vrows_int(COL(S_ISL)), osl = vrows_int(COL(S_OSL)), c = vrows_int(COL(S_BATCH));
     long tp = vrows_int(COL(S_TP)), pp = COL(S_PP)[0] ? vrows_int(COL(S_PP)) : 1;
     long adp = COL(S_ATTN_DP)[0] ? vrows_int(COL(S_ATTN_DP)) : 1, mep = COL(S_MOE_EP)[0] ? vrows_int(COL(S_MOE_EP)) : 1;
+    long mtp = COL(S_MOE_TP)[0] ? vrows_int(COL(S_MOE_TP)) : 0;
     /* dense rows write 0 or nothing for "no attention DP / expert parallelism" */
     if (adp == 0) adp = 1;
     if (mep == 0) mep = 1;
+    if (mtp <= 0) mtp = tp * adp / mep;
+    /* aiconfigurator's batch_size is per attention-DP rank: the run's
+     * concurrency is batch_size x attention_dp_size as written */
+    long clients = c > 0 && adp > 0 ? c * adp : c;
+    /* The EP-scaled encoding (validate/README.md): rows that give both
+     * moe_tp_size and moe_ep_size > 1 with tp_size x attention_dp_size =
+     * moe_tp_size x moe_ep_size write tp, attention DP and MoE-TP multiplied
+     * by the EP degree; their measurements repeat, digit for digit, rows of
+     * the plain layout (TP8 EP8 written as tp 64, MoE-TP 8, EP 8; attention
+     * DP 8 with EP 8 as attention DP 64, MoE-TP 8).  Decoded by dividing the
+     * one of tp / attention DP that is > 1, and MoE-TP, by moe_ep_size. */
+    if (mep > 1 && mtp > 1 && tp * adp == mtp * mep && (tp == 1) != (adp == 1) && mtp % mep == 0 &&
+        (tp > 1 ? tp : adp) % mep == 0) {
+        if (tp > 1) tp /= mep;
+        else adp /= mep;
+        mtp /= mep;
+    }
     r->meas_ttft_ms = vrows_num(COL(S_TTFT));
     r->meas_tpot_ms = vrows_num(COL(S_TPOT));
     if (strcmp(COL(S_MODE), "agg"))
@@ -229,8 +249,6 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
                  COL(S_ISL), COL(S_OSL), COL(S_BATCH), COL(S_TP));
     else if (pp > 1)
         snprintf(r->skip, sizeof r->skip, "pipeline parallelism (pp_size %ld) is not modelled", pp);
-    else if (adp > 1 || mep > 1)
-        snprintf(r->skip, sizeof r->skip, "attention DP %ld / expert parallelism %ld are not modelled", adp, mep);
     else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0))
         snprintf(r->skip, sizeof r->skip, "measured TTFT \"%s\" / TPOT \"%s\": expected positive numbers",
                  COL(S_TTFT), COL(S_TPOT));
@@ -250,9 +268,38 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         if (strlen(name) < sizeof r->engine && vrows_exists("engines/", name)) snprintf(r->engine, sizeof r->engine, "%s", name);
     }
     snprintf(r->dtype, sizeof r->dtype, "%s", dt);
+    {
+        /* Precision rules (validate/README.md): "fp8" on a checkpoint that
+         * ships block-scaled FP8 (DeepSeek) runs its fp8_block kernels;
+         * "nvfp4" on a GPU without FP4 tensor cores (H100, H200) runs the
+         * checkpoint's own formats (gpt-oss: BF16 attention, MXFP4 experts
+         * as W4A16). */
+        ModelDesc *md = xmalloc(sizeof *md);
+        HwDesc *hd = xmalloc(sizeof *hd);
+        Err e = {{0}};
+        if (model_load(model, md, &e) == 0) {
+            if (!strcmp(dt, "fp8") && md->weight_dtype == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
+            if (!strcmp(dt, "nvfp4") && hw_load(gpu, hd, &e) == 0 && !(hd->peak_flops[DTYPE_NVFP4] > 0))
+                snprintf(r->dtype, sizeof r->dtype, "native");
+            if (md->experts > 0 && mtp * mep != tp * adp)
+                snprintf(r->skip, sizeof r->skip, "moe_tp_size %ld x moe_ep_size %ld != tp_size %ld x "
+                                                  "attention_dp_size %ld: the experts must span every GPU", mtp, mep,
+                         tp, adp);
+            else if (md->experts > 0 && (mep > 1 || adp > 1 || mtp != tp)) {
+                r->ep = (int)mep;
+                r->moe_tp = (int)mtp;
+                r->adp = (int)adp;
+            }
+        }
+        if (!r->skip[0] && md->experts <= 0 && (mep > 1 || adp > 1))
+            snprintf(r->skip, sizeof r->skip, "attention DP %ld / expert parallelism %ld on the dense model %s", adp,
+                     mep, model);
+        free(md);
+        free(hd);
+    }
     r->isl = (int)isl;
     r->osl = (int)osl;
-    r->conc = (int)c;
+    r->conc = (int)clients;
     r->tp = (int)tp;
 }
 
@@ -446,16 +493,28 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
         if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "]}}\n");
     } else {
         int c = r->conc;
+        char par[160] = "", mdl[200], cm[120];
+        if (r->ep || r->adp || r->moe_tp)
+            snprintf(par, sizeof par, " \"parallel\": {\"ep\": %d, \"moe_tp\": %d, \"attention_dp\": %d},\n", r->ep,
+                     r->moe_tp, r->adp);
+        if (!strcmp(r->dtype, "native")) {
+            /* the checkpoint's own formats (vrows_silicon) */
+            snprintf(mdl, sizeof mdl, "\"%s\"", r->model);
+            snprintf(cm, sizeof cm, "{\"kind\": \"roofline\"}");
+        } else {
+            snprintf(mdl, sizeof mdl, "{\"base\": \"%s\", \"dtype\": \"%s\"}", r->model, r->dtype);
+            snprintf(cm, sizeof cm, "{\"kind\": \"roofline\", \"compute_dtype\": \"%s\"}", r->dtype);
+        }
         k = snprintf(buf, n,
-                     "{\"name\": \"%s\", \"model\": {\"base\": \"%s\", \"dtype\": \"%s\"}, \"hardware\": \"%s\", "
-                     "\"tp\": %d,\n"
+                     "{\"name\": \"%s\", \"model\": %s, \"hardware\": \"%s\", "
+                     "\"tp\": %d,\n%s"
                      " \"engine\": %s,\n"
-                     " \"cost_model\": {\"kind\": \"roofline\", \"compute_dtype\": \"%s\"},\n"
+                     " \"cost_model\": %s,\n"
                      " \"workload\": {\"kind\": \"closed_loop\", \"clients\": %d, \"count\": %d, "
                      "\"warmup_requests\": %d, \"prompt_tokens\": %d, \"output_tokens\": %d},\n"
                      " \"metrics\": {\"warmup_requests\": %d},\n"
                      " \"report\": {\"token_times\": false, \"iterations\": false}}\n",
-                     r->id, r->model, r->dtype, r->hw, r->tp, eng, r->dtype, c,
+                     r->id, mdl, r->hw, r->tp, par, eng, cm, c,
                      (VROWS_REQS_PER_CLIENT + VROWS_WARMUP_PER_CLIENT) * c, VROWS_WARMUP_PER_CLIENT * c, r->isl,
                      r->osl, VROWS_WARMUP_PER_CLIENT * c);
     }

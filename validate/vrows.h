@@ -40,6 +40,7 @@ typedef struct VRow {
     VFormat fmt;
     char model[64], hw[64], engine[32], dtype[16];
     int tp;
+    int ep, moe_tp, adp;        /* MoE layout (vrows_silicon's decoding); 0 = dense, none given */
     int isl, osl, conc;         /* conc: clients (silicon) or the static batch (splitwise) */
     double meas_ttft_ms, meas_tpot_ms;
     /* results */
