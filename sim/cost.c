@@ -376,13 +376,12 @@ static double cost_roof_attn_kinds(Roofline *r, const BatchItem *items, uint32_t
             uint32_t cnt = 0;
             for (uint32_t i = 0; i < n; i++) {
                 if ((items[i].kind == ITEM_DECODE) != dec) continue;
-                double c = items[i].c, h = items[i].h;
+                double c = items[i].c;
                 if (pass == 1 && !dec && c > W) {
                     cnt += (uint32_t)ceil(c / W);
                 } else {
                     cnt++;
                 }
-                (void)h;
             }
             if (!cnt) continue;
             ProfSeq *s = cost_roof_seq(r, cnt);
