@@ -274,10 +274,11 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
          * "nvfp4" on a GPU without FP4 tensor cores (H100, H200) runs the
          * checkpoint's own formats (gpt-oss: BF16 attention, MXFP4 experts
          * as W4A16). */
-        ModelDesc *md = xmalloc(sizeof *md);
-        HwDesc *hd = xmalloc(sizeof *hd);
+        ModelDesc *md = xcalloc(1, sizeof *md);
+        HwDesc *hd = xcalloc(1, sizeof *hd);
         Err e = {{0}};
-        if (model_load(model, md, &e) == 0) {
+        int have = model_load(model, md, &e) == 0;
+        if (have) {
             if (!strcmp(dt, "fp8") && md->weight_dtype == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
             if (!strcmp(dt, "nvfp4") && hw_load(gpu, hd, &e) == 0 && !(hd->peak_flops[DTYPE_NVFP4] > 0))
                 snprintf(r->dtype, sizeof r->dtype, "native");
@@ -291,7 +292,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
                 r->adp = (int)adp;
             }
         }
-        if (!r->skip[0] && md->experts <= 0 && (mep > 1 || adp > 1))
+        if (!r->skip[0] && have && md->experts <= 0 && (mep > 1 || adp > 1))
             snprintf(r->skip, sizeof r->skip, "attention DP %ld / expert parallelism %ld on the dense model %s", adp,
                      mep, model);
         free(md);
