@@ -157,9 +157,30 @@ static int apply_engine(Scenario *s, const char *hw_key, const char *where, Err 
     return 0;
 }
 
+static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e);
+
+/* "cost_model": NAME -- a named step profile, models/steps/NAME.json, whose
+ * "cost_model" object is used as if written here (the chapter's experiment
+ * 8-1 step model is "ch8-experiment-8-1"). */
+static int parse_cost_named(const char *name, const char *where, Scenario *s, Err *e)
+{
+    char path[1024];
+    if (!paths_resolve(path, sizeof path, "step profile", "steps/", name, e)) return err_prefix(e, "%s", where);
+    cJSON *root = jsonio_parse_file(path, e);
+    if (!root) return -1;
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
+    char w[1100];
+    snprintf(w, sizeof w, "%s: cost_model", path);
+    int rc = cm && !cJSON_IsString(cm) ? parse_cost(cm, w, s, e)
+                                       : err_set(e, "%s: expected a \"cost_model\" object in the step profile", path);
+    cJSON_Delete(root);
+    return rc;
+}
+
 static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
     static const char *const kinds[] = {"linear", "roofline", NULL};
+    if (cJSON_IsString(v)) return parse_cost_named(v->valuestring, where, s, e);
     if (jsonio_expect_object(v, where, e) < 0) return -1;
     int kind;
     if (jsonio_enum(v, "kind", where, 1, kinds, &kind, e) < 0) return -1;
@@ -685,7 +706,7 @@ static char scenario_stream_mark;
 
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
-    static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
+    static const char *const keys[] = {"name", "description", "source", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
                                        "engine", "cluster", "disagg", "speculation", "lora", "offload",
                                        "kv_transfer", NULL};
