@@ -36,6 +36,7 @@
 #include "scenario.h"
 #include "sched.h"
 #include "spec.h"
+#include "sweep.h"
 
 #define CALC_LIST_MAX 64
 
@@ -373,9 +374,10 @@ static int calc_branches(const cJSON *in, const char *w, cJSON *out, Err *e)
 static int calc_read_per_token(const cJSON *in, const char *w, cJSON *out, Err *e)
 {
     static const char *const keys[] = {"source", "kind", "model", "kv_dtype", "contexts", "batches",
-                                       "resident_batch", "resident_context", NULL};
+                                       "resident_batch", "resident_context", "hardware", NULL};
     ModelDesc m;
     Dtype dt;
+    const char *hwn = NULL;
     double ctx[CALC_LIST_MAX], bs[CALC_LIST_MAX];
     int nc, nb;
     int64_t rb = 0, rl = 0;
@@ -383,10 +385,16 @@ static int calc_read_per_token(const cJSON *in, const char *w, cJSON *out, Err *
         get_nums(in, "contexts", w, 1, ctx, CALC_LIST_MAX, &nc, e) < 0 ||
         get_nums(in, "batches", w, 1, bs, CALC_LIST_MAX, &nb, e) < 0 ||
         jsonio_int(in, "resident_batch", w, 0, 1, 100000, &rb, e) < 0 ||
-        jsonio_int(in, "resident_context", w, 0, 1, 10000000, &rl, e) < 0)
+        jsonio_int(in, "resident_context", w, 0, 1, 10000000, &rl, e) < 0 ||
+        jsonio_str(in, "hardware", w, 0, &hwn, e) < 0)
         return -1;
     double k = model_kv_bytes_per_token(&m, dt);
     cJSON_AddNumberToObject(out, "weights_read_bytes", m.weights_read_bytes);
+    if (hwn) {
+        HwDesc hw;
+        if (hw_load(hwn, &hw, e) < 0) return err_prefix(e, "%s: hardware", w);
+        cJSON_AddNumberToObject(out, "weights_read_ms_at_peak_bw", m.weights_read_bytes / hw.mem_bw_bytes_per_s * 1e3);
+    }
     cJSON_AddNumberToObject(out, "kv_bytes_per_token", k);
     cJSON_AddNumberToObject(out, "kv_kib_per_token", k / 1024);
     for (int i = 0; i < nc; i++) {
@@ -410,8 +418,20 @@ static int calc_read_per_token(const cJSON *in, const char *w, cJSON *out, Err *
 /* The linear step model on named batches (003 section 8.2). */
 static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
 {
-    static const char *const keys[] = {"source", "kind", "cost_model", "batches", NULL};
+    static const char *const keys[] = {"source", "kind", "cost_model", "batches", "model", "hardware", NULL};
     if (jsonio_check_keys(in, w, keys, e) < 0) return -1;
+    /* with a model and a GPU: each batch's read bound (weights + every KV
+     * token read, at peak bandwidth) beside the step model's time */
+    const char *hwn = NULL;
+    ModelDesc m;
+    HwDesc hw;
+    int bound = 0;
+    if (jsonio_str(in, "hardware", w, 0, &hwn, e) < 0) return -1;
+    if (hwn) {
+        if (load_model(in, w, &m, NULL, e) < 0) return -1;
+        if (hw_load(hwn, &hw, e) < 0) return err_prefix(e, "%s: hardware", w);
+        bound = 1;
+    }
     LinearCostCfg lc;
     cJSON *profile = NULL;
     if (load_linear(in, w, &lc, &profile, e) < 0) return -1;
@@ -430,7 +450,7 @@ static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
         char q[600];
         jsonio_path(q, sizeof q, p, b->string);
         uint32_t n = 0;
-        double pairs = 0;
+        double pairs = 0, kv_read = 0;
         const cJSON *it;
         if (!cJSON_IsArray(b)) rc = err_set(e, "%s: expected [[count, c, h], ...]", q);
         cJSON_ArrayForEach(it, b)
@@ -448,6 +468,7 @@ static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
                 items[n++] = (BatchItem){.req = n, .c = (uint32_t)a1->valuedouble, .h = (uint32_t)a2->valuedouble,
                                          .kind = a1->valuedouble > 1 ? ITEM_PREFILL : ITEM_DECODE, .samples = 1};
                 pairs += (double)batch_pairs(items[n - 1].c, items[n - 1].h);
+                kv_read += (double)items[n - 1].h + items[n - 1].c;
             }
         }
         if (rc < 0 || n == 0) {
@@ -459,6 +480,12 @@ static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
         cJSON *o = cJSON_AddObjectToObject(out, b->string);
         cJSON_AddNumberToObject(o, "ms", cb.t_s * 1e3);
         cJSON_AddNumberToObject(o, "pairs", pairs);
+        if (bound) {
+            double rb = (m.weights_read_bytes + kv_read * model_kv_bytes_per_token(&m, DTYPE_BF16)) /
+                        hw.mem_bw_bytes_per_s * 1e3;
+            cJSON_AddNumberToObject(o, "read_bound_ms", rb);
+            cJSON_AddNumberToObject(o, "over_bound_ms", cb.t_s * 1e3 - rb);
+        }
     }
     cm.destroy(cm.ctx);
     return rc;
@@ -1063,8 +1090,93 @@ static cJSON *compute_replay(const char *path, const char *arg, Err *e)
     return root;
 }
 
+/* One run of a scenario text: its report's summary numbers. */
+static int sweep_one(const char *text, const char *name, double *completion, double *goodput, Err *e)
+{
+    Scenario s;
+    if (scenario_load_text(text, name, 0, 0, &s, e) < 0) return -1;
+    Cluster *cl = cluster_new(&s, NULL, e);
+    int rc = -1;
+    if (cl && cluster_run(cl, e) == 0) {
+        Slo slo_table[METRICS_CLS_MAX];
+        MetricsCfg mc;
+        RunData rd;
+        Summary sum;
+        cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
+        cJSON *root = report_json(&mc, &rd, &sum, 0);
+        rc = repro_get(root, "summary.throughput.requests_per_s", completion, e) < 0 ||
+                     repro_get(root, "summary.goodput.requests_per_s", goodput, e) < 0
+                 ? -1
+                 : 0;
+        cJSON_Delete(root);
+    }
+    cluster_free(cl);
+    scenario_free(&s);
+    return rc;
+}
+
+static cJSON *compute_sweep(const char *path, const char *arg, Err *e)
+{
+    double rates[32];
+    int nr = 0;
+    long seeds = 1;
+    const char *p = arg ? arg : "";
+    while (*p && *p != '/' && nr < 32) {
+        char *end;
+        rates[nr++] = strtod(p, &end);
+        if (end == p || !(rates[nr - 1] > 0)) break;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (*p == '/') seeds = strtol(p + 1, NULL, 10);
+    if (nr == 0 || seeds < 1 || seeds > 64) {
+        err_set(e, "%s: sweep arguments \"%s\": expected RATES/SEEDS such as 1,4,16/3", path, arg ? arg : "");
+        return NULL;
+    }
+    cJSON *in = jsonio_parse_file(path, e);
+    if (!in) return NULL;
+    double seed0 = 1;
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(in, "seed");
+    if (cJSON_IsNumber(sd)) seed0 = sd->valuedouble;
+    cJSON *out = cJSON_CreateObject();
+    for (int i = 0; i < nr && out; i++) {
+        double c_sum = 0, g_sum = 0;
+        for (long k = 0; k < seeds; k++) {
+            cJSON *copy = cJSON_Duplicate(in, 1);
+            cJSON *w = cJSON_GetObjectItemCaseSensitive(copy, "workload");
+            char *text = NULL;
+            double c = 0, g = 0;
+            int rc = w && sweep_set_rate(w, "workload", rates[i], e) == 0 ? 0 : -1;
+            if (!w) err_set(e, "%s: missing key \"workload\"", path);
+            if (rc == 0) {
+                cJSON_DeleteItemFromObjectCaseSensitive(copy, "seed");
+                cJSON_AddNumberToObject(copy, "seed", seed0 + (double)k);
+                text = cJSON_PrintUnformatted(copy);
+                rc = sweep_one(text, path, &c, &g, e);
+            }
+            cJSON_free(text);
+            cJSON_Delete(copy);
+            if (rc < 0) {
+                cJSON_Delete(out);
+                out = NULL;
+                break;
+            }
+            c_sum += c;
+            g_sum += g;
+        }
+        if (!out) break;
+        char key[48];
+        snprintf(key, sizeof key, "r%g", rates[i]);
+        cJSON *o = cJSON_AddObjectToObject(out, key);
+        cJSON_AddNumberToObject(o, "completion_rps", c_sum / (double)seeds);
+        cJSON_AddNumberToObject(o, "goodput_rps", g_sum / (double)seeds);
+    }
+    cJSON_Delete(in);
+    return out;
+}
+
 cJSON *repro_compute(ReproKind kind, const char *path, const char *arg, Err *e)
 {
+    if (kind == REPRO_SWEEP) return compute_sweep(path, arg, e);
     if (kind == REPRO_RUN) return compute_run(path, arg, e);
     if (kind == REPRO_REPLAY) return compute_replay(path, arg, e);
     cJSON *in = jsonio_parse_file(path, e);

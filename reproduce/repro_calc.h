@@ -17,11 +17,14 @@
 
 #include "common.h"
 
-typedef enum { REPRO_RUN = 0, REPRO_REPLAY, REPRO_CALC } ReproKind;
+typedef enum { REPRO_RUN = 0, REPRO_REPLAY, REPRO_CALC, REPRO_SWEEP } ReproKind;
 
 /* Computes the document of `path` (a file) for kind.  arg: run: "roofline"
  * prices the same scenario with the calibrated roofline of its GPU instead
- * of its own cost model; replay: a fixed window "T0,T1" in ms; calc: unused.
+ * of its own cost model; replay: a fixed window "T0,T1" in ms; calc: unused;
+ * sweep: "RATES/SEEDS" ("1,4,16/3"): the scenario at each arrival rate
+ * (sweep_set_rate, as `servesim sweep` rescales it) and seeds seed..seed +
+ * SEEDS - 1, giving {"r<RATE>": {"completion_rps", "goodput_rps"}} means.
  * Returns a new tree or NULL with e set. */
 cJSON *repro_compute(ReproKind kind, const char *path, const char *arg, Err *e);
 

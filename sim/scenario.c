@@ -706,10 +706,10 @@ static char scenario_stream_mark;
 
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
-    static const char *const keys[] = {"name", "description", "source", "model", "hardware", "tp", "cost_model",
+    static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
                                        "engine", "cluster", "disagg", "speculation", "lora", "offload",
-                                       "kv_transfer", NULL};
+                                       "kv_transfer", "source", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
