@@ -17,10 +17,12 @@
  * Comparison: '=' |computed - book| <= tol; '<' computed <= book; '>'
  * computed >= book (for claims such as "more than tenfold").
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jsonio.h"
 #include "outfile.h"
@@ -497,6 +499,11 @@ static int write_doc(const char *dir, const char *name, ReproKind kind, const ch
 static int make_plots(const char *dir)
 {
     Err e = {{0}};
+    /* the directory itself may be new; its parent must exist */
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "servesim: reproduce --plots %s: cannot create the directory: %s\n", dir, strerror(errno));
+        return 1;
+    }
     char a[3][1200], o[1200];
     if (write_doc(dir, "four_requests_static.json", REPRO_RUN, FOURS, a[0], sizeof a[0], &e) < 0 ||
         write_doc(dir, "four_requests_continuous.json", REPRO_RUN, FOURC, a[1], sizeof a[1], &e) < 0 ||

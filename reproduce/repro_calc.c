@@ -123,6 +123,13 @@ static void prefix_req(Request *r, uint32_t idx, const uint32_t *ids, uint32_t n
 static int shared_admit_count(double cap_bytes, uint32_t block, double k, uint32_t prompt, uint32_t output,
                               uint32_t shared, int limit, Err *e)
 {
+    /* no more requests than the pool can hold private blocks for (each
+     * needs at least one), and token ids of bounded size */
+    double blocks = floor(cap_bytes / ((double)block * k));
+    if (blocks + 2 < (double)limit) limit = (int)blocks + 2;
+    if ((double)limit * prompt > 5e7)
+        return err_set(e, "%d requests of %u tokens: more token ids than the calculator holds (50,000,000); "
+                          "lower capacity_gib or the prompt", limit, prompt);
     PrefixConfig c = {.kv = {.capacity_bytes = cap_bytes, .block_tokens = block, .bytes_per_token = k,
                              .reserve = KV_RESERVE_FINAL},
                       .namespace_seed = 1, .n_requests = (uint32_t)limit};
@@ -273,7 +280,7 @@ static int calc_paged(const cJSON *in, const char *w, cJSON *out, Err *e)
     if (jsonio_check_keys(in, w, keys, e) < 0 || get_nums(in, "lengths", w, 1, len, CALC_LIST_MAX, &nl, e) < 0 ||
         get_nums(in, "block_tokens", w, 1, ps, CALC_LIST_MAX, &np, e) < 0 ||
         get_nums(in, "shared_with_first", w, 1, sh, CALC_LIST_MAX, &ns, e) < 0 ||
-        jsonio_int(in, "max_tokens", w, 1, 1, 1000000, &maxt, e) < 0)
+        jsonio_int(in, "max_tokens", w, 1, 1, 100000, &maxt, e) < 0)
         return -1;
     if (ns != nl) return err_set(e, "%s.shared_with_first: expected one entry per length (%d)", w, nl);
     for (int i = 0; i < nl; i++)
@@ -340,6 +347,9 @@ static int calc_branches(const cJSON *in, const char *w, cJSON *out, Err *e)
         jsonio_int(in, "private_blocks", w, 1, 1, 100000, &priv, e) < 0 ||
         jsonio_int(in, "block_tokens", w, 0, 1, 1024, &bt, e) < 0)
         return -1;
+    if ((double)nb * (double)(pre + priv) * (double)bt > 5e7)
+        return err_set(e, "%s: %lld branches x %lld blocks x %lld tokens: more than the calculator holds (50,000,000 "
+                          "token ids)", w, (long long)nb, (long long)(pre + priv), (long long)bt);
     uint32_t len = (uint32_t)((pre + priv) * bt), shared = (uint32_t)(pre * bt);
     uint32_t *ids = xmalloc((size_t)nb * len * sizeof *ids);
     for (uint32_t s = 0; s < (uint32_t)nb; s++)
@@ -644,7 +654,7 @@ static int calc_spec_verify(const cJSON *in, const char *w, cJSON *out, Err *e)
     int64_t draws = 200000, seed = 1;
     if (jsonio_check_keys(in, w, keys, e) < 0 || get_nums(in, "p", w, 1, p, CALC_LIST_MAX, &np, e) < 0 ||
         get_nums(in, "q", w, 1, q, CALC_LIST_MAX, &nq, e) < 0 ||
-        jsonio_int(in, "draws", w, 0, 1, 100000000, &draws, e) < 0 ||
+        jsonio_int(in, "draws", w, 0, 1, 10000000, &draws, e) < 0 ||
         jsonio_int(in, "seed", w, 0, 0, INT64_MAX, &seed, e) < 0)
         return -1;
     if (np != nq) return err_set(e, "%s: p has %d entries and q %d; expected the same vocabulary", w, np, nq);

@@ -181,7 +181,11 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
     static const char *const kinds[] = {"linear", "roofline", NULL};
     if (cJSON_IsString(v)) return parse_cost_named(v->valuestring, where, s, e);
-    if (jsonio_expect_object(v, where, e) < 0) return -1;
+    if (jsonio_expect_object(v, where, e) < 0) {
+        size_t len = strlen(e->msg);
+        snprintf(e->msg + len, sizeof e->msg - len, " or the name of a step profile in models/steps/");
+        return -1;
+    }
     int kind;
     if (jsonio_enum(v, "kind", where, 1, kinds, &kind, e) < 0) return -1;
     s->cost_kind = (CostKind)kind;
