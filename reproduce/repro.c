@@ -168,7 +168,7 @@ static const ReproCase cases[] = {
     C("s8.2-d-2k-ratio", "003", "8.2 figure 8-3: about 1/29 from batch 1 to 64", CALC, READ, NULL, "d_gib_L2048_b1 / d_gib_L2048_b64", 1, "x", '=', 29, 0.5, NULL),
     C("ex8.1-bkv-2k", "003", "exercise 8-1: bKV = 51 at 2K", CALC, READ, NULL, "bkv_L2048", 1, "", '=', 51, 0, NULL),
     C("ex8.1-bkv-8k", "003", "exercise 8-1: bKV = 13 at 8K", CALC, READ, NULL, "bkv_L8192", 1, "", '=', 13, 0, NULL),
-    C("ex8.1-capacity-first-2k", "003", "exercise 8-1: capacity (37) binds before bKV (51)", CALC, CAP2K, NULL, "admitted_final", 1, "requests", '<', 50, 0, "book: 37 < 51, so the capacity limit comes first"),
+    C("ex8.1-capacity-first-2k", "003", "exercise 8-1: capacity (37) binds before bKV (51)", CALC, CAP2K, NULL, "admitted_final", 1, "requests", '<', 51, 0, "the book's bKV (51) is the bound: 37 admitted, so the capacity limit comes first"),
     C("s8.2-resident-64x2k", "003", "8.2 64 x 2K: weights + KV after one decode step", CALC, READ, NULL, "resident_gb", 1, "GB", '=', 35.7, 0.05, "all weights (embedding table too) + 64 x 2049 tokens of KV"),
     C("s8.2-step-decode-2k", "003", "8.2 step model: 2K decode 26.26 ms", CALC, STEP, NULL, "decode_2k.ms", 1, "ms", '=', 26.26, 0.005, NULL),
     C("s8.2-step-prefill-2k", "003", "8.2 step model: 2K prefill 94.8 ms", CALC, STEP, NULL, "prefill_2k.ms", 1, "ms", '=', 94.8, 0.05, NULL),
@@ -239,6 +239,10 @@ static const ReproCase cases[] = {
     C("s8.6-board-A-fits", "003", "8.6 board A: independent BF16 does not fit 12 GiB", CALC, BOARD, NULL, "A.fits", 1, "", '=', 0, 0, NULL),
     C("s8.6-board-B-fits", "003", "8.6 board B: the shared prefix fits", CALC, BOARD, NULL, "B.fits", 1, "", '=', 1, 0, NULL),
     C("s8.6-board-B-time", "003", "8.6 board B: 2.04 s + 255 x 27.35 ms = 9.01 s", CALC, BOARD, NULL, "B.time_s", 1, "s", '=', 9.01, 0.01, "rests on experiment 8-1's measured prefill and round (the ch8-experiment-8-1 profile)"),
+    CB("s8.6-board-B-engine", "003", "8.6 board B through the engine and the step model: about 9.01 s", RUN, "ch8_board_b_engine.json", NULL, "summary.e2e_s.max", 1, "s", '=', 9.01, 0.4,
+       "the book's 9.01 s rests on experiment 8-1's measured 2.04 s prefill and 27.35 ms rounds; the chapter's step model gives a 1.73 s prefill (16 x 2048 new tokens over 6144 cached) and 27.1 ms rounds: tolerance 0.4 s"),
+    C("s8.6-board-B-engine-late", "003", "8.6 board B through the engine: fits but misses the 7 s deadline", RUN, "ch8_board_b_engine.json", NULL, "summary.e2e_s.max", 1, "s", '>', 7, 0, NULL),
+    CB("ex8.9-board-E-engine", "003", "exercise 8-9 board E through the engine: lookup drafts meet 7 s", RUN, "ch8_board_e_engine.json", NULL, "summary.e2e_s.max", 1, "s", '<', 7, 0, NULL),
     C("s8.6-board-C-late", "003", "8.6 board C: q8_0 fits but is slower", CALC, BOARD, NULL, "C.time_s", 1, "s", '>', 7, 0, NULL),
     C("s8.6-board-D-time", "003", "8.6 board D: shared + draft model about 4.56 s", CALC, BOARD, NULL, "D.time_s", 1, "s", '=', 4.56, 0.01, NULL),
     C("s8.6-board-D-fits", "003", "8.6 board D: 3188 MiB more still fits", CALC, BOARD, NULL, "D.fits", 1, "", '=', 1, 0, NULL),
@@ -424,13 +428,22 @@ static const char *cmp_text(const ReproCase *c, char *buf, size_t n)
     return buf;
 }
 
+/* Six significant digits, but whole numbers up to 10^15 in full (the
+ * chapter's 15,136,811,008 B). */
+static const char *num_text(double v, char *buf, size_t n)
+{
+    if (fabs(v) >= 1e6 && fabs(v) < 1e15 && v == floor(v)) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%.6g", v);
+    return buf;
+}
+
 static void print_row(FILE *f, const Result *r)
 {
     const ReproCase *c = r->c;
-    char tol[64], comp[64] = "-";
-    if (r->has_computed) snprintf(comp, sizeof comp, "%.6g", r->computed);
-    fprintf(f, "  %-7s %-32s %12.6g %12s  %-12s %-6s  %s %s\n", r->status, c->name, c->book, comp,
-            cmp_text(c, tol, sizeof tol), c->unit, c->chapter, c->where);
+    char tol[64], comp[64] = "-", book[64];
+    if (r->has_computed) num_text(r->computed, comp, sizeof comp);
+    fprintf(f, "  %-7s %-32s %12s %12s  %-12s %-6s  %s %s\n", r->status, c->name, num_text(c->book, book, sizeof book),
+            comp, cmp_text(c, tol, sizeof tol), c->unit, c->chapter, c->where);
     if (r->has_roofline)
         fprintf(f, "          calibrated roofline of the same GPU (instead of the chapter's step model): %.6g %s\n",
                 r->roofline, c->unit);
@@ -643,8 +656,8 @@ int repro_main(int argc, char **argv)
                    "unit", "source");
         }
         if (list) {
-            char tol[64];
-            printf("  %-7s %-32s %12.6g %12s  %-12s %-6s  %s %s%s%s\n", r->status, c->name, c->book, "",
+            char tol[64], book[64];
+            printf("  %-7s %-32s %12s %12s  %-12s %-6s  %s %s%s%s\n", r->status, c->name, num_text(c->book, book, sizeof book), "",
                    cmp_text(c, tol, sizeof tol), c->unit, c->chapter, c->where, c->pending ? "  -- needs " : "",
                    c->pending ? c->pending : "");
         } else {

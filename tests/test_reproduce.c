@@ -68,13 +68,17 @@ static void test_reproduce_all(void)
     CHECK_CONTAINS(out, "seed 003: chapter 8");
     CHECK_CONTAINS(out, "0 failed");
     /* the lines reproduce/README.md and README.md quote */
-    CHECK_CONTAINS(out, "218 cases: 195 passed, 0 failed, 23 pending (features of other issues)");
+    CHECK_CONTAINS(out, "221 cases: 198 passed, 0 failed, 23 pending (features of other issues)");
     CHECK_CONTAINS(out, "  PASS    t31.2-ttft-B-serial                       240          240  +-1e-06      ms      000 31.2 "
                         "table 31.2, B serial TTFT (260 - 20)");
     CHECK_CONTAINS(out, "  PASS    s8.1-request-time                        6.85      6.79029  +-0.1        s       003 8.1 "
                         "figure 8-2: one 2K request, 0.096 + 255 x 0.0265 s\n          calibrated roofline of the same "
                         "GPU (instead of the chapter's step model): 2.92869 s");
     CHECK_CONTAINS(out, "calibrated roofline of the same GPU (instead of the chapter's step model): 30.0374 x");
+    CHECK_CONTAINS(out, "  PASS    s8.6-board-B-engine                      9.01      8.63903  +-0.4        s       003 8.6 "
+                        "board B through the engine and the step model: about 9.01 s\n          calibrated roofline of "
+                        "the same GPU (instead of the chapter's step model): 8.37158 s");
+    CHECK_CONTAINS(out, "  PASS    s8.2-dw                           15136811008  15136811008  +-0          B");
     snprintf(args, sizeof args, "%s/all.json", dir);
     Err e;
     char *text = read_text_file(args, NULL, &e);
