@@ -78,6 +78,9 @@ static void test_reproduce_all(void)
     CHECK_CONTAINS(out, "  PASS    s8.6-board-B-engine                      9.01      8.63903  +-0.4        s       003 8.6 "
                         "board B through the engine and the step model: about 9.01 s\n          calibrated roofline of "
                         "the same GPU (instead of the chapter's step model): 8.37158 s");
+    CHECK_CONTAINS(out, "  pending s8.4-offload-copy                        42.5            -  +-0          ms      003 8.4 "
+                        "each round copies >= 2.72 GB / 64 GB/s = 42.5 ms\n          needs issue 18 (multi-LoRA, "
+                        "offload, cancellation, agents, compressed KV, cache value)");
     CHECK_CONTAINS(out, "  PASS    s8.2-dw                           15136811008  15136811008  +-0          B");
     snprintf(args, sizeof args, "%s/all.json", dir);
     Err e;
