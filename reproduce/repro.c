@@ -47,6 +47,7 @@ typedef struct ReproCase {
     const char *note;
     const char *pending;  /* the missing feature (NULL: runs today) */
     int beside;           /* run: also price it with the GPU's calibrated roofline */
+    const char *bexpr;    /* calc: the calibrated roofline's value in the same document */
 } ReproCase;
 
 #define RUN REPRO_RUN
@@ -54,11 +55,13 @@ typedef struct ReproCase {
 #define CALC REPRO_CALC
 #define SWP REPRO_SWEEP
 /* a case that runs today */
-#define C(n, ch, wh, k, f, a, x, sc, u, cm, b, t, note) {n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, NULL, 0}
+#define C(n, ch, wh, k, f, a, x, sc, u, cm, b, t, note) {n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, NULL, 0, NULL}
+/* a calculator case with the calibrated roofline's value (bx) beside it */
+#define CR(n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, bx) {n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, NULL, 0, bx}
 /* the same, with the calibrated roofline's prediction beside it */
-#define CB(n, ch, wh, k, f, a, x, sc, u, cm, b, t, note) {n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, NULL, 1}
+#define CB(n, ch, wh, k, f, a, x, sc, u, cm, b, t, note) {n, ch, wh, k, f, a, x, sc, u, cm, b, t, note, NULL, 1, NULL}
 /* a case waiting for a feature */
-#define P(n, ch, wh, b, u, feat, note) {n, ch, wh, CALC, NULL, NULL, NULL, 1, u, '=', b, 0, note, feat, 0}
+#define P(n, ch, wh, b, u, feat, note) {n, ch, wh, CALC, NULL, NULL, NULL, 1, u, '=', b, 0, note, feat, 0, NULL}
 
 #define T311S "ch31_table_31_1_serial.json"
 #define T311C "ch31_table_31_1_continuous.json"
@@ -173,8 +176,8 @@ static const ReproCase cases[] = {
     C("ex8.1-bkv-8k", "003", "exercise 8-1: bKV = 13 at 8K", CALC, READ, NULL, "bkv_L8192", 1, "", '=', 13, 0, NULL),
     C("ex8.1-capacity-first-2k", "003", "exercise 8-1: capacity (37) binds before bKV (51)", CALC, CAP2K, NULL, "admitted_final", 1, "requests", '<', 51, 0, "the book's bKV (51) is the bound: 37 admitted, so the capacity limit comes first"),
     C("s8.2-resident-64x2k", "003", "8.2 64 x 2K: weights + KV after one decode step", CALC, READ, NULL, "resident_gb", 1, "GB", '=', 35.7, 0.05, "all weights (embedding table too) + 64 x 2049 tokens of KV"),
-    C("s8.2-step-decode-2k", "003", "8.2 step model: 2K decode 26.26 ms", CALC, STEP, NULL, "decode_2k.ms", 1, "ms", '=', 26.26, 0.005, NULL),
-    C("s8.2-step-prefill-2k", "003", "8.2 step model: 2K prefill 94.8 ms", CALC, STEP, NULL, "prefill_2k.ms", 1, "ms", '=', 94.8, 0.05, NULL),
+    CR("s8.2-step-decode-2k", "003", "8.2 step model: 2K decode 26.26 ms", CALC, STEP, NULL, "decode_2k.ms", 1, "ms", '=', 26.26, 0.005, "experiment 8-1 measured 26.26 ms; the fitted step model reproduces it", "decode_2k.roofline_ms"),
+    CR("s8.2-step-prefill-2k", "003", "8.2 step model: 2K prefill 94.8 ms", CALC, STEP, NULL, "prefill_2k.ms", 1, "ms", '=', 94.8, 0.05, NULL, "prefill_2k.roofline_ms"),
     C("ex8.2-pairs-512-0", "003", "exercise 8-2: pairs(512, 0)", CALC, STEP, NULL, "chunk_512_h0.pairs", 1, "pairs", '=', 131328, 0, NULL),
     C("ex8.2-pairs-512-7680", "003", "exercise 8-2: pairs(512, 7680)", CALC, STEP, NULL, "chunk_512_h7680.pairs", 1, "pairs", '=', 4063488, 0, NULL),
     C("s8.2-chunk-growth", "003", "8.2 figures 8-8/8-9: same-size chunks get slower, +39%", CALC, STEP, NULL, "chunk_512_h7680.ms / chunk_512_h0.ms", 1, "x", '=', 1.39, 0.12,
@@ -185,8 +188,8 @@ static const ReproCase cases[] = {
     C("s8.6-decode-bound-2k", "003", "8.6 ... its read bound 8.62 ms", CALC, FLOPS, NULL, "decode_1x2k.read_ms_at_peak_bw", 1, "ms", '=', 8.62, 0.005, NULL),
     C("s8.6-decode-overhead", "003", "8.6 ... 26.26 ms is about 17.6 ms above the bound", CALC, STEP, NULL, "decode_2k.over_bound_ms", 1, "ms", '=', 17.6, 0.05, "the step model's 26.26 ms minus the read bound (weights + 2049 tokens of KV at 1792 GB/s)"),
     C("s8.1-single-throughput", "003", "8.1 one request alone: about 38 tok/s", CALC, STEP, NULL, "1000 / decode_2k.ms", 1, "tok/s", '=', 38, 0.1, NULL),
-    C("s8.1-16x2k-round", "003", "8.1 16 x 2K: a decode round 27.44 ms (measured)", CALC, STEP, NULL, "decode_16x2k.ms", 1, "ms", '=', 27.44, 0.7,
-      "rests on experiment 8-1's measurement; the chapter's own step model gives 26.80 ms (2.3% low), tolerance 0.7 ms"),
+    CR("s8.1-16x2k-round", "003", "8.1 16 x 2K: a decode round 27.44 ms (measured)", CALC, STEP, NULL, "decode_16x2k.ms", 1, "ms", '=', 27.44, 0.7,
+      "rests on experiment 8-1's measurement; the chapter's own step model gives 26.80 ms (2.3% low), tolerance 0.7 ms", "decode_16x2k.roofline_ms"),
     CB("s8.1-request-time", "003", "8.1 figure 8-2: one 2K request, 0.096 + 255 x 0.0265 s", RUN, "ch8_single_2k.json", NULL, "requests[r0].e2e_s", 1, "s", '=', 6.85, 0.1,
        "the figure's 6.95 s includes 0.1 s of queueing; it uses the measured 26.5 ms mean gap where the step model gives 26.26-26.27 ms: tolerance 0.1 s"),
     C("s8.1-itl-sum", "003", "8.1 255 gaps total 6.76 s", RUN, "ch8_single_2k.json", NULL, "requests[r0].e2e_s - requests[r0].ttft_s", 1, "s", '=', 6.76, 0.07, "measured 26.5 ms mean gap vs the step model's 26.26 ms"),
@@ -402,6 +405,10 @@ static void evaluate(const ReproCase *c, Result *r)
     int ok = c->cmp == '<' ? r->computed <= c->book : c->cmp == '>' ? r->computed >= c->book
                                                                     : fabs(r->computed - c->book) <= c->tol * (1 + 1e-12) + 1e-15;
     snprintf(r->status, sizeof r->status, "%s", ok && isfinite(r->computed) ? "PASS" : "FAIL");
+    if (c->bexpr && repro_get(d->doc, c->bexpr, &v, &e) == 0) {
+        r->roofline = v * c->scale;
+        r->has_roofline = 1;
+    }
     if (c->beside && c->kind == REPRO_RUN) {
         const Doc *rd = doc_for(c->kind, c->file, "roofline");
         if (rd->doc && repro_get(rd->doc, c->expr, &v, &e) == 0) {

@@ -446,8 +446,18 @@ static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
     cJSON *profile = NULL;
     if (load_linear(in, w, &lc, &profile, e) < 0) return -1;
     cJSON_Delete(profile);
-    CostModel cm;
+    CostModel cm, roof = {0};
     if (cost_linear_new(&lc, &cm, e) < 0) return err_prefix(e, "%s", w);
+    /* the same batches priced by the GPU's calibrated roofline (hw_load
+     * attaches its profile), for cases that rest on the measurement */
+    if (bound) {
+        RooflineCfg rc = {.model = m, .hw = hw, .tp = 1, .compute_dtype = DTYPE_BF16,
+                          .kv_bytes_per_token = model_kv_bytes_per_token(&m, DTYPE_BF16), .act_bytes = 2};
+        if (cost_roofline_new(&rc, &roof, e) < 0) {
+            cm.destroy(cm.ctx);
+            return err_prefix(e, "%s", w);
+        }
+    }
     const cJSON *bat = cJSON_GetObjectItemCaseSensitive(in, "batches");
     char p[512];
     jsonio_path(p, sizeof p, w, "batches");
@@ -495,9 +505,13 @@ static int calc_step(const cJSON *in, const char *w, cJSON *out, Err *e)
                         hw.mem_bw_bytes_per_s * 1e3;
             cJSON_AddNumberToObject(o, "read_bound_ms", rb);
             cJSON_AddNumberToObject(o, "over_bound_ms", cb.t_s * 1e3 - rb);
+            CostBreakdown rb2;
+            roof.iter_time(roof.ctx, items, n, &rb2);
+            cJSON_AddNumberToObject(o, "roofline_ms", rb2.t_s * 1e3);
         }
     }
     cm.destroy(cm.ctx);
+    if (bound) roof.destroy(roof.ctx);
     return rc;
 }
 

@@ -81,6 +81,11 @@ static void test_reproduce_all(void)
     CHECK_CONTAINS(out, "  pending s8.4-offload-copy                        42.5            -  +-0          ms      003 8.4 "
                         "each round copies >= 2.72 GB / 64 GB/s = 42.5 ms\n          needs issue 18 (multi-LoRA, "
                         "offload, cancellation, agents, compressed KV, cache value)");
+    CHECK_CONTAINS(out, "  PASS    s8.2-step-decode-2k                     26.26      26.2565  +-0.005      ms      003 8.2 "
+                        "step model: 2K decode 26.26 ms\n          calibrated roofline of the same GPU (instead of the "
+                        "chapter's step model): 11.1117 ms");
+    CHECK_CONTAINS(out, "calibrated roofline of the same GPU (instead of the chapter's step model): 90.5394 ms");
+    CHECK_CONTAINS(out, "calibrated roofline of the same GPU (instead of the chapter's step model): 14.879 ms");
     CHECK_CONTAINS(out, "  PASS    s8.2-dw                           15136811008  15136811008  +-0          B");
     snprintf(args, sizeof args, "%s/all.json", dir);
     Err e;
