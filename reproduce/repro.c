@@ -359,27 +359,26 @@ static const char *chapter_path(char *buf, size_t n, const char *file)
 static Doc docs[128];
 static int n_docs;
 
+static void docs_free(void)
+{
+    for (int i = 0; i < n_docs; i++) cJSON_Delete(docs[i].doc);
+    n_docs = 0;
+}
+
 static const Doc *doc_for(ReproKind kind, const char *file, const char *arg)
 {
     for (int i = 0; i < n_docs; i++)
         if (docs[i].kind == kind && !strcmp(docs[i].file, file) &&
             (docs[i].arg == arg || (docs[i].arg && arg && !strcmp(docs[i].arg, arg))))
             return &docs[i];
-    if (n_docs == (int)(sizeof docs / sizeof docs[0])) n_docs = 0; /* never with today's table */
+    if (n_docs == (int)(sizeof docs / sizeof docs[0])) docs_free(); /* a cache: start over when full */
     Doc *d = &docs[n_docs++];
-    if (d->doc) cJSON_Delete(d->doc);
     *d = (Doc){kind, file, arg, NULL, ""};
     char path[1200];
     Err e = {{0}};
     d->doc = repro_compute(kind, chapter_path(path, sizeof path, file), arg, &e);
     if (!d->doc) snprintf(d->err, sizeof d->err, "%s", e.msg);
     return d;
-}
-
-static void docs_free(void)
-{
-    for (int i = 0; i < n_docs; i++) cJSON_Delete(docs[i].doc);
-    n_docs = 0;
 }
 
 static void evaluate(const ReproCase *c, Result *r)
