@@ -400,6 +400,8 @@ static int calc_read_per_token(const cJSON *in, const char *w, cJSON *out, Err *
         return -1;
     double k = model_kv_bytes_per_token(&m, dt);
     cJSON_AddNumberToObject(out, "weights_read_bytes", m.weights_read_bytes);
+    cJSON_AddNumberToObject(out, "weights_read_gib", m.weights_read_bytes / GIB);
+    cJSON_AddNumberToObject(out, "weights_gib", dtype_bytes(m.weight_dtype, (double)m.params) / GIB);
     if (hwn) {
         HwDesc hw;
         if (hw_load(hwn, &hw, e) < 0) return err_prefix(e, "%s: hardware", w);
