@@ -76,7 +76,7 @@ typedef struct ReproCase {
 #define SPEC "ch8_speculation.json"
 #define BOARD "ch8_design_board.json"
 #define GVR "rests on the chapter's measured retrieval experiment; the request lengths are assumptions of the input file (its description), 3 seeds, so the tolerance is wide"
-#define I18 "issue 18 (multi-LoRA, offload, cancellation, agents, compressed KV, cache value)"
+#define I18 "issue 18 part B (cancellation, agent replays, KV format conversion time)"
 #define I17 "issue 17 (MoE/MLA/hybrid models and quantised formats)"
 
 static const ReproCase cases[] = {
@@ -305,22 +305,26 @@ static const ReproCase cases[] = {
     C("s8.6-little-2", "003", "8.6 Little's law: 2 s in the system -> 8", RUN, "ch8_littles_law_2.json", NULL, "summary.mean_running", 1, "requests", '=', 8, 0.02, NULL),
 
     /* ---------------------------------------------------------------- pending: other issues' features */
-    P("s8.2-lora-adapter-mib", "003", "8.2 multi-LoRA: one rank-16 Q/V adapter 14.6 MiB", 14.6, "MiB", I18, NULL),
-    P("s8.2-lora-100-adapters", "003", "8.2 multi-LoRA: 100 adapters 1.43 GiB", 1.43, "GiB", I18, NULL),
+    C("s8.2-lora-adapter-mib", "003", "8.2 multi-LoRA: one rank-16 Q/V adapter 14.6 MiB", CALC, "ch8_lora.json", NULL, "adapter_mib", 1, "MiB", '=', 14.6, 0.05, "36 x 16 x (8192 + 5120) x 2 B = 14.625 MiB (issue 18's lora.h)"),
+    C("s8.2-lora-100-adapters", "003", "8.2 multi-LoRA: 100 adapters 1.43 GiB", CALC, "ch8_lora.json", NULL, "all_gib", 1, "GiB", '=', 1.43, 0.005, NULL),
     P("s8.3-cancel-release", "003", "8.3 figure 8-16: 104 blocks released about 31 ms after cancel", 31, "ms", I18, "cancellation"),
     P("s8.3-preempt-1gib", "003", "8.3 a 1 GiB pool: one preemption, 1805 more tokens", 1805, "tokens", I18, "agents replay data"),
     P("s8.3-agent-hits-6gib", "003", "8.3 12-round agent replay: 6 GiB hits 16,304 tokens", 16304, "tokens", I18, "agents replay"),
     P("s8.3-agent-reprocess-6gib", "003", "8.3 ... reprocesses 3252", 3252, "tokens", I18, "agents replay"),
-    P("s8.3-value-per-mib-A", "003", "8.3 figure 8-22: A's value about 0.154 ms per MiB", 0.154, "ms/MiB", I18, "cache value"),
-    P("s8.3-value-per-mib-B", "003", "8.3 figure 8-22: B's about 0.140 ms per MiB", 0.140, "ms/MiB", I18, "cache value"),
-    P("s8.4-q8-saves-ms", "003", "8.4 q8_0 saves about 0.487 ms per read at 1.16 TB/s", 0.487, "ms", I18, "compressed KV conversion cost"),
+    C("s8.3-value-per-mib-A", "003", "8.3 figure 8-22: A's value about 0.154 ms per MiB", CALC, "ch8_cache_value.json", NULL, "A.value_ms_per_mib", 1, "ms/MiB", '=', 0.154, 0.001, "V = p (T_recompute - T_fetch) - T_maintain (issue 18's offload_cache_value)"),
+    C("s8.3-value-per-mib-B", "003", "8.3 figure 8-22: B's about 0.140 ms per MiB", CALC, "ch8_cache_value.json", NULL, "B.value_ms_per_mib", 1, "ms/MiB", '=', 0.140, 0.001, NULL),
+    C("s8.4-q8-saves-ms", "003", "8.4 q8_0 saves about 0.487 ms per read at 1.16 TB/s", CALC, FLOPS, NULL, "decode_8k_bf16.read_ms_at_effective_bw - decode_8k_q8.read_ms_at_effective_bw", 1, "ms", '=', 0.487, 0.002, "540 MiB less at the measured effective bandwidth"),
     P("s8.4-q8-conversion-slower", "003", "8.4 with Tc = 0.8 ms about 0.313 ms slower", 0.313, "ms", I18, "compressed KV conversion cost"),
-    P("s8.4-offload-freed", "003", "8.4 offloading 9 FFN layers frees 2592 MiB", 2592, "MiB", I18, "offload"),
-    P("s8.4-offload-net-1", "003", "8.4 ... one prefetch buffer: net 2304 MiB", 2304, "MiB", I18, "offload"),
-    P("s8.4-offload-net-2", "003", "8.4 ... two buffers: net 2016 MiB", 2016, "MiB", I18, "offload"),
-    P("s8.4-offload-copy", "003", "8.4 each round copies >= 2.72 GB / 64 GB/s = 42.5 ms", 42.5, "ms", I18, "offload"),
-    P("s8.4-offload-255", "003", "8.4 255 rounds of copying about 10.8 s", 10.8, "s", I18, "offload"),
-    P("s8.4-offload-c2c", "003", "8.4 over NVLink-C2C 6.0 ms", 6.0, "ms", I18, "offload"),
+    C("s8.4-offload-freed", "003", "8.4 offloading 9 FFN layers frees 2592 MiB", CALC, "ch8_offload.json", NULL, "buffers_1.freed_mib", 1, "MiB", '=', 2592, 1e-9, "issue 18's offload_plan"),
+    C("s8.4-offload-net-1", "003", "8.4 ... one prefetch buffer: net 2304 MiB", CALC, "ch8_offload.json", NULL, "buffers_1.net_mib", 1, "MiB", '=', 2304, 1e-9, NULL),
+    C("s8.4-offload-net-2", "003", "8.4 ... two buffers: net 2016 MiB", CALC, "ch8_offload.json", NULL, "buffers_2.net_mib", 1, "MiB", '=', 2016, 1e-9, NULL),
+    C("ex8.5-offload-more-inputs-1", "003", "8.4/exercise 8-5: one buffer fits 2 more 1152 MiB inputs", CALC, "ch8_offload.json", NULL, "buffers_1.more_states_1152", 1, "states", '=', 2, 0, NULL),
+    C("ex8.5-offload-more-inputs-2", "003", "8.4/exercise 8-5: two buffers fit 1 more", CALC, "ch8_offload.json", NULL, "buffers_2.more_states_1152", 1, "states", '=', 1, 0, NULL),
+    C("ex8.5-offload-more-full", "003", "8.4/exercise 8-5: only 1 more finished 1188 MiB request either way", CALC, "ch8_offload.json", NULL, "buffers_1.more_states_1188 + buffers_2.more_states_1188", 1, "states", '=', 2, 0, "1 with one buffer + 1 with two"),
+    C("s8.4-offload-copy-gb", "003", "8.4 each round copies >= 2.72 GB", CALC, "ch8_offload.json", NULL, "buffers_1.copy_gb", 1, "GB", '=', 2.72, 0.005, NULL),
+    C("s8.4-offload-copy", "003", "8.4 each round copies >= 2.72 GB / 64 GB/s = 42.5 ms", CALC, "ch8_offload.json", NULL, "pcie_gen5_x16.copy_ms", 1, "ms", '=', 42.5, 0.05, NULL),
+    C("s8.4-offload-255", "003", "8.4 255 rounds of copying about 10.8 s", CALC, "ch8_offload.json", NULL, "pcie_gen5_x16.steps_s", 1, "s", '=', 10.8, 0.05, NULL),
+    C("s8.4-offload-c2c", "003", "8.4 over NVLink-C2C 6.0 ms", CALC, "ch8_offload.json", NULL, "nvlink_c2c.copy_ms", 1, "ms", '=', 6.0, 0.05, NULL),
     P("s8.4-q2k-bits", "003", "8.4 Q2_K 84 B per 256 values, 2.625 bit", 2.625, "bit", I17, "Q2_K format"),
     P("s8.4-mla-8k", "003", "8.4 the MLA state of an 8K context 549 MiB", 549, "MiB", I17, "MLA"),
     P("s8.4-hybrid-v41", "003", "8.4 DeepSeek V4.1 8K state 9.531 MiB", 9.531, "MiB", I17, "hybrid attention"),

@@ -26,8 +26,10 @@
 #include "hw.h"
 #include "jsonio.h"
 #include "kv.h"
+#include "lora.h"
 #include "mcfg.h"
 #include "model.h"
+#include "offload.h"
 #include "paths.h"
 #include "prefix.h"
 #include "replay.h"
@@ -542,13 +544,15 @@ static int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
     {
         char q[600];
         jsonio_path(q, sizeof q, p, b->string);
-        static const char *const bk[] = {"items", "efficiency", "kv_dtype", "sampled", "verify", NULL};
-        double eff = 1;
+        static const char *const bk[] = {"items", "efficiency", "kv_dtype", "sampled", "verify", "effective_bw_gb_s",
+                                         NULL};
+        double eff = 1, ebw = 0;
         int sampled = 1, verify = 0;
         const char *kvd = "bf16";
         if (jsonio_expect_object(b, q, e) < 0 || jsonio_check_keys(b, q, bk, e) < 0 ||
             jsonio_num(b, "efficiency", q, 0, 1e-6, 1, &eff, e) < 0 || jsonio_str(b, "kv_dtype", q, 0, &kvd, e) < 0 ||
-            jsonio_bool(b, "sampled", q, 0, &sampled, e) < 0 || jsonio_bool(b, "verify", q, 0, &verify, e) < 0)
+            jsonio_bool(b, "sampled", q, 0, &sampled, e) < 0 || jsonio_bool(b, "verify", q, 0, &verify, e) < 0 ||
+            jsonio_num(b, "effective_bw_gb_s", q, 0, 1e-3, 1e6, &ebw, e) < 0)
             return -1;
         int kd = dtype_parse(kvd);
         if (kd < 0) return err_set(e, "%s.kv_dtype: got \"%s\", expected bf16, fp8, q8_0 or q4_0", q, kvd);
@@ -589,6 +593,7 @@ static int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
          * tokens' KV writes left out, as the chapter counts reads) */
         cJSON_AddNumberToObject(o, "read_gb", (cb.bytes - tokens * kb) / 1e9);
         cJSON_AddNumberToObject(o, "read_ms_at_peak_bw", (cb.bytes - tokens * kb) / hw.mem_bw_bytes_per_s * 1e3);
+        if (ebw > 0) cJSON_AddNumberToObject(o, "read_ms_at_effective_bw", (cb.bytes - tokens * kb) / (ebw * 1e9) * 1e3);
         cJSON_AddNumberToObject(o, "kv_mib", tokens * kb / MIB);
         cJSON_AddNumberToObject(o, "ms_per_mib", fl / (hw.peak_flops[DTYPE_BF16] * eff) * 1e3 / (tokens * kb / MIB));
     }
@@ -1059,6 +1064,126 @@ static int calc_kv_format(const cJSON *in, const char *w, cJSON *out, Err *e)
     return 0;
 }
 
+/* LoRA adapter sizes (003 section 8.2, issue 18's lora.h). */
+static int calc_lora(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "model", "rank", "targets", "dtype", "adapters", NULL};
+    ModelDesc m;
+    int64_t rank = 16, n = 100;
+    const char *targets = "q,v", *dt = "bf16";
+    if (jsonio_check_keys(in, w, keys, e) < 0 || load_model(in, w, &m, NULL, e) < 0 ||
+        jsonio_int(in, "rank", w, 0, 1, 4096, &rank, e) < 0 || jsonio_str(in, "targets", w, 0, &targets, e) < 0 ||
+        jsonio_str(in, "dtype", w, 0, &dt, e) < 0 || jsonio_int(in, "adapters", w, 0, 1, LORA_ADAPTERS_MAX, &n, e) < 0)
+        return -1;
+    LoraCfg c = {.rank = (uint32_t)rank, .adapters = (uint32_t)n};
+    char p[300];
+    jsonio_path(p, sizeof p, w, "targets");
+    if (lora_targets_parse(targets, p, &c.targets, e) < 0) return -1;
+    int d = dtype_parse(dt);
+    if (d < 0) return err_set(e, "%s.dtype: got \"%s\", expected bf16, fp16, fp8 or fp32", w, dt);
+    c.dtype = (Dtype)d;
+    double b = lora_adapter_bytes(&m, &c);
+    cJSON_AddNumberToObject(out, "adapter_mib", b / MIB);
+    cJSON_AddNumberToObject(out, "all_gib", b * (double)n / GIB);
+    return 0;
+}
+
+/* Weight offload (003 section 8.4, exercise 8-5; issue 18's offload.h). */
+static int calc_offload(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "model", "every", "buffers", "links", "steps",
+                                       "state_mib", NULL};
+    ModelDesc m;
+    int64_t every = 4, steps = 255;
+    double bufs[8], states[8];
+    int nb, ns;
+    if (jsonio_check_keys(in, w, keys, e) < 0 || load_model(in, w, &m, NULL, e) < 0 ||
+        jsonio_int(in, "every", w, 0, 1, 1024, &every, e) < 0 || jsonio_int(in, "steps", w, 0, 1, 10000000, &steps, e) < 0 ||
+        get_nums(in, "buffers", w, 1, bufs, 8, &nb, e) < 0 || get_nums(in, "state_mib", w, 1, states, 8, &ns, e) < 0)
+        return -1;
+    const cJSON *links = cJSON_GetObjectItemCaseSensitive(in, "links"), *l;
+    if (!cJSON_IsArray(links) || cJSON_GetArraySize(links) < 1)
+        return err_set(e, "%s.links: expected link names such as [\"pcie_gen5_x16\", \"nvlink_c2c\"]", w);
+    for (int j = 0; j < nb; j++) {
+        if (!(bufs[j] >= 1 && bufs[j] <= 64 && bufs[j] == floor(bufs[j])))
+            return err_set(e, "%s.buffers[%d]: got %g, expected an integer in [1, 64]", w, j, bufs[j]);
+        OffloadCfg c = {.every = (uint32_t)every, .buffers = (uint32_t)bufs[j], .link_bytes_per_s = 64e9};
+        OffloadPlan pl;
+        if (offload_plan(&m, 1, &c, &pl, e) < 0) return err_prefix(e, "%s", w);
+        char key[32];
+        snprintf(key, sizeof key, "buffers_%d", (int)bufs[j]);
+        cJSON *o = cJSON_AddObjectToObject(out, key);
+        cJSON_AddNumberToObject(o, "freed_mib", pl.freed_bytes / MIB);
+        cJSON_AddNumberToObject(o, "net_mib", pl.net_bytes / MIB);
+        cJSON_AddNumberToObject(o, "layers", pl.layers);
+        cJSON_AddNumberToObject(o, "copy_gb", pl.layers * pl.layer_bytes / 1e9);
+        for (int k = 0; k < ns; k++) {
+            if (!(states[k] > 0)) return err_set(e, "%s.state_mib[%d]: got %g, expected a size", w, k, states[k]);
+            snprintf(key, sizeof key, "more_states_%.0f", states[k]);
+            cJSON_AddNumberToObject(o, key, floor(pl.net_bytes / MIB / states[k]));
+        }
+    }
+    int i = 0;
+    cJSON_ArrayForEach(l, links)
+    {
+        char p[300];
+        jsonio_index(p, sizeof p, w, i++);
+        if (!cJSON_IsString(l)) return err_set(e, "%s: expected a link name", p);
+        double bw = offload_link_parse(l->valuestring, p, e);
+        if (bw < 0) return -1;
+        OffloadCfg c = {.every = (uint32_t)every, .buffers = 1, .link_bytes_per_s = bw};
+        OffloadPlan pl;
+        if (offload_plan(&m, 1, &c, &pl, e) < 0) return err_prefix(e, "%s", w);
+        cJSON *o = cJSON_AddObjectToObject(out, l->valuestring);
+        cJSON_AddNumberToObject(o, "copy_ms", pl.copy_s * 1e3);
+        cJSON_AddNumberToObject(o, "steps_s", pl.copy_s * (double)steps);
+    }
+    return 0;
+}
+
+/* The value of keeping a cached prefix (003 figure 8-22, exercise 8-4;
+ * issue 18's offload_cache_value). */
+static int calc_cache_value(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "model", "kv_dtype", "peak_tflops", "efficiency", "link",
+                                       "prefixes", NULL};
+    ModelDesc m;
+    Dtype dt;
+    double peak = 503.8, eff = 0.62;
+    const char *link = "pcie_gen5_x16";
+    if (jsonio_check_keys(in, w, keys, e) < 0 || load_model(in, w, &m, &dt, e) < 0 ||
+        jsonio_num(in, "peak_tflops", w, 0, 1e-3, 1e6, &peak, e) < 0 ||
+        jsonio_num(in, "efficiency", w, 0, 1e-6, 1, &eff, e) < 0 || jsonio_str(in, "link", w, 0, &link, e) < 0)
+        return -1;
+    char p[300];
+    jsonio_path(p, sizeof p, w, "link");
+    double bw = offload_link_parse(link, p, e);
+    if (bw < 0) return -1;
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(in, "prefixes"), *x;
+    if (!cJSON_IsObject(pr)) return err_set(e, "%s.prefixes: expected {NAME: {\"tokens\": T, \"p_hit\": P}}", w);
+    cJSON_ArrayForEach(x, pr)
+    {
+        char q[600];
+        jsonio_path(q, sizeof q, w, x->string);
+        static const char *const pk[] = {"tokens", "p_hit", NULL};
+        int64_t t = 0;
+        double ph = 0.5;
+        if (jsonio_expect_object(x, q, e) < 0 || jsonio_check_keys(x, q, pk, e) < 0 ||
+            jsonio_int(x, "tokens", q, 1, 1, 10000000, &t, e) < 0 || jsonio_num(x, "p_hit", q, 0, 0, 1, &ph, e) < 0)
+            return -1;
+        CacheValue cv;
+        offload_cache_value(&m, model_kv_bytes_per_token(&m, dt), (double)t, ph, peak * 1e12 * eff, bw, &cv);
+        cJSON *o = cJSON_AddObjectToObject(out, x->string);
+        cJSON_AddNumberToObject(o, "mib", cv.bytes / MIB);
+        cJSON_AddNumberToObject(o, "recompute_ms", cv.recompute_s * 1e3);
+        cJSON_AddNumberToObject(o, "fetch_ms", cv.fetch_s * 1e3);
+        cJSON_AddNumberToObject(o, "value_ms", cv.value_s * 1e3);
+        cJSON_AddNumberToObject(o, "value_ms_per_mib", cv.value_s_per_mib * 1e3);
+        cJSON_AddNumberToObject(o, "breakeven_p", cv.breakeven_p);
+    }
+    return 0;
+}
+
 typedef struct Calc {
     const char *kind;
     int (*fn)(const cJSON *in, const char *w, cJSON *out, Err *e);
@@ -1069,7 +1194,8 @@ static const Calc calcs[] = {
     {"read_per_token", calc_read_per_token}, {"step", calc_step},   {"flops", calc_flops},
     {"spec_plan", calc_spec_plan},     {"spec_verify", calc_spec_verify}, {"greedy", calc_greedy},
     {"merge", calc_merge},             {"prefix_reuse", calc_prefix_reuse}, {"board", calc_board},
-    {"graph_pad", calc_graph_pad},     {"kv_format", calc_kv_format},
+    {"graph_pad", calc_graph_pad},     {"kv_format", calc_kv_format}, {"lora", calc_lora},
+    {"offload", calc_offload},         {"cache_value", calc_cache_value},
 };
 
 /* ------------------------------------------------------------ run, replay */
