@@ -76,7 +76,7 @@ typedef struct ReproCase {
 #define SPEC "ch8_speculation.json"
 #define BOARD "ch8_design_board.json"
 #define GVR "rests on the chapter's measured retrieval experiment; the request lengths are assumptions of the input file (its description), 3 seeds, so the tolerance is wide"
-#define I18 "issue 18 part B (cancellation, agent replays, KV format conversion time)"
+#define I18 "issue 18 part B (cancellation, agent replays, KV format conversion time; landed last, not wired yet)"
 #define I17 "issue 17 (MoE/MLA/hybrid models and quantised formats)"
 
 static const ReproCase cases[] = {

@@ -80,7 +80,7 @@ static void test_reproduce_all(void)
                         "the same GPU (instead of the chapter's step model): 8.37158 s");
     CHECK_CONTAINS(out, "  pending s8.3-cancel-release                        31            -  +-0          ms      003 8.3 "
                         "figure 8-16: 104 blocks released about 31 ms after cancel\n          needs issue 18 part B "
-                        "(cancellation, agent replays, KV format conversion time)");
+                        "(cancellation, agent replays, KV format conversion time; landed last, not wired yet)");
     CHECK_CONTAINS(out, "  PASS    s8.2-step-decode-2k                     26.26      26.2565  +-0.005      ms      003 8.2 "
                         "step model: 2K decode 26.26 ms\n          calibrated roofline of the same GPU (instead of the "
                         "chapter's step model): 11.1117 ms");
