@@ -53,7 +53,7 @@ BUILD   ?= build
 # sim/ is the core and sees only its own headers; the subsystems above it
 # (workloads/, calib/, lua/, plots/) and the command-line front end (cli/)
 # see sim/ and each other.  tests/check-layout.sh checks both rules.
-SUBSYS  := workloads calib lua plots validate planner
+SUBSYS  := workloads calib lua plots validate planner reproduce
 SIM_SRC := $(wildcard sim/*.c) $(foreach d,$(SUBSYS),$(wildcard $(d)/*.c)) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 SIM_OBJ := $(SIM_SRC:%.c=$(BUILD)/%.o)

@@ -23,6 +23,7 @@
 #include "outfile.h"
 #include "plancmd.h"
 #include "plot.h"
+#include "repro.h"
 #include "report.h"
 #include "calibcmd.h"
 #include "cluster.h"
@@ -65,6 +66,7 @@ static const char usage_main[] =
     "  plot KIND INPUT... -o FILE.png|.svg  gnuplot pictures: cdf, timeline, kv, batch, roofline, rate, pareto,\n"
     "                        scatter\n"
     "  lua SCRIPT.lua [ARGS]  run an experiment script (sweeps, comparisons; see lua/README.md)\n"
+    "  reproduce [CASE|all|--list]  the chapters' worked numbers: the book's value beside servesim's\n"
     "  help [COMMAND]        this text, or a command's options\n"
     "\n"
     "'servesim COMMAND --help' prints a command's options.\n";
@@ -852,7 +854,7 @@ static int cmd_bench(int argc, char **argv)
 #endif
 
 static const char *const help_topics[] = {"run", "replay", "compare", "workload", "spec-plan", "spec-verify", "info",
-                                          "cost", "sweep", "plan", "calib", "lua", "bench", "validate", "plot", NULL};
+                                          "cost", "sweep", "plan", "calib", "lua", "bench", "validate", "plot", "reproduce", NULL};
 
 static int main_dispatch(int argc, char **argv);
 
@@ -889,6 +891,7 @@ static int main_dispatch(int argc, char **argv)
         if (topic && !strcmp(topic, "sweep")) return plancmd_sweep(1, hv);
         if (topic && !strcmp(topic, "plan")) return plancmd_plan(1, hv);
         if (topic && !strcmp(topic, "plot")) return plot_main(1, hv);
+        if (topic && !strcmp(topic, "reproduce")) return repro_main(1, hv);
         if (topic && !strcmp(topic, "spec-plan")) return speccmd_plan(1, hv);
         if (topic && !strcmp(topic, "spec-verify")) return speccmd_verify(1, hv);
         if (topic && !strcmp(topic, "lora-size")) return servext_lora_size(1, hv);
@@ -899,7 +902,7 @@ static int main_dispatch(int argc, char **argv)
         for (int k = 0; topic && help_topics[k]; k++) known |= !strcmp(topic, help_topics[k]);
         if (!known) {
             fprintf(stderr, "servesim: no help on '%s'; topics: run, replay, compare, workload, spec-plan, "
-                            "spec-verify, info, cost, sweep, plan, calib, lua, bench, validate, plot\n", topic);
+                            "spec-verify, info, cost, sweep, plan, calib, lua, bench, validate, plot, reproduce\n", topic);
             return 2;
         }
         fputs(!topic ? usage_main : !strcmp(topic, "lua") ? lua_cmd_usage : !strcmp(topic, "run") ? usage_run : !strcmp(topic, "info") ? usage_info
@@ -930,6 +933,7 @@ static int main_dispatch(int argc, char **argv)
     if (!strcmp(cmd, "offload-plan")) return servext_offload_plan(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache-value")) return servext_cache_value(argc - 2, argv + 2);
     if (!strcmp(cmd, "amdahl")) return amdahlcmd_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "reproduce")) return repro_main(argc - 2, argv + 2);
     fprintf(stderr, "servesim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -164,7 +164,7 @@ static int check_unique_ids(const Replay *rp, const char *where, Err *e)
 
 static int parse(Replay *rp, const cJSON *root, const char *name, Err *e)
 {
-    static const char *const keys[] = {"requests", "price", "slo", "metrics", "name", "description", NULL};
+    static const char *const keys[] = {"requests", "price", "slo", "metrics", "name", "description", "source", NULL};
     if (jsonio_expect_object(root, name, e) < 0 || jsonio_check_keys(root, name, keys, e) < 0) return -1;
     char p[256], ip[320];
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "requests");

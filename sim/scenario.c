@@ -222,10 +222,35 @@ static int parse_cost_table(const cJSON *v, const char *where, Scenario *s, Err 
     return 0;
 }
 
+static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e);
+
+/* "cost_model": NAME -- a named step profile, models/steps/NAME.json, whose
+ * "cost_model" object is used as if written here (the chapter's experiment
+ * 8-1 step model is "ch8-experiment-8-1"). */
+static int parse_cost_named(const char *name, const char *where, Scenario *s, Err *e)
+{
+    char path[1024];
+    if (!paths_resolve(path, sizeof path, "step profile", "steps/", name, e)) return err_prefix(e, "%s", where);
+    cJSON *root = jsonio_parse_file(path, e);
+    if (!root) return -1;
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
+    char w[1100];
+    snprintf(w, sizeof w, "%s: cost_model", path);
+    int rc = cm && !cJSON_IsString(cm) ? parse_cost(cm, w, s, e)
+                                       : err_set(e, "%s: expected a \"cost_model\" object in the step profile", path);
+    cJSON_Delete(root);
+    return rc;
+}
+
 static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
 {
     static const char *const kinds[] = {"linear", "roofline", "table", NULL};
-    if (jsonio_expect_object(v, where, e) < 0) return -1;
+    if (cJSON_IsString(v)) return parse_cost_named(v->valuestring, where, s, e);
+    if (jsonio_expect_object(v, where, e) < 0) {
+        size_t len = strlen(e->msg);
+        snprintf(e->msg + len, sizeof e->msg - len, " or the name of a step profile in models/steps/");
+        return -1;
+    }
     int kind;
     if (jsonio_enum(v, "kind", where, 1, kinds, &kind, e) < 0) return -1;
     s->cost_kind = (CostKind)kind;
@@ -815,7 +840,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
                                        "scheduler", "kv", "workload", "slo", "price", "seed", "report", "metrics",
                                        "engine", "cluster", "disagg", "speculation", "lora", "offload",
-                                       "kv_transfer", "parallel", NULL};
+                                       "kv_transfer", "parallel", "source", NULL};
     char p[256];
     const char *w = name;
     if (jsonio_expect_object(root, w, e) < 0 || jsonio_check_keys(root, w, keys, e) < 0) return -1;
