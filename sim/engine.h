@@ -37,8 +37,9 @@ enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2, ENGINE_EV_CANCEL = 4 /* ar
  * request at every boundary would otherwise keep the engine going forever
  * (fuzz/hangs/lua_preempt_livelock: 232,843 preemptions in 4 s of wall
  * time).  The built-in schedulers preempt a request only when the KV pool
- * is exhausted, and each re-admission makes progress, so no workload
- * reaches it; about 2 s of wall time at the livelock's rate. */
+ * is exhausted, and each re-admission makes progress (tests/hostile's
+ * sc_vllm_swap_tiny.json once spun inside the vllm scheduler's own loop,
+ * fixed in sim/sched.c); about 2 s of wall time at the livelock's rate. */
 #define ENGINE_MAX_PREEMPTIONS 100000u
 
 typedef struct EngineBarrier {

@@ -143,10 +143,16 @@ static int vllm_schedule(void *ctx, Engine *eng, Err *e)
             continue;
         }
         if (need > budget) break;
-        uint64_t blocks = (r->kv_len + need + B - 1) / B;
+        /* a request that decodes at once (swapped back in, handed over)
+         * writes one more token's KV this step */
+        uint64_t blocks = (r->kv_len + (need ? need : 1) + B - 1) / B;
         if (eng_kv_free_blocks(eng) < blocks + keep_free) break;
         if (!eng_admit(eng, 0, need)) break;
-        budget -= (uint32_t)eng_plan_add(eng, idx, request_decoding(r) ? 0 : prefill_left(r));
+        int added = eng_plan_add(eng, idx, request_decoding(r) ? 0 : prefill_left(r));
+        /* 0: growing its KV preempted the request itself (it is back at the
+         * head of the queue); admitting it again would repeat that forever */
+        if (added <= 0) break;
+        budget -= (uint32_t)added;
     }
     if (eng_plan(eng)->n > 0) return 0;
     /* otherwise a decode iteration over every running request */
