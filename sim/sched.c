@@ -71,7 +71,8 @@ static int continuous_schedule(void *ctx, Engine *eng, Err *e)
         if (c->max_num_tokens && pl->n_prefill > 0 && pl->new_tokens + prefill_left(r) > c->max_num_tokens) break;
         if (c->max_partial_prefills && pl->n_prefill >= c->max_partial_prefills) break;
         if (!eng_admit(eng, 0, prefill_left(r))) break;
-        eng_plan_add(eng, idx, prefill_left(r));
+        /* 0: it preempted itself to grow (back at the queue's head) */
+        if (eng_plan_add(eng, idx, prefill_left(r)) <= 0) break;
     }
     return 0;
 }
