@@ -78,6 +78,7 @@ typedef struct ReproCase {
 #define BOARD "ch8_design_board.json"
 #define GVR "rests on the chapter's measured retrieval experiment; the request lengths are assumptions of the input file (its description), 3 seeds, so the tolerance is wide"
 #define NOREPLAY "inputs the chapter does not give: its 12-round agent replay (each round's token ids and lengths, the interfering requests and their timing) is not in the text, only its totals (19,556 input tokens = 16,304 hit + 3252 reprocessed); servesim's agent workloads (issue 18) and prefix cache would run it, but any request list typed in here would be fitted to the answer"
+#define NOPREEMPT "inputs the chapter does not give: the workload of its 1 GiB pool observation (the requests, their lengths and arrival times) is not stated, only that one preemption rescheduled 1805 tokens and a 2 GiB pool had none; servesim's engine preempts and recomputes, but a workload typed in here would be fitted to the answer"
 #define NOV4 "inputs the chapter does not give: DeepSeek V4/V4.1's layer counts, latent sizes, SWA window and compressed global KV are not stated (only the totals 6.953 + 2.578 = 9.531 MiB and 30.521 MiB), and no such model file exists to derive them from (issue 17 found the same)"
 
 static const ReproCase cases[] = {
@@ -312,7 +313,7 @@ static const ReproCase cases[] = {
       "not fitted: the blocks come back one step after the call's 1.6 ms, 1.6 + step(1, 1648) = 27.86 ms with the chapter's step model; the chapter's ~31 ms was measured on a real engine whose in-flight step took ~29.4 ms (its model says 26.26 ms), so +-3.5 ms covers that measured step, not a tuned input"),
     C("s8.3-cancel-blocks", "003", "8.3 figure 8-16: the cancelled request's 104 blocks", RUN, "ch8_cancel_release.json", NULL, "requests[x].cancel_blocks", 1, "blocks", '=', 104, 0, "ceil((1648 + 1) / 16) while it decodes its second token"),
     C("s8.3-cancel-return", "003", "8.3 figure 8-16: the cancel call returns after about 1.6 ms", RUN, "ch8_cancel_release.json", NULL, "requests[x].cancel_return_s - requests[x].cancel_after_s", 1000, "ms", '=', 1.6, 1e-5, "the input file puts the call 1.6 ms before the step boundary, as the chapter observed"),
-    P("s8.3-preempt-1gib", "003", "8.3 a 1 GiB pool: one preemption, 1805 more tokens", 1805, "tokens", NOREPLAY, "agents replay data"),
+    P("s8.3-preempt-1gib", "003", "8.3 a 1 GiB pool: one preemption, 1805 more tokens", 1805, "tokens", NOPREEMPT, "preemption and recompute"),
     P("s8.3-agent-hits-6gib", "003", "8.3 12-round agent replay: 6 GiB hits 16,304 tokens", 16304, "tokens", NOREPLAY, "agents replay"),
     P("s8.3-agent-reprocess-6gib", "003", "8.3 ... reprocesses 3252", 3252, "tokens", NOREPLAY, "agents replay"),
     C("s8.3-value-per-mib-A", "003", "8.3 figure 8-22: A's value about 0.154 ms per MiB", CALC, "ch8_cache_value.json", NULL, "A.value_ms_per_mib", 1, "ms/MiB", '=', 0.154, 0.001, "V = p (T_recompute - T_fetch) - T_maintain (issue 18's offload_cache_value)"),

@@ -201,6 +201,7 @@ static void test_reproduce_list_and_errors(void)
     CHECK_CONTAINS(out, "pending s8.4-hybrid-v41 ");
     CHECK_CONTAINS(out, "needs inputs the chapter does not give: its 12-round agent replay");
     CHECK_CONTAINS(out, "needs inputs the chapter does not give: DeepSeek V4/V4.1");
+    CHECK_CONTAINS(out, "needs inputs the chapter does not give: the workload of its 1 GiB pool observation");
     CHECK(strstr(out, "needs issue 1") == NULL); /* no case waits for another issue any more */
     CHECK_CONTAINS(out, "ready   s8.1-admit-2k ");
     CHECK_INT(sh(NULL, "reproduce s8.1-admit-2k", out, sizeof out), 0);
