@@ -38,6 +38,7 @@
 #include "scenario.h"
 #include "sched.h"
 #include "spec.h"
+#include "tasks.h"
 #include "sweep.h"
 
 #define CALC_LIST_MAX 64
@@ -545,14 +546,15 @@ static int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
         char q[600];
         jsonio_path(q, sizeof q, p, b->string);
         static const char *const bk[] = {"items", "efficiency", "kv_dtype", "sampled", "verify", "effective_bw_gb_s",
-                                         NULL};
-        double eff = 1, ebw = 0;
+                                         "conversion_ns_per_token", NULL};
+        double eff = 1, ebw = 0, conv_ns = 0;
         int sampled = 1, verify = 0;
         const char *kvd = "bf16";
         if (jsonio_expect_object(b, q, e) < 0 || jsonio_check_keys(b, q, bk, e) < 0 ||
             jsonio_num(b, "efficiency", q, 0, 1e-6, 1, &eff, e) < 0 || jsonio_str(b, "kv_dtype", q, 0, &kvd, e) < 0 ||
             jsonio_bool(b, "sampled", q, 0, &sampled, e) < 0 || jsonio_bool(b, "verify", q, 0, &verify, e) < 0 ||
-            jsonio_num(b, "effective_bw_gb_s", q, 0, 1e-3, 1e6, &ebw, e) < 0)
+            jsonio_num(b, "effective_bw_gb_s", q, 0, 1e-3, 1e6, &ebw, e) < 0 ||
+            jsonio_num(b, "conversion_ns_per_token", q, 0, 0, 1e9, &conv_ns, e) < 0)
             return -1;
         int kd = dtype_parse(kvd);
         if (kd < 0) return err_set(e, "%s.kv_dtype: got \"%s\", expected bf16, fp8, q8_0 or q4_0", q, kvd);
@@ -594,6 +596,22 @@ static int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
         cJSON_AddNumberToObject(o, "read_gb", (cb.bytes - tokens * kb) / 1e9);
         cJSON_AddNumberToObject(o, "read_ms_at_peak_bw", (cb.bytes - tokens * kb) / hw.mem_bw_bytes_per_s * 1e3);
         if (ebw > 0) cJSON_AddNumberToObject(o, "read_ms_at_effective_bw", (cb.bytes - tokens * kb) / (ebw * 1e9) * 1e3);
+        if (conv_ns > 0) {
+            /* the KV format's conversion cost, as the engine's cost wrapper
+             * (costwrap.h) adds it: the rate x the tokens the batch reads */
+            CostWrapCfg wc = {.conversion_s_per_token = conv_ns * 1e-9};
+            CostModel in2, wrapped;
+            CostBreakdown c1;
+            if (cost_roofline_new(&rc, &in2, e) < 0 || costwrap_new(&wc, in2, &wrapped, e) < 0)
+                return err_prefix(e, "%s", q);
+            wrapped.iter_time(wrapped.ctx, items, n, &c1);
+            wrapped.destroy(wrapped.ctx);
+            double conv_ms = (c1.t_s - cb.t_s) * 1e3;
+            cJSON_AddNumberToObject(o, "conversion_ms", conv_ms);
+            if (ebw > 0)
+                cJSON_AddNumberToObject(o, "read_plus_conversion_ms_at_effective_bw",
+                                        (cb.bytes - tokens * kb) / (ebw * 1e9) * 1e3 + conv_ms);
+        }
         cJSON_AddNumberToObject(o, "kv_mib", tokens * kb / MIB);
         cJSON_AddNumberToObject(o, "ms_per_mib", fl / (hw.peak_flops[DTYPE_BF16] * eff) * 1e3 / (tokens * kb / MIB));
     }
@@ -1048,7 +1066,9 @@ static int calc_kv_format(const cJSON *in, const char *w, cJSON *out, Err *e)
         if (dt < 0) return err_set(e, "%s.dtypes: expected names such as bf16, fp8, q8_0, q4_0", w);
         cJSON *o = cJSON_AddObjectToObject(out, d->valuestring);
         cJSON_AddNumberToObject(o, "bytes_per_32", dtype_bytes((Dtype)dt, 32));
-        cJSON_AddNumberToObject(o, "bits_per_value", dtype_bytes((Dtype)dt, 32) * 8 / 32);
+        /* 256 values: a whole Q2_K super-block, eight q8_0/q4_0 blocks */
+        cJSON_AddNumberToObject(o, "bytes_per_256", dtype_bytes((Dtype)dt, 256));
+        cJSON_AddNumberToObject(o, "bits_per_value", dtype_bytes((Dtype)dt, 256) * 8 / 256);
         double k = model_kv_bytes_per_token(&m, (Dtype)dt);
         cJSON_ArrayForEach(l, lens)
         {
@@ -1189,6 +1209,96 @@ typedef struct Calc {
     int (*fn)(const cJSON *in, const char *w, cJSON *out, Err *e);
 } Calc;
 
+/* Model weights (003 section 8.4, issue 17's quantised formats): the
+ * bundled model's file size, its quantisation metadata and the rest. */
+static int calc_model_size(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "model", NULL};
+    ModelDesc m;
+    if (jsonio_check_keys(in, w, keys, e) < 0 || load_model(in, w, &m, NULL, e) < 0) return -1;
+    cJSON_AddNumberToObject(out, "params_b", (double)m.params / 1e9);
+    cJSON_AddNumberToObject(out, "params_active_b", (double)m.params_active / 1e9);
+    cJSON_AddNumberToObject(out, "weights_gib", m.weights_total_bytes / GIB);
+    cJSON_AddNumberToObject(out, "meta_gib", m.weights_meta_bytes / GIB);
+    cJSON_AddNumberToObject(out, "codes_gib", (m.weights_total_bytes - m.weights_meta_bytes) / GIB);
+    return 0;
+}
+
+/* Linear-attention (KDA) state snapshots (003 section 8.3, figure 8-19;
+ * issue 17's prefix_snapshot_restore): a prefix match of `matched` tokens
+ * restores from the last snapshot at or below it and recomputes the rest;
+ * a prefix of `prefix_tokens` holds prefix_tokens / interval snapshots of
+ * `snapshot_mib` each. */
+static int calc_snapshots(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "matched", "prefix_tokens", "snapshot_mib", "intervals", NULL};
+    int64_t matched = 0, prefix = 0;
+    double mib = 0;
+    if (jsonio_check_keys(in, w, keys, e) < 0 || jsonio_int(in, "matched", w, 1, 0, INT64_C(1) << 40, &matched, e) < 0 ||
+        jsonio_int(in, "prefix_tokens", w, 1, 0, INT64_C(1) << 40, &prefix, e) < 0 ||
+        jsonio_num(in, "snapshot_mib", w, 1, 0, 1e9, &mib, e) < 0)
+        return -1;
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(in, "intervals"), *x;
+    if (!cJSON_IsArray(iv) || cJSON_GetArraySize(iv) < 1)
+        return err_set(e, "%s.intervals: expected [tokens between snapshots, ...]", w);
+    cJSON_ArrayForEach(x, iv)
+    {
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 1e9 || x->valuedouble != floor(x->valuedouble))
+            return err_set(e, "%s.intervals: expected whole token counts >= 0 (0: no snapshots), got %g", w,
+                           cJSON_IsNumber(x) ? x->valuedouble : NAN);
+        uint32_t i = (uint32_t)x->valuedouble;
+        uint64_t rc = 0, from = prefix_snapshot_restore((uint64_t)matched, i, &rc);
+        double count = i ? (double)((uint64_t)prefix / i) : 0;
+        char key[32];
+        snprintf(key, sizeof key, "every_%u", i);
+        cJSON *o = cJSON_AddObjectToObject(out, key);
+        cJSON_AddNumberToObject(o, "restore_from", (double)from);
+        cJSON_AddNumberToObject(o, "recompute", (double)rc);
+        cJSON_AddNumberToObject(o, "snapshots", count);
+        cJSON_AddNumberToObject(o, "snapshots_mib", count * mib);
+    }
+    return 0;
+}
+
+/* Amdahl's law over a task's parts (003 section 8.6, exercise 8-8; issue
+ * 18's tasks_amdahl): each part alone halved, and one part `speedup` times
+ * faster with `added_s` of new work. */
+static int calc_amdahl(const cJSON *in, const char *w, cJSON *out, Err *e)
+{
+    static const char *const keys[] = {"source", "kind", "parts", "speedup_part", "speedup", "added_s", NULL};
+    const char *sp = NULL;
+    double s = 1, add = 0, total = 0;
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(in, "parts"), *p;
+    if (jsonio_check_keys(in, w, keys, e) < 0 || jsonio_str(in, "speedup_part", w, 0, &sp, e) < 0 ||
+        jsonio_num(in, "speedup", w, 0, 1e-6, 1e9, &s, e) < 0 || jsonio_num(in, "added_s", w, 0, 0, 1e12, &add, e) < 0)
+        return -1;
+    if (!cJSON_IsObject(parts) || !parts->child) return err_set(e, "%s.parts: expected {name: seconds, ...}", w);
+    cJSON_ArrayForEach(p, parts)
+    {
+        if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0) || p->valuedouble > 1e12)
+            return err_set(e, "%s.parts.%s: expected seconds >= 0", w, p->string);
+        total += p->valuedouble;
+    }
+    if (!(total > 0)) return err_set(e, "%s.parts: the parts sum to 0 s", w);
+    cJSON_AddNumberToObject(out, "total_s", total);
+    const cJSON *found = NULL;
+    cJSON_ArrayForEach(p, parts)
+    {
+        cJSON *o = cJSON_AddObjectToObject(out, p->string);
+        double f = p->valuedouble / total;
+        cJSON_AddNumberToObject(o, "fraction", f);
+        cJSON_AddNumberToObject(o, "halved_total_s", total / tasks_amdahl(f, 2));
+        if (sp && !strcmp(sp, p->string)) found = p;
+    }
+    if (sp) {
+        if (!found) return err_set(e, "%s.speedup_part: got \"%s\", expected the name of one of \"parts\"", w, sp);
+        double nt = total / tasks_amdahl(found->valuedouble / total, s) + add;
+        cJSON_AddNumberToObject(out, "new_total_s", nt);
+        cJSON_AddNumberToObject(out, "net_speedup", total / nt);
+    }
+    return 0;
+}
+
 static const Calc calcs[] = {
     {"kv_capacity", calc_kv_capacity}, {"paged", calc_paged},       {"branches", calc_branches},
     {"read_per_token", calc_read_per_token}, {"step", calc_step},   {"flops", calc_flops},
@@ -1196,6 +1306,7 @@ static const Calc calcs[] = {
     {"merge", calc_merge},             {"prefix_reuse", calc_prefix_reuse}, {"board", calc_board},
     {"graph_pad", calc_graph_pad},     {"kv_format", calc_kv_format}, {"lora", calc_lora},
     {"offload", calc_offload},         {"cache_value", calc_cache_value},
+    {"model_size", calc_model_size},   {"snapshots", calc_snapshots}, {"amdahl", calc_amdahl},
 };
 
 /* ------------------------------------------------------------ run, replay */
