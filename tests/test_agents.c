@@ -17,53 +17,13 @@
 #include "report.h"
 #include "tasks.h"
 #include "testhelp.h"
+#include "testrun.h"
 
-typedef struct Run {
-    Scenario s;
-    Cluster *c;
-    MetricsCfg mc;
-    Slo slo[METRICS_CLS_MAX];
-    RunData rd;
-    Summary m;
-    Err e;
-} Run;
+typedef TestRun Run;
 
-static Run *run(const char *text)
-{
-    Run *R = calloc(1, sizeof *R);
-    if (scenario_load_text(text, "agents.json", 0, 0, &R->s, &R->e) < 0) {
-        fprintf(stderr, "  %s\n", R->e.msg);
-        free(R);
-        return NULL;
-    }
-    R->c = cluster_new(&R->s, NULL, &R->e);
-    if (!R->c || cluster_run(R->c, &R->e) < 0) {
-        fprintf(stderr, "  %s\n", R->e.msg);
-        cluster_free(R->c);
-        scenario_free(&R->s);
-        free(R);
-        return NULL;
-    }
-    scenario_metrics_cfg(&R->s, &R->mc, R->slo, METRICS_CLS_MAX);
-    cluster_rundata(R->c, &R->rd);
-    metrics_summarize(&R->mc, &R->rd, &R->m);
-    return R;
-}
-
-static void done(Run *R)
-{
-    if (!R) return;
-    cluster_free(R->c);
-    scenario_free(&R->s);
-    free(R);
-}
-
-static const Request *req(const Run *R, const char *id)
-{
-    for (uint32_t i = 0; i < R->s.wl.n; i++)
-        if (!strcmp(R->s.wl.reqs[i].id, id)) return &R->s.wl.reqs[i];
-    return NULL;
-}
+static Run *run(const char *text) { return testrun_new(text, "agents.json"); }
+static void done(Run *R) { testrun_free(R); }
+static const Request *req(const Run *R, const char *id) { return testrun_req(R, id); }
 
 /* The chapter's step model (seeds/003): 26.22 ms + 30.4 us per new token +
  * 3 ns per query-key pair; pairs(c, h) = c h + c (c + 1) / 2. */

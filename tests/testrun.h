@@ -1,0 +1,29 @@
+/*
+ * testrun.h -- a scenario text run through the cluster and summarised, for
+ * the suites that check a whole run's numbers (test_policies, test_agents).
+ */
+#ifndef SERVESIM_TESTRUN_H
+#define SERVESIM_TESTRUN_H
+
+#include "cluster.h"
+#include "metrics.h"
+#include "scenario.h"
+
+typedef struct TestRun {
+    Scenario s;
+    Cluster *c;
+    MetricsCfg mc;
+    Slo slo[METRICS_CLS_MAX];
+    RunData rd;
+    Summary m;
+    Err e;
+} TestRun;
+
+/* Loads text (named `name` in messages), runs it and summarises; NULL,
+ * with the error printed, when it fails to load or run. */
+TestRun *testrun_new(const char *text, const char *name);
+void testrun_free(TestRun *R);
+/* The request with this id, or NULL. */
+const Request *testrun_req(const TestRun *R, const char *id);
+
+#endif
