@@ -727,6 +727,37 @@ static void bench_figures(double wall, uint64_t requests, const EngineStats *st)
            (unsigned long long)st->batch_items, peak_rss_mb());
 }
 
+/* A loaded scenario run whole (materialised) and summarised, as `servesim
+ * run --quiet` does; the scenario is freed on failure. */
+typedef struct BenchRun {
+    Cluster *cl;
+    Slo slo[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary *sum;
+} BenchRun;
+
+static int bench_run(Scenario *s, int exact, BenchRun *b, Err *e)
+{
+    s->metrics.exact_stats = exact;
+    b->cl = cluster_new(s, NULL, e);
+    if (!b->cl || cluster_run(b->cl, e) < 0) {
+        cluster_free(b->cl);
+        scenario_free(s);
+        return -1;
+    }
+    b->sum = xmalloc(sizeof *b->sum);
+    cluster_summarize(b->cl, s, b->slo, &b->mc, &b->rd, b->sum);
+    return 0;
+}
+
+static void bench_run_free(BenchRun *b, Scenario *s)
+{
+    free(b->sum);
+    cluster_free(b->cl);
+    scenario_free(s);
+}
+
 /* A scenario file run as `servesim run --quiet` does (materialised, full
  * summary): the figures of one replay. */
 static int bench_scenario(const char *path, int exact)
@@ -735,27 +766,15 @@ static int bench_scenario(const char *path, int exact)
     Scenario s;
     double t0 = wall_s();
     if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
-    s.metrics.exact_stats = exact;
-    Cluster *cl = cluster_new(&s, NULL, &e);
-    if (!cl || cluster_run(cl, &e) < 0) {
-        cluster_free(cl);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary *sum = xmalloc(sizeof *sum);
-    cluster_summarize(cl, &s, slo_table, &mc, &rd, sum);
+    BenchRun b;
+    if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
     double wall = wall_s() - t0;
     printf("bench: %s (%s)\n", strncmp(s.name, "bench: ", 7) ? s.name : s.name + 7, path);
     printf("  %u requests, %llu iterations, ITL n=%llu p99 %.2f ms, TTFT p99 %.2f ms (full summary%s)\n",
-           sum->requests, (unsigned long long)sum->iterations, (unsigned long long)sum->itl_s.n,
-           sum->itl_s.p99 * 1e3, sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
-    bench_figures(wall, sum->requests, rd.st);
-    free(sum);
-    cluster_free(cl);
-    scenario_free(&s);
+           b.sum->requests, (unsigned long long)b.sum->iterations, (unsigned long long)b.sum->itl_s.n,
+           b.sum->itl_s.p99 * 1e3, b.sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
+    bench_figures(wall, b.sum->requests, b.rd.st);
+    bench_run_free(&b, &s);
     return 0;
 }
 
@@ -806,28 +825,17 @@ static int cmd_bench(int argc, char **argv)
         /* the workload built whole first, as `servesim run` does */
         Scenario s;
         if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
-        s.metrics.exact_stats = exact;
         double t1 = wall_s();
-        Cluster *cl = cluster_new(&s, NULL, &e);
-        if (!cl || cluster_run(cl, &e) < 0) {
-            cluster_free(cl);
-            scenario_free(&s);
-            return fail(&e);
-        }
-        Slo slo_table[METRICS_CLS_MAX];
-        MetricsCfg mc;
-        RunData rd;
-        Summary *sum = xmalloc(sizeof *sum);
-        cluster_summarize(cl, &s, slo_table, &mc, &rd, sum);
+        BenchRun b;
+        if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
         double wall = wall_s() - t0;
+        const Summary *sum = b.sum;
         printf("  simulated %.1f s of serving: %u finished, %llu iterations, p50 TTFT %.1f ms, p99 ITL %.2f ms\n",
                sum->window_s, sum->finished, (unsigned long long)sum->iterations, sum->ttft_s.p50 * 1e3,
                sum->itl_s.p99 * 1e3);
         printf("  workload generation %.3f s\n", t1 - t0);
-        bench_figures(wall, n, rd.st);
-        free(sum);
-        cluster_free(cl);
-        scenario_free(&s);
+        bench_figures(wall, n, b.rd.st);
+        bench_run_free(&b, &s);
         return 0;
     }
     StreamRun *r = xmalloc(sizeof *r);
