@@ -5,8 +5,8 @@
  * One row of `cases` is one number of a chapter: where it is (seed file,
  * section, table/figure/exercise), the input file in workloads/chapters/
  * that servesim computes it from (a scenario it runs, a schedule it
- * replays, or a parameter file for a calculator: repro_calc.c), the
- * expression that picks the value out of the computed document, and the
+ * replays, or a parameter file for one of the calculators of
+ * repro_calc_int.h), the expression that picks the value out of the computed document, and the
  * book's value with its tolerance.  Only the book value and the tolerance
  * are typed here; the computed value always comes from the simulator's code
  * on the input file, so editing the file and rerunning shows the effect.
