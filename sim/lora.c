@@ -127,22 +127,7 @@ int lora_parse(const cJSON *v, const char *where, const ModelDesc *m, double dfl
                            dt);
         c->dtype = (Dtype)d;
     }
-    const char *ln = NULL;
-    double gb = 0;
-    if (jsonio_str(v, "link", where, 0, &ln, e) < 0) return -1;
-    if (jsonio_num(v, "link_gb_per_s", where, 0, 1e-6, 1e6, &gb, e) < 0) return -1;
-    if (ln && gb > 0) return err_set(e, "%s: give \"link\" or \"link_gb_per_s\", not both", where);
-    if (gb > 0) {
-        c->link_bytes_per_s = gb * 1e9;
-    } else if (!ln && dflt_link > 0) {
-        c->link_bytes_per_s = dflt_link;
-        snprintf(c->link_name, sizeof c->link_name, "the hardware's host link");
-    } else {
-        if (!ln) ln = "pcie_gen5_x16";
-        if ((c->link_bytes_per_s = offload_link_parse(ln, jsonio_path(p, sizeof p, where, "link"), e)) < 0) return -1;
-        snprintf(c->link_name, sizeof c->link_name, "%s", ln);
-    }
-    return 0;
+    return offload_link_json(v, where, dflt_link, &c->link_bytes_per_s, c->link_name, sizeof c->link_name, e);
 }
 
 static double roof(double flops, double peak, double bytes, double bw)

@@ -107,6 +107,12 @@ int offload_parse(const cJSON *v, const char *where, double dflt_link, OffloadCf
     if (jsonio_int(v, "buffers", where, 0, 1, 100000, &buffers, e) < 0) return -1;
     c->every = (uint32_t)every;
     c->buffers = (uint32_t)buffers;
+    return offload_link_json(v, where, dflt_link, &c->link_bytes_per_s, c->link_name, sizeof c->link_name, e);
+}
+
+int offload_link_json(const cJSON *v, const char *where, double dflt_link, double *bytes_per_s, char *name,
+                      size_t name_len, Err *e)
+{
     const char *ln = NULL;
     double gb = 0;
     if (jsonio_str(v, "link", where, 0, &ln, e) < 0) return -1;
@@ -114,15 +120,15 @@ int offload_parse(const cJSON *v, const char *where, double dflt_link, OffloadCf
     char p[300];
     if (ln && gb > 0) return err_set(e, "%s: give \"link\" or \"link_gb_per_s\", not both", where);
     if (gb > 0) {
-        c->link_bytes_per_s = gb * 1e9;
-        c->link_name[0] = '\0';
+        *bytes_per_s = gb * 1e9;
+        name[0] = '\0';
     } else if (!ln && dflt_link > 0) {
-        c->link_bytes_per_s = dflt_link;
-        snprintf(c->link_name, sizeof c->link_name, "the hardware's host link");
+        *bytes_per_s = dflt_link;
+        snprintf(name, name_len, "the hardware's host link");
     } else {
         if (!ln) ln = "pcie_gen5_x16";
-        if ((c->link_bytes_per_s = offload_link_parse(ln, jsonio_path(p, sizeof p, where, "link"), e)) < 0) return -1;
-        snprintf(c->link_name, sizeof c->link_name, "%s", ln);
+        if ((*bytes_per_s = offload_link_parse(ln, jsonio_path(p, sizeof p, where, "link"), e)) < 0) return -1;
+        snprintf(name, name_len, "%s", ln);
     }
     return 0;
 }

@@ -75,6 +75,11 @@ double offload_iter_s(const ModelDesc *m, const OffloadCfg *c, double layer_byte
  * "link": "pcie_gen5_x16" | "link_gb_per_s": 64}; without either the link
  * is dflt_link (the hardware's host link) when > 0, else PCIe Gen5 x16. */
 int offload_parse(const cJSON *v, const char *where, double dflt_link, OffloadCfg *c, Err *e);
+/* The host link of a scenario object ("offload", "lora"): "link" (a named
+ * link, offload_link_parse) or "link_gb_per_s", else dflt_link when > 0,
+ * else PCIe Gen5 x16; its name ("" for a number) into name. */
+int offload_link_json(const cJSON *v, const char *where, double dflt_link, double *bytes_per_s, char *name,
+                      size_t name_len, Err *e);
 /* The engine hook (policy.h) that stretches iterations to the link. */
 int offload_hook_new(const ModelDesc *m, int tp, const OffloadCfg *c, BatchHook *out, Err *e);
 
