@@ -15,6 +15,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "cliarg.h"
 #include "jsonio.h"
 #include "html.h"
 #include "lua_cmd.h"
@@ -155,11 +156,6 @@ static int fail(const Err *e)
     return 1;
 }
 
-static int bad_usage(const char *msg, const char *arg, const char *usage)
-{
-    fprintf(stderr, "servesim: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", usage);
-    return 2;
-}
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -282,7 +278,7 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
 static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const char *html_dir)
 {
     if (out->iter_csv || out->trace || out->vllm || out->window || out->tokens_csv || html_dir)
-        return bad_usage("--stream keeps no per-iteration or per-token record: it takes --json (summary), --csv "
+        return cli_bad_usage("--stream keeps no per-iteration or per-token record: it takes --json (summary), --csv "
                          "and --exact-stats, not --iterations-csv, --trace-events, --vllm-json, --window-ms, "
                          "--tokens-csv or --html", NULL, usage_run);
     Err e = {{0}};
@@ -318,13 +314,13 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r = output_opt(argc, argv, &i, &out);
-        if (r < 0) return bad_usage("option needs a value", a, usage_run);
+        if (r < 0) return cli_bad_usage("option needs a value", a, usage_run);
         if (r > 0) continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_run, stdout);
             return 0;
         } else if (!strcmp(a, "--html")) {
-            if (++i >= argc) return bad_usage("--html needs a directory", NULL, usage_run);
+            if (++i >= argc) return cli_bad_usage("--html needs a directory", NULL, usage_run);
             html_dir = argv[i];
         } else if (!strcmp(a, "--print-default")) {
             fputs(scenario_default_json, stdout);
@@ -333,14 +329,14 @@ static int cmd_run(int argc, char **argv)
             stream = 1;
         } else if (!strcmp(a, "--seed")) {
             if (++i >= argc || parse_u64(argv[i], &seed) < 0)
-                return bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
+                return cli_bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
             has_seed = 1;
         } else if (a[0] == '-' && a[1]) {
-            return bad_usage("unknown option", a, usage_run);
+            return cli_bad_usage("unknown option", a, usage_run);
         } else if (!path) {
             path = a;
         } else {
-            return bad_usage("more than one scenario given", a, usage_run);
+            return cli_bad_usage("more than one scenario given", a, usage_run);
         }
     }
     if (stream) return run_streamed(path, has_seed, seed, &out, html_dir);
@@ -376,12 +372,12 @@ static int cmd_run(int argc, char **argv)
     }
     if ((out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only) && !out.trace) {
         scenario_free(&s);
-        return bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow "
+        return cli_bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow "
                          "--trace-events FILE; give it too", NULL, usage_run);
     }
     if (!!out.trace_requests + !!out.trace_ids + out.trace_engine_only > 1) {
         scenario_free(&s);
-        return bad_usage("--trace-requests, --trace-ids and --trace-engine-only each choose the request lanes; "
+        return cli_bad_usage("--trace-requests, --trace-ids and --trace-engine-only each choose the request lanes; "
                          "give one", NULL, usage_run);
     }
     double tw0 = 0, tw1 = 0;
@@ -392,13 +388,13 @@ static int cmd_run(int argc, char **argv)
         if (*end == ',') tw1 = strtod(end + 1, &end);
         if (*end || !(tw0 >= 0) || !(tw1 > tw0) || end == out.trace_window) {
             scenario_free(&s);
-            return bad_usage("--trace-window: expected T0,T1 in seconds with 0 <= T0 < T1", out.trace_window,
+            return cli_bad_usage("--trace-window: expected T0,T1 in seconds with 0 <= T0 < T1", out.trace_window,
                              usage_run);
         }
     }
     if (out.trace_requests && (parse_u64(out.trace_requests, &treq) < 0 || treq < 1 || treq > UINT32_MAX)) {
         scenario_free(&s);
-        return bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
+        return cli_bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
     }
     Timeline *tl = out.trace ? timeline_new() : NULL;
     if (tl && out.trace_window) timeline_set_window(tl, (int64_t)(tw0 * 1e9), (int64_t)(tw1 * 1e9));
@@ -452,21 +448,21 @@ static int cmd_replay(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r = output_opt(argc, argv, &i, &out);
-        if (r < 0) return bad_usage("option needs a value", a, usage_replay);
+        if (r < 0) return cli_bad_usage("option needs a value", a, usage_replay);
         if (r > 0) continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_replay, stdout);
             return 0;
         }
-        if (a[0] == '-' && a[1]) return bad_usage("unknown option", a, usage_replay);
-        if (path) return bad_usage("more than one schedule given", a, usage_replay);
+        if (a[0] == '-' && a[1]) return cli_bad_usage("unknown option", a, usage_replay);
+        if (path) return cli_bad_usage("more than one schedule given", a, usage_replay);
         path = a;
     }
-    if (!path) return bad_usage("a schedule file is required", NULL, usage_replay);
+    if (!path) return cli_bad_usage("a schedule file is required", NULL, usage_replay);
     if (out.iter_csv)
-        return bad_usage("a replay has no iterations: --iterations-csv needs a run", NULL, usage_replay);
+        return cli_bad_usage("a replay has no iterations: --iterations-csv needs a run", NULL, usage_replay);
     if (out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only)
-        return bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow a run's "
+        return cli_bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow a run's "
                          "trace; a replay's --trace-events has every request", NULL, usage_replay);
     Err e = {{0}};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
@@ -498,14 +494,14 @@ static int cmd_compare(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return bad_usage("unknown option", argv[i], usage_compare);
+            return cli_bad_usage("unknown option", argv[i], usage_compare);
         } else if (nf < 2) {
             files[nf++] = argv[i];
         } else {
-            return bad_usage("expected exactly two files", argv[i], usage_compare);
+            return cli_bad_usage("expected exactly two files", argv[i], usage_compare);
         }
     }
-    if (nf != 2) return bad_usage("expected exactly two files", NULL, usage_compare);
+    if (nf != 2) return cli_bad_usage("expected exactly two files", NULL, usage_compare);
     Err e = {{0}};
     CmpSide a, b;
     if (compare_load(files[0], &a, &e) < 0 || compare_load(files[1], &b, &e) < 0) return fail(&e);
@@ -570,22 +566,22 @@ static int cmd_info(int argc, char **argv)
             kvd = argv[++i];
         } else if (!strcmp(a, "--tp") && i + 1 < argc) {
             if (parse_u64(argv[++i], &tp) < 0 || tp < 1 || tp > 64)
-                return bad_usage("--tp needs an integer in [1, 64]", argv[i], usage_info);
+                return cli_bad_usage("--tp needs an integer in [1, 64]", argv[i], usage_info);
         } else if (!strcmp(a, "--context") && i + 1 < argc) {
             if (parse_u64(argv[++i], &context) < 0 || context < 1 || context > 100000000)
-                return bad_usage("--context needs an integer in [1, 1e8] (tokens)", argv[i], usage_info);
+                return cli_bad_usage("--context needs an integer in [1, 1e8] (tokens)", argv[i], usage_info);
         } else if (!strcmp(a, "--batch") && i + 1 < argc) {
             if (parse_u64(argv[++i], &batch) < 0 || batch < 1 || batch > 1000000)
-                return bad_usage("--batch needs an integer in [1, 1e6] (sequences)", argv[i], usage_info);
+                return cli_bad_usage("--batch needs an integer in [1, 1e6] (sequences)", argv[i], usage_info);
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else {
-            return bad_usage("unknown or incomplete option", a, usage_info);
+            return cli_bad_usage("unknown or incomplete option", a, usage_info);
         }
     }
-    if (!model) return bad_usage("--model is required", NULL, usage_info);
+    if (!model) return cli_bad_usage("--model is required", NULL, usage_info);
     int kt = dtype_parse(kvd);
-    if (kt < 0) return bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0, ...)", kvd, usage_info);
+    if (kt < 0) return cli_bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0, ...)", kvd, usage_info);
     Err e = {{0}};
     ModelDesc m;
     HwDesc h;
@@ -790,11 +786,11 @@ static int cmd_bench(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--requests") && i + 1 < argc) {
             if (parse_u64(argv[++i], &n) < 0 || n < 1 || n > 1000000000)
-                return bad_usage("--requests needs an integer in [1, 1e9]", argv[i], usage_bench);
+                return cli_bad_usage("--requests needs an integer in [1, 1e9]", argv[i], usage_bench);
         } else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
             char *end;
             rate = strtod(argv[++i], &end);
-            if (*end || !(rate > 0)) return bad_usage("--rate needs a positive number", argv[i], usage_bench);
+            if (*end || !(rate > 0)) return cli_bad_usage("--rate needs a positive number", argv[i], usage_bench);
         } else if (!strcmp(argv[i], "--scenario") && i + 1 < argc) {
             scenario = argv[++i];
         } else if (!strcmp(argv[i], "--exact-stats")) {
@@ -802,7 +798,7 @@ static int cmd_bench(int argc, char **argv)
         } else if (!strcmp(argv[i], "--materialise")) {
             materialise = 1;
         } else {
-            return bad_usage("unknown option", argv[i], usage_bench);
+            return cli_bad_usage("unknown option", argv[i], usage_bench);
         }
     }
     if (scenario) return bench_scenario(scenario, exact);

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cliarg.h"
 #include "hw.h"
 #include "jsonio.h"
 #include "lora.h"
@@ -61,20 +62,6 @@ static const char usage_cache[] =
     "p = P_HIT (default 0.5).  With two prefixes, COUNT copies each: the value of each\n"
     "choice and the hit probability of the first below which the second is worth more.\n";
 
-static int bad(const char *msg, const char *arg, const char *usage)
-{
-    fprintf(stderr, "servesim: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", usage);
-    return 2;
-}
-
-static int num_arg(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
 
 static int list_arg(const char *s, double lo, double hi, double *out, int max)
 {
@@ -118,8 +105,8 @@ static int link_opt(int argc, char **argv, int *i, double *bw, char *name, size_
     }
     if (!strcmp(argv[*i], "--link-gb-per-s") && *i + 1 < argc) {
         double v;
-        if (num_arg(argv[++*i], 1e-6, 1e6, &v) < 0) {
-            *rc = bad("--link-gb-per-s: expected GB/s in (0, 1e6]", argv[*i], usage);
+        if (cli_num_arg(argv[++*i], 1e-6, 1e6, &v) < 0) {
+            *rc = cli_bad_usage("--link-gb-per-s: expected GB/s in (0, 1e6]", argv[*i], usage);
             return -1;
         }
         *bw = v * 1e9;
@@ -139,27 +126,27 @@ int servext_lora_size(int argc, char **argv)
             fputs(usage_lora, stdout);
             return 0;
         } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1, 1e8, &context) < 0 || context != floor(context))
-                return bad("--context: expected a token count >= 1", argv[i], usage_lora);
+            if (cli_num_arg(argv[++i], 1, 1e8, &context) < 0 || context != floor(context))
+                return cli_bad_usage("--context: expected a token count >= 1", argv[i], usage_lora);
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             model = argv[++i];
         } else if (!strcmp(argv[i], "--rank") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1, 65536, &rank) < 0 || rank != floor(rank))
-                return bad("--rank: expected an integer in [1, 65536]", argv[i], usage_lora);
+            if (cli_num_arg(argv[++i], 1, 65536, &rank) < 0 || rank != floor(rank))
+                return cli_bad_usage("--rank: expected an integer in [1, 65536]", argv[i], usage_lora);
         } else if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
             targets = argv[++i];
         } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             dt = argv[++i];
         } else if (!strcmp(argv[i], "--adapters") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1, 1e6, &adapters) < 0 || adapters != floor(adapters))
-                return bad("--adapters: expected an integer in [1, 1000000]", argv[i], usage_lora);
+            if (cli_num_arg(argv[++i], 1, 1e6, &adapters) < 0 || adapters != floor(adapters))
+                return cli_bad_usage("--adapters: expected an integer in [1, 1000000]", argv[i], usage_lora);
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else {
-            return bad("unknown or incomplete option", argv[i], usage_lora);
+            return cli_bad_usage("unknown or incomplete option", argv[i], usage_lora);
         }
     }
-    if (!model) return bad("--model is required", NULL, usage_lora);
+    if (!model) return cli_bad_usage("--model is required", NULL, usage_lora);
     Err e = {0};
     ModelDesc m;
     LoraCfg c = {.rank = (uint32_t)rank};
@@ -169,7 +156,7 @@ int servext_lora_size(int argc, char **argv)
     }
     int d = dtype_parse(dt);
     if (d != DTYPE_BF16 && d != DTYPE_FP16 && d != DTYPE_FP8 && d != DTYPE_FP32)
-        return bad("--dtype: expected bf16, fp16, fp8 or fp32", dt, usage_lora);
+        return cli_bad_usage("--dtype: expected bf16, fp16, fp8 or fp32", dt, usage_lora);
     c.dtype = (Dtype)d;
     double params = lora_adapter_params(&m, c.rank, c.targets), bytes = lora_adapter_bytes(&m, &c);
     if (json) {
@@ -221,27 +208,30 @@ int servext_offload_plan(int argc, char **argv)
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             model = argv[++i];
         } else if (!strcmp(argv[i], "--every") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1, 100000, &every) < 0 || every != floor(every))
-                return bad("--every: expected an integer >= 1", argv[i], usage_offload);
+            if (cli_num_arg(argv[++i], 1, 100000, &every) < 0 || every != floor(every))
+                return cli_bad_usage("--every: expected an integer >= 1", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--buffers") && i + 1 < argc) {
             if ((n_buf = list_arg(argv[++i], 1, 100000, buffers, 8)) < 0)
-                return bad("--buffers: expected up to 8 integers >= 1", argv[i], usage_offload);
+                return cli_bad_usage("--buffers: expected up to 8 integers >= 1", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--step-ms") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1e-6, 1e7, &step_ms) < 0) return bad("--step-ms: expected ms > 0", argv[i], usage_offload);
+            if (cli_num_arg(argv[++i], 1e-6, 1e7, &step_ms) < 0)
+                return cli_bad_usage("--step-ms: expected ms > 0", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1, 1e9, &steps) < 0) return bad("--steps: expected a count >= 1", argv[i], usage_offload);
+            if (cli_num_arg(argv[++i], 1, 1e9, &steps) < 0)
+                return cli_bad_usage("--steps: expected a count >= 1", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--state-mib") && i + 1 < argc) {
             if ((n_states = list_arg(argv[++i], 1e-6, 1e9, states, 8)) < 0)
-                return bad("--state-mib: expected up to 8 sizes in MiB", argv[i], usage_offload);
+                return cli_bad_usage("--state-mib: expected up to 8 sizes in MiB", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--budget-s") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1e-9, 1e9, &budget_s) < 0) return bad("--budget-s: expected s > 0", argv[i], usage_offload);
+            if (cli_num_arg(argv[++i], 1e-9, 1e9, &budget_s) < 0)
+                return cli_bad_usage("--budget-s: expected s > 0", argv[i], usage_offload);
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else {
-            return bad("unknown or incomplete option", argv[i], usage_offload);
+            return cli_bad_usage("unknown or incomplete option", argv[i], usage_offload);
         }
     }
-    if (!model) return bad("--model is required", NULL, usage_offload);
+    if (!model) return cli_bad_usage("--model is required", NULL, usage_offload);
     Err e = {0};
     ModelDesc m;
     if (model_load(model, &m, &e) < 0) {
@@ -361,23 +351,25 @@ int servext_cache_value(int argc, char **argv)
         } else if (!strcmp(argv[i], "--kv-dtype") && i + 1 < argc) {
             kvd = argv[++i];
         } else if (!strcmp(argv[i], "--efficiency") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1e-6, 1, &eff) < 0) return bad("--efficiency: expected a fraction in (0, 1]", argv[i], usage_cache);
+            if (cli_num_arg(argv[++i], 1e-6, 1, &eff) < 0)
+                return cli_bad_usage("--efficiency: expected a fraction in (0, 1]", argv[i], usage_cache);
         } else if (!strcmp(argv[i], "--peak-tflops") && i + 1 < argc) {
-            if (num_arg(argv[++i], 1e-6, 1e9, &peak_tf) < 0) return bad("--peak-tflops: expected TFLOP/s > 0", argv[i], usage_cache);
+            if (cli_num_arg(argv[++i], 1e-6, 1e9, &peak_tf) < 0)
+                return cli_bad_usage("--peak-tflops: expected TFLOP/s > 0", argv[i], usage_cache);
         } else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
-            if (n_pre == 8) return bad("--prefix: at most 8", argv[i + 1], usage_cache);
+            if (n_pre == 8) return cli_bad_usage("--prefix: at most 8", argv[i + 1], usage_cache);
             if (prefix_arg(argv[++i], &pre[n_pre]) < 0)
-                return bad("--prefix: expected NAME:TOKENS[:P_HIT[:COUNT]] (tokens >= 1, p in [0, 1], count >= 1)",
-                           argv[i], usage_cache);
+                return cli_bad_usage("--prefix: expected NAME:TOKENS[:P_HIT[:COUNT]] (tokens >= 1, p in [0, 1], "
+                                     "count >= 1)", argv[i], usage_cache);
             n_pre++;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else {
-            return bad("unknown or incomplete option", argv[i], usage_cache);
+            return cli_bad_usage("unknown or incomplete option", argv[i], usage_cache);
         }
     }
-    if (!model || !hwn) return bad("--model and --hardware are required", NULL, usage_cache);
-    if (!n_pre) return bad("give at least one --prefix NAME:TOKENS[:P_HIT[:COUNT]]", NULL, usage_cache);
+    if (!model || !hwn) return cli_bad_usage("--model and --hardware are required", NULL, usage_cache);
+    if (!n_pre) return cli_bad_usage("give at least one --prefix NAME:TOKENS[:P_HIT[:COUNT]]", NULL, usage_cache);
     Err e = {0};
     ModelDesc m;
     HwDesc h;
@@ -386,7 +378,7 @@ int servext_cache_value(int argc, char **argv)
         return 1;
     }
     int kd = dtype_parse(kvd);
-    if (kd < 0) return bad("--kv-dtype: expected bf16, fp16, fp8, q8_0 or q4_0", kvd, usage_cache);
+    if (kd < 0) return cli_bad_usage("--kv-dtype: expected bf16, fp16, fp8, q8_0 or q4_0", kvd, usage_cache);
     double peak = peak_tf > 0 ? peak_tf * 1e12 : h.peak_flops[DTYPE_BF16];
     double kvb = model_kv_bytes_per_token(&m, (Dtype)kd);
     CacheValue cv[8];

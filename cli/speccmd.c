@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cliarg.h"
 #include "cost.h"
 #include "jsonio.h"
 #include "rng.h"
@@ -57,20 +58,6 @@ static int parse_list(const char *s, double *out, int max)
     return *s ? -1 : n;
 }
 
-static int bad(const char *msg, const char *arg, const char *usage)
-{
-    fprintf(stderr, "servesim: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", usage);
-    return 2;
-}
-
-static int num_arg(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
 
 int speccmd_plan(int argc, char **argv)
 {
@@ -88,7 +75,7 @@ int speccmd_plan(int argc, char **argv)
             json = 1;
             continue;
         } else if (!v) {
-            return bad("option needs a value or is unknown", a, usage_plan);
+            return cli_bad_usage("option needs a value or is unknown", a, usage_plan);
         } else if (!strcmp(a, "--accept")) {
             int n = parse_list(v, c.rates, SPEC_M_MAX);
             rc = n < 1 ? -1 : 0;
@@ -96,33 +83,34 @@ int speccmd_plan(int argc, char **argv)
             for (uint32_t k = 0; k < c.n_rates; k++)
                 if (!(c.rates[k] >= 0 && c.rates[k] <= 1)) rc = -1;
         } else if (!strcmp(a, "--draft-len")) {
-            rc = num_arg(v, 1, SPEC_M_MAX, &m_fixed);
+            rc = cli_num_arg(v, 1, SPEC_M_MAX, &m_fixed);
         } else if (!strcmp(a, "--max-draft-len")) {
-            rc = num_arg(v, 1, SPEC_M_MAX, &m_max);
+            rc = cli_num_arg(v, 1, SPEC_M_MAX, &m_max);
         } else if (!strcmp(a, "--verify-ms")) {
-            rc = num_arg(v, 0, 1e7, &verify_ms);
+            rc = cli_num_arg(v, 0, 1e7, &verify_ms);
         } else if (!strcmp(a, "--per-draft-ms")) {
-            rc = num_arg(v, 0, 1e7, &per_draft_ms);
+            rc = cli_num_arg(v, 0, 1e7, &per_draft_ms);
         } else if (!strcmp(a, "--draft-ms")) {
-            rc = num_arg(v, 0, 1e7, &draft_ms);
+            rc = cli_num_arg(v, 0, 1e7, &draft_ms);
         } else if (!strcmp(a, "--group")) {
-            rc = num_arg(v, 1, 1024, &group);
+            rc = cli_num_arg(v, 1, 1024, &group);
         } else if (!strcmp(a, "--batch")) {
-            rc = num_arg(v, 1, 1e5, &batch);
+            rc = cli_num_arg(v, 1, 1e5, &batch);
         } else if (!strcmp(a, "--context")) {
-            rc = num_arg(v, 0, 1e7, &ctx);
+            rc = cli_num_arg(v, 0, 1e7, &ctx);
         } else if (!strcmp(a, "--model")) {
             model = v;
         } else if (!strcmp(a, "--hardware")) {
             hw = v;
         } else {
-            return bad("unknown option", a, usage_plan);
+            return cli_bad_usage("unknown option", a, usage_plan);
         }
-        if (rc < 0) return bad("bad value", v, usage_plan);
+        if (rc < 0) return cli_bad_usage("bad value", v, usage_plan);
         i++;
     }
-    if (c.n_rates == 0) return bad("--accept is required", NULL, usage_plan);
-    if ((verify_ms < 0) == !(model && hw)) return bad("give --verify-ms, or --model and --hardware", NULL, usage_plan);
+    if (c.n_rates == 0) return cli_bad_usage("--accept is required", NULL, usage_plan);
+    if ((verify_ms < 0) == !(model && hw))
+        return cli_bad_usage("give --verify-ms, or --model and --hardware", NULL, usage_plan);
     CostModel cm = {0};
     if (model) {
         Err e = {{0}};
@@ -216,34 +204,35 @@ int speccmd_verify(int argc, char **argv)
             json = 1;
             continue;
         } else if (!v) {
-            return bad("option needs a value or is unknown", a, usage_verify);
+            return cli_bad_usage("option needs a value or is unknown", a, usage_verify);
         } else if (!strcmp(a, "--p")) {
             rc = (np = parse_list(v, p, 256)) < 1 ? -1 : 0;
         } else if (!strcmp(a, "--q")) {
             rc = (nq = parse_list(v, q, 256)) < 1 ? -1 : 0;
         } else if (!strcmp(a, "--draws")) {
-            rc = num_arg(v, 1, 1e10, &draws);
+            rc = cli_num_arg(v, 1, 1e10, &draws);
         } else if (!strcmp(a, "--seed")) {
-            rc = num_arg(v, 0, 1e18, &seed);
+            rc = cli_num_arg(v, 0, 1e18, &seed);
         } else if (!strcmp(a, "--rule")) {
             if (!strcmp(v, "exact")) exact = 1;
             else if (!strcmp(v, "resample-p")) exact = 0;
             else rc = -1;
         } else {
-            return bad("unknown option", a, usage_verify);
+            return cli_bad_usage("unknown option", a, usage_verify);
         }
-        if (rc < 0) return bad("bad value", v, usage_verify);
+        if (rc < 0) return cli_bad_usage("bad value", v, usage_verify);
         i++;
     }
-    if (np == 0 || nq == 0) return bad("--p and --q are required", NULL, usage_verify);
-    if (np != nq) return bad("--p and --q need the same number of symbols", NULL, usage_verify);
+    if (np == 0 || nq == 0) return cli_bad_usage("--p and --q are required", NULL, usage_verify);
+    if (np != nq) return cli_bad_usage("--p and --q need the same number of symbols", NULL, usage_verify);
     double sp = 0, sq = 0;
     for (int k = 0; k < np; k++) {
-        if (p[k] < 0 || q[k] < 0) return bad("probabilities must be >= 0", NULL, usage_verify);
+        if (p[k] < 0 || q[k] < 0) return cli_bad_usage("probabilities must be >= 0", NULL, usage_verify);
         sp += p[k];
         sq += q[k];
     }
-    if (fabs(sp - 1) > 1e-6 || fabs(sq - 1) > 1e-6) return bad("p and q must each sum to 1", NULL, usage_verify);
+    if (fabs(sp - 1) > 1e-6 || fabs(sq - 1) > 1e-6)
+        return cli_bad_usage("p and q must each sum to 1", NULL, usage_verify);
     gsl_rng *r = rng_stream((uint64_t)seed, 50);
     double *count = xcalloc((size_t)np, sizeof *count), *prop = xcalloc((size_t)np, sizeof *prop);
     double *acc = xcalloc((size_t)np, sizeof *acc), res[256];
