@@ -71,6 +71,8 @@ struct Engine {
     uint64_t n_iters, cap_iters;
     EngineStats st;
     uint32_t *parked;      /* cancelled requests whose blocks the in-flight iteration reads */
+    uint32_t n_cancel_pending; /* requests with cancel_pending set (never below the true count):
+                                * the iteration end scans for them only when there are some */
     uint32_t n_parked;
 };
 
@@ -463,6 +465,7 @@ static void release_parked(Engine *eng)
  * next iteration ends.  The caller takes r off the running list. */
 static void cancel_leave(Engine *eng, Request *r, int may_lag)
 {
+    if (r->cancel_pending && eng->n_cancel_pending > 0) eng->n_cancel_pending--;
     r->cancel_pending = 0;
     r->state = REQ_CANCELLED;
     r->t_cancel_ns = eng->now_ns;
@@ -498,6 +501,7 @@ void engine_cancel(Engine *eng, uint32_t idx, int64_t now_ns)
     } else if (r->state == REQ_RUNNING) {
         /* an in-flight iteration or KV transfer still uses its blocks: the
          * boundary after it (or the transfer's end) acts */
+        if (!r->cancel_pending) eng->n_cancel_pending++;
         r->cancel_pending = 1;
         if (eng->busy || r->blocked) return;
         running_remove(eng, idx);
@@ -552,7 +556,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         if (r->generated >= r->output_tokens) finish_request(eng, r);
     }
     /* The boundary sees the cancels that came during the iteration. */
-    for (uint32_t i = 0; i < eng->n_running; i++) {
+    for (uint32_t i = 0; eng->n_cancel_pending > 0 && i < eng->n_running; i++) {
         Request *r = &eng->reqs[eng->running[i]];
         if (r->state == REQ_RUNNING && r->cancel_pending && !r->blocked) cancel_leave(eng, r, 1);
     }
