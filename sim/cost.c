@@ -767,7 +767,7 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
                        p->name, missing, dtype_name(cd), profile_op_name(want));
     }
     r->gemm = &p->op[gk];
-    r->gemm_static = gk == PROF_GEMM_FP8 && p->op[PROF_GEMM_BF16].present ? &p->op[PROF_GEMM_BF16] : NULL;
+    r->gemm_static = (gk == PROF_GEMM_FP8 || gk == PROF_GEMM_NVFP4) && p->op[PROF_GEMM_BF16].present ? &p->op[PROF_GEMM_BF16] : NULL;
     r->fallback = fb;
     r->head = p->op[PROF_GEMM_BF16].present ? &p->op[PROF_GEMM_BF16] : r->gemm;
     r->pre = &p->op[kp];

@@ -13,6 +13,7 @@ void engprof_init(EngineProfile *p)
 {
     memset(p, 0, sizeof *p);
     p->fp8_checkpoint_kv = -1;
+    p->prefix_cache = -1;
     p->kv_rule = ENGKV_HW;
 }
 
@@ -101,7 +102,7 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
             return -1;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "kv"))) {
-        static const char *const kk[] = {"fp8_checkpoint", "memory", "fraction", NULL};
+        static const char *const kk[] = {"fp8_checkpoint", "memory", "fraction", "prefix_cache", NULL};
         static const char *const dts[] = {"fp8", "bf16", NULL};
         static const char *const rules[] = {"hardware", "total_fraction", "free_fraction", NULL};
         jsonio_path(k, sizeof k, where, "kv");
@@ -113,6 +114,9 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
         p->kv_rule = (EngKvRule)rule;
         p->kv_fraction = 0.9;
         if (jsonio_num(v, "fraction", k, rule != ENGKV_HW, 0.05, 1, &p->kv_fraction, e) < 0) return -1;
+        if (cJSON_GetObjectItemCaseSensitive(v, "prefix_cache") &&
+            jsonio_bool(v, "prefix_cache", k, 1, &p->prefix_cache, e) < 0)
+            return -1;
     }
     return 0;
 }

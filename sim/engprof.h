@@ -74,6 +74,7 @@ typedef struct EngineProfile {
     double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */
     double req_jitter_per_token_s; /* ... plus this much per output token of its predecessor */
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */
+    int prefix_cache;            /* -1 = the scenario's; else the engine's default prefix caching (kv.prefix_cache) */
     EngKvRule kv_rule;
     double kv_fraction;
 } EngineProfile;

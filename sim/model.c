@@ -488,6 +488,7 @@ static const char *const model_keys[] = {
     "tied_embeddings", "gated_mlp", "qkv_bias", "qk_norm", "max_context", "dtype", "moe",
     "hf_id", /* Hugging Face ids of the checkpoints this description covers (validate matches rows by them) */
     "attention", "layer_types", "sliding_window", "linear_attention", "attention_bias", "attention_sinks",
+    "fp8_checkpoint", /* the published FP8 checkpoint's format: "fp8" (per-tensor) or "fp8_block" */
     NULL,
 };
 static const char *const model_moe_keys[] = {"experts", "active_experts", "expert_ffn", "shared_experts",
@@ -562,6 +563,13 @@ int model_from_json(const cJSON *obj, const char *where, ModelDesc *m, Err *e)
     int dt = 0;
     if (jsonio_enum(obj, "dtype", where, 1, model_weight_dtypes, &dt, e) < 0) return -1;
     m->weight_dtype = (Dtype)dtype_parse(model_weight_dtypes[dt]);
+    m->fp8_checkpoint = m->weight_dtype == DTYPE_FP8_BLOCK ? DTYPE_FP8_BLOCK : DTYPE_FP8;
+    if (cJSON_GetObjectItemCaseSensitive(obj, "fp8_checkpoint")) {
+        static const char *const fp8_kinds[] = {"fp8", "fp8_block", NULL};
+        int k = 0;
+        if (jsonio_enum(obj, "fp8_checkpoint", where, 1, fp8_kinds, &k, e) < 0) return -1;
+        m->fp8_checkpoint = k ? DTYPE_FP8_BLOCK : DTYPE_FP8;
+    }
 
     const cJSON *moe = cJSON_GetObjectItemCaseSensitive(obj, "moe");
     m->expert_dtype = m->weight_dtype;
@@ -724,6 +732,8 @@ void model_to_json(const ModelDesc *m, cJSON *obj)
     cJSON_AddBoolToObject(obj, "qk_norm", m->qk_norm);
     cJSON_AddNumberToObject(obj, "max_context", m->max_context);
     cJSON_AddStringToObject(obj, "dtype", dtype_name(m->weight_dtype));
+    if (m->fp8_checkpoint == DTYPE_FP8_BLOCK && m->weight_dtype != DTYPE_FP8_BLOCK)
+        cJSON_AddStringToObject(obj, "fp8_checkpoint", "fp8_block");
     if (m->experts > 0) {
         cJSON *moe = cJSON_AddObjectToObject(obj, "moe");
         if (moe) {

@@ -116,6 +116,8 @@ typedef struct ModelDesc {
     int qk_norm;       /* per-head RMSNorm on q and k (Qwen3): 2 * head_dim params */
     int max_context;   /* tokens; 0 = unknown */
     Dtype weight_dtype;
+    Dtype fp8_checkpoint; /* format of the published FP8 checkpoint ("fp8_checkpoint"): DTYPE_FP8
+                             per-tensor (default) or DTYPE_FP8_BLOCK (128 x 128 block scales) */
     /* Mixture of experts (0 experts = dense).  Each layer has `experts`
      * MLPs of size `expert_ffn`, `active_experts` used per token, plus a
      * router of hidden * experts. */

@@ -901,6 +901,10 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                         s->model.weight_dtype != DTYPE_FP32;
     if (s->engine.fp8_checkpoint_kv >= 0 && low_precision && !(v && cJSON_GetObjectItemCaseSensitive(v, "dtype")))
         s->kv_dtype = (Dtype)s->engine.fp8_checkpoint_kv;
+    /* the engine's default prefix caching (vLLM V1, SGLang's radix cache)
+     * unless the scenario says */
+    if (s->engine.prefix_cache >= 0 && !(v && cJSON_GetObjectItemCaseSensitive(v, "prefix_cache")))
+        s->prefix_cache = s->engine.prefix_cache;
     if (s->engine.kv_rule == ENGKV_TOTAL_FRACTION) s->hw.mem_util = s->engine.kv_fraction;
     s->kv.bytes_per_token = model_kv_bytes_per_token(&s->model, s->kv_dtype);
     if (scenario_kv_hybrid(s, w, e) < 0) return -1;

@@ -5,7 +5,15 @@
  * wl_source_closed.
  *
  *   {"kind": "closed_loop", "clients": 8, "count": 400, "think_ms": 0 | {dist},
- *    "start_ms": 0, "prompt_tokens": ..., "output_tokens": ..., tenant/class/mix}
+ *    "start_ms": 0, "prompt_tokens": ..., "output_tokens": ..., "dataset_entries": 0,
+ *    tenant/class/mix}
+ *
+ * dataset_entries N > 0: the client's prompts come from a dataset of N
+ * entries reused in order (aiperf --num-dataset-entries, default 100, with
+ * its default --dataset-sampling-strategy sequential): request i, warm-up
+ * ones included, sends entry i mod N -- the same prompt and lengths as
+ * request i - N, so a prefix cache may serve it.  0 (the default): every
+ * prompt is new.
  *
  * count is the total; request i belongs to client i mod clients (round
  * robin).  Each client's first request arrives at start_ms, each later one
@@ -31,12 +39,26 @@
 #include "wl_source.h"
 
 #define GEN_CLOSED_MAX_CLIENTS 1000000
+#define GEN_CLOSED_MAX_ENTRIES 100000000
+
+/* The prompt content of dataset entry k, as block hashes the prefix cache
+ * keys on (request.h hash_ids): equal for every request of the entry,
+ * different from every other entry's. */
+static void gen_closed_entry_hashes(Workload *w, Request *r, uint64_t k)
+{
+    uint32_t n = (r->prompt_tokens + WL_HASH_BLOCK_TOKENS - 1) / WL_HASH_BLOCK_TOKENS;
+    uint64_t *ids = workload_alloc(w, n * sizeof *ids);
+    for (uint32_t q = 0; q < n; q++) ids[q] = 0x5eed0000000000ULL ^ (k << 20) ^ q;
+    r->hash_ids = ids;
+    r->n_hash_ids = n;
+    r->hash_block_tokens = WL_HASH_BLOCK_TOKENS;
+}
 
 static int gen_closed_build(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed, Workload *w,
                             Err *e)
 {
     static const char *const own[] = {"kind", "clients", "count", "think_ms", "start_ms", "prompt_tokens",
-                                      "output_tokens", "warmup_requests", NULL};
+                                      "output_tokens", "warmup_requests", "dataset_entries", NULL};
     if (gen_attr_check_keys(wj, where, own, e) < 0) return -1;
     int64_t clients, count;
     double start_ms = 0;
@@ -52,6 +74,8 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
      * has arrived (a barrier) */
     int64_t warm = 0;
     if (jsonio_int(wj, "warmup_requests", where, 0, 0, count - 1, &warm, e) < 0) return -1;
+    int64_t entries = 0;
+    if (jsonio_int(wj, "dataset_entries", where, 0, 0, GEN_CLOSED_MAX_ENTRIES, &entries, e) < 0) return -1;
     TimeDist think;
     if (gen_dist_time_key(wj, "think_ms", where, &think, e) < 0) return -1;
     LengthDist pd = {0}, od = {0};
@@ -68,8 +92,16 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
     for (uint32_t i = 0; i < (uint32_t)count; i++) {
         const GenMix *m = gen_attr_pick(&attrs);
         Request *r = workload_push(w);
-        r->prompt_tokens = gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &pd, rp);
-        r->output_tokens = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);
+        if (entries > 0 && i >= (uint64_t)entries) {
+            /* a reused dataset entry: request i - N's prompt and lengths */
+            const Request *src = &w->reqs[i - entries];
+            r->prompt_tokens = src->prompt_tokens;
+            r->output_tokens = src->output_tokens;
+        } else {
+            r->prompt_tokens = gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &pd, rp);
+            r->output_tokens = gen_dist_len_draw(m && m->has_output ? &m->output : &od, ro);
+        }
+        if (entries > 0) gen_closed_entry_hashes(w, r, (uint64_t)i % (uint64_t)entries);
         r->t_arrive_ns = t0_ns;
         /* position in its phase: warm-up requests 0..wn-1, measured ones after */
         uint32_t j = i < wn ? i : i - wn;
@@ -95,6 +127,11 @@ static int gen_closed_build(const cJSON *wj, const char *where, const char *base
                  c_n, w->n - wn, wn);
     else
         snprintf(w->source, sizeof w->source, "closed loop, %u clients, %u requests", c_n, w->n);
+    if (entries > 0) {
+        size_t l = strlen(w->source);
+        snprintf(w->source + l, sizeof w->source - l, ", prompts from %lld dataset entries reused in order",
+                 (long long)entries);
+    }
     rc = 0;
 out:
     gen_dist_len_free(&pd);
