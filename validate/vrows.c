@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "cluster.h"
+#include "cost.h"
 #include "hw.h"
 #include "model.h"
 #include "jsonio.h"
@@ -330,6 +331,27 @@ static void vrows_splitwise(VRow *r, char **f, const int *col)
         snprintf(r->skip, sizeof r->skip, "prompt_time \"%s\" / token_time \"%s\": expected positive numbers",
                  COL(W_PTIME), COL(W_TTIME));
     if (r->skip[0]) return;
+    {
+        /* A measured prompt_time below the batch's compute floor -- its
+         * prefill FLOPs at the GPUs' dense BF16 peak -- did not prefill the
+         * whole batch (the data README's batch-64 TP2 rows): the row names
+         * work the run did not do, so it is listed, not simulated. */
+        ModelDesc *md = xcalloc(1, sizeof *md);
+        HwDesc *hd = xcalloc(1, sizeof *hd);
+        Err e = {{0}};
+        if (model_load(model, md, &e) == 0 && hw_load(gpu, hd, &e) == 0 && hd->peak_flops[DTYPE_BF16] > 0) {
+            BatchItem it = {.c = (uint32_t)p, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+            double floor_ms = (double)b * cost_flops(md, &it, 1) / ((double)tp * hd->peak_flops[DTYPE_BF16]) * 1e3;
+            if (r->meas_ttft_ms < floor_ms)
+                snprintf(r->skip, sizeof r->skip,
+                         "prompt_time %.0f ms is below the batch's compute floor of %.0f ms (%ld x %ld prompt tokens "
+                         "at %ld x %.0f TFLOP/s dense BF16): the run did not prefill the whole batch",
+                         r->meas_ttft_ms, floor_ms, b, p, tp, hd->peak_flops[DTYPE_BF16] * 1e-12);
+        }
+        free(md);
+        free(hd);
+        if (r->skip[0]) return;
+    }
     snprintf(r->model, sizeof r->model, "%s", model);
     snprintf(r->hw, sizeof r->hw, "%s", gpu);
     snprintf(r->dtype, sizeof r->dtype, "bf16");
