@@ -235,30 +235,40 @@ static void test_request_overhead(void)
     scenario_free(&b);
 }
 
+/* Writes text to DIR/rows.csv (its path into path) and reads it as rows. */
+static int read_rows_text(const char *dir, const char *text, char *path, size_t n_path, VRow **rows, uint32_t *n,
+                          VFormat *fmt)
+{
+    snprintf(path, n_path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    Err e = {{0}};
+    int rc = vrows_read(path, VFMT_AUTO, NULL, 0, rows, n, fmt, &e);
+    if (rc < 0) fprintf(stderr, "  %s\n", e.msg);
+    return rc;
+}
+
 static void test_validate_rows(void)
 {
     char dir[] = "/tmp/servesim-validate-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char path[512];
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,silicon_ttft_ms,"
-          "silicon_tpot_ms\n"
-          "a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40,8\n"
-          "b,vllm,someone/Unknown-7B,h100_sxm,agg,512,32,,2,1,1,40,8\n"
-          "c,trtllm,Qwen/Qwen3-32B,h100_sxm,disagg,512,32,fp8,2,1,1,40,8\n"
-          "d,mystery,Qwen/Qwen3-32B,h100_sxm,agg,512,32,fp8,2,1,1,40,8\n"
-          "e,trtllm,Qwen/Qwen3-32B,h100_sxm,agg,512,32,w4a16,2,1,1,40,8\n"
-          "f,trtllm,qwen/qwen3-32b-fp8,h200_sxm,agg,512,32,fp8,4,2,1,60,9\n",
-          f);
-    fclose(f);
     VRow *rows;
     uint32_t n;
     VFormat fmt;
     Err e = {{0}};
-    CHECK(vrows_read(path, VFMT_AUTO, NULL, 0, &rows, &n, &fmt, &e) == 0);
+    CHECK(read_rows_text(dir,
+                         "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
+                         "silicon_ttft_ms,silicon_tpot_ms\n"
+                         "a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+                         "b,vllm,someone/Unknown-7B,h100_sxm,agg,512,32,,2,1,1,40,8\n"
+                         "c,trtllm,Qwen/Qwen3-32B,h100_sxm,disagg,512,32,fp8,2,1,1,40,8\n"
+                         "d,mystery,Qwen/Qwen3-32B,h100_sxm,agg,512,32,fp8,2,1,1,40,8\n"
+                         "e,trtllm,Qwen/Qwen3-32B,h100_sxm,agg,512,32,w4a16,2,1,1,40,8\n"
+                         "f,trtllm,qwen/qwen3-32b-fp8,h200_sxm,agg,512,32,fp8,4,2,1,60,9\n",
+                         path, sizeof path, &rows, &n, &fmt) == 0);
     CHECK_INT(fmt, VFMT_SILICON);
     CHECK_INT(n, 6);
     if (n == 6) {
@@ -523,21 +533,15 @@ static void test_validate_compute_floor(void)
 {
     char dir[] = "/tmp/servesim-floor-XXXXXX", path[600], cmd[700];
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("model,hardware,prompt_size,batch_size,token_size,peak_power,average_power,prompt_time,token_time,"
-          "e2e_time,tensor_parallel\n"
-          "llama2-70b,a100-80gb,512,1,128,1,0.7,196.25,54.88,7168.98,2\n"
-          "llama2-70b,a100-80gb,512,64,128,1,0.7,793.0,60.0,9000,2\n",
-          f);
-    fclose(f);
     VRow *rows;
     uint32_t n;
     VFormat fmt;
-    Err e = {{0}};
-    CHECK(vrows_read(path, VFMT_AUTO, NULL, 0, &rows, &n, &fmt, &e) == 0);
+    CHECK(read_rows_text(dir,
+                         "model,hardware,prompt_size,batch_size,token_size,peak_power,average_power,prompt_time,"
+                         "token_time,e2e_time,tensor_parallel\n"
+                         "llama2-70b,a100-80gb,512,1,128,1,0.7,196.25,54.88,7168.98,2\n"
+                         "llama2-70b,a100-80gb,512,64,128,1,0.7,793.0,60.0,9000,2\n",
+                         path, sizeof path, &rows, &n, &fmt) == 0);
     CHECK_INT(n, 2);
     if (n == 2) {
         CHECK(rows[0].skip[0] == 0);
