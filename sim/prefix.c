@@ -34,6 +34,8 @@ typedef struct ReqTab {
     uint32_t hashed_upto; /* blocks [0, hashed_upto) have keys (hit or committed) */
     uint64_t last_key;    /* key of block hashed_upto - 1 (or the request's seed) */
     uint8_t looked_up;    /* counted in lookup_tokens already */
+    uint8_t id_hash_set;  /* id_hash holds str_hash(request id) (reset on release) */
+    uint64_t id_hash;
 } ReqTab;
 
 typedef struct Prefix {
@@ -91,8 +93,9 @@ static uint64_t req_seed(const Prefix *p, const Request *r)
     return r->adapter ? mix(h ^ mix(0xada97e7ULL + r->adapter)) : h;
 }
 
-/* Key of block j of r given its parent's key. */
-static uint64_t block_key(const Prefix *p, const Request *r, uint64_t parent, uint32_t j)
+/* Key of block j of r given its parent's key; idh = str_hash(r->id), which
+ * the callers compute once per request rather than once per block. */
+static uint64_t block_key(const Prefix *p, const Request *r, uint64_t parent, uint32_t j, uint64_t idh)
 {
     const uint32_t B = p->cfg.kv.block_tokens;
     uint64_t start = (uint64_t)j * B, h = parent;
@@ -104,7 +107,7 @@ static uint64_t block_key(const Prefix *p, const Request *r, uint64_t parent, ui
         h = mix(mix(h ^ r->hash_ids[q]) ^ (start % r->hash_block_tokens));
     } else {
         /* content known to this request only */
-        h = mix(h ^ mix(str_hash(r->id) ^ ((uint64_t)j << 1 | 1)));
+        h = mix(h ^ mix(idh ^ ((uint64_t)j << 1 | 1)));
     }
     return h ? h : 1;
 }
@@ -301,6 +304,15 @@ static int fill_to(Prefix *p, Request *r, uint64_t blocks)
     return 1;
 }
 
+static uint64_t tab_id_hash(ReqTab *t, const Request *r)
+{
+    if (!t->id_hash_set) {
+        t->id_hash = str_hash(r->id);
+        t->id_hash_set = 1;
+    }
+    return t->id_hash;
+}
+
 static void pf_release(void *ctx, Request *r)
 {
     Prefix *p = ctx;
@@ -309,6 +321,7 @@ static void pf_release(void *ctx, Request *r)
     t->n = 0;
     t->hashed_upto = 0;
     t->last_key = 0;
+    t->id_hash_set = 0;
 }
 
 /* ------------------------------------------------------------ policy */
@@ -349,8 +362,9 @@ static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
     t->last_key = key;
     uint32_t j = 0;
     p->lookups++;
+    uint64_t idh = tab_id_hash(t, r);
     for (; j < max_hit; j++) {
-        uint64_t k = block_key(p, r, key, j);
+        uint64_t k = block_key(p, r, key, j, idh);
         uint32_t b = ht_find(p, k);
         if (b == NIL) break;
         ref_block(p, b);
@@ -420,11 +434,16 @@ static void pf_commit(void *ctx, Request *r)
     ReqTab *t = &p->tabs[r->idx];
     uint32_t full = r->kv_len / p->cfg.kv.block_tokens;
     if (full > t->n) full = t->n;
+    uint64_t idh = tab_id_hash(t, r);
+    /* A request whose content is its own (no token ids or block hashes)
+     * never preempted has inserted none of its keys yet, and no other
+     * request has them: no lookup is needed before inserting. */
+    int fresh = !r->token_ids && !r->hash_ids && r->preemptions == 0;
     for (uint32_t j = t->hashed_upto; j < full; j++) {
-        uint64_t k = block_key(p, r, t->last_key, j);
+        uint64_t k = block_key(p, r, t->last_key, j, idh);
         t->last_key = k;
         PBlock *x = &p->blk[t->b[j]];
-        if (!x->hashed && ht_find(p, k) == NIL) {
+        if (!x->hashed && (fresh || ht_find(p, k) == NIL)) {
             /* new content: reusable from now on */
             x->key = k;
             x->hashed = 1;
@@ -537,9 +556,9 @@ uint32_t prefix_probe(const KvPolicy *kv, const Request *r)
     const Prefix *p = kv->ctx;
     const uint32_t B = p->cfg.kv.block_tokens;
     uint32_t max_hit = r->prompt_tokens ? (r->prompt_tokens - 1) / B : 0, j = 0;
-    uint64_t key = req_seed(p, r);
+    uint64_t key = req_seed(p, r), idh = str_hash(r->id);
     for (; j < max_hit; j++) {
-        key = block_key(p, r, key, j);
+        key = block_key(p, r, key, j, idh);
         if (ht_find(p, key) == NIL) break;
     }
     return j * B;
