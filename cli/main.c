@@ -90,7 +90,9 @@ static const char usage_main[] =
     "                         keeps the times for it even past report.token_times' automatic limit)\n" \
     "  --summary-only         --json without the per-request array\n" \
     "  --exact-stats          exact ITL percentiles however many tokens (default: above 100,000 values\n" \
-    "                         a sketch within 0.049% of the exact value; means, counts, maxima exact)\n"
+    "                         a sketch within 0.049% of the exact value; means, counts, maxima exact)\n" \
+    "  --no-fast-path         every iteration through the scheduler: the decode fast path off (the\n" \
+    "                         same results, slower; for checking it)\n"
 
 static const char usage_run[] =
     "usage: servesim run [SCENARIO.json] [options]\n"
@@ -141,8 +143,8 @@ static const char usage_info[] =
     "  --json            machine-readable output\n";
 
 static const char usage_bench[] =
-    "usage: servesim bench [--requests N] [--rate R] [--materialise] [--exact-stats]\n"
-    "       servesim bench --scenario FILE [--exact-stats]\n"
+    "usage: servesim bench [--requests N] [--rate R] [--materialise] [--exact-stats] [--no-fast-path]\n"
+    "       servesim bench --scenario FILE [--exact-stats] [--no-fast-path]\n"
     "\n"
     "Simulates N (default 100000) Poisson requests of Qwen3-8B on one H100 with the\n"
     "chunked scheduler and the roofline cost model, streamed (run --stream; --materialise:\n"
@@ -200,6 +202,11 @@ static int output_opt(int argc, char **argv, int *i, Outputs *o)
         }
     if (!strcmp(argv[*i], "--quiet")) {
         o->quiet = 1;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--no-fast-path")) {
+        /* every iteration through the scheduler (engine.h engine_set_fast_path) */
+        engine_fast_path_default(0);
         return 1;
     }
     if (!strcmp(argv[*i], "--trace-engine-only")) {
@@ -721,6 +728,9 @@ static void bench_figures(double wall, uint64_t requests, const EngineStats *st)
            "request-iteration (%.1f ns of cpu; %llu request-iterations), peak RSS %.0f MB\n",
            wall, cpu, requests / wall, st->iterations / wall, wall * 1e9 / items, cpu * 1e9 / items,
            (unsigned long long)st->batch_items, peak_rss_mb());
+    printf("  decode fast path: %llu of %llu iterations (%.1f%%; --no-fast-path: none)\n",
+           (unsigned long long)st->fast_iterations, (unsigned long long)st->iterations,
+           st->iterations ? 100.0 * (double)st->fast_iterations / (double)st->iterations : 0.0);
 }
 
 /* A loaded scenario run whole (materialised) and summarised, as `servesim
@@ -797,6 +807,8 @@ static int cmd_bench(int argc, char **argv)
             exact = 1;
         } else if (!strcmp(argv[i], "--materialise")) {
             materialise = 1;
+        } else if (!strcmp(argv[i], "--no-fast-path")) {
+            engine_fast_path_default(0);
         } else {
             return cli_bad_usage("unknown option", argv[i], usage_bench);
         }

@@ -52,7 +52,7 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     r->s.stream_retire = retire;
     r->s.stream_retire_ctx = r;
-    MetricsSink sink = {.ctx = r, .on_iteration = on_iteration};
+    MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
     if (!(r->eng = scenario_engine(&r->s, &sink, e))) return -1;
     engine_set_itl_acc(r->eng, &r->itl);
     if (engine_run(r->eng, e) < 0) return -1;

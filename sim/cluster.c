@@ -88,6 +88,9 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
                 return NULL;
             }
             engine_attach(c->eng[k], &c->q, k);
+            /* the decode fast path advances one replica alone: with several
+             * every instant polls them all */
+            if (c->n > 1) engine_set_fast_path(c->eng[k], 0);
             if (c->has_itl) engine_set_itl_acc(c->eng[k], &c->itl);
             c->rst[k] = engine_stats(c->eng[k]);
             if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
@@ -323,6 +326,7 @@ int cluster_run(Cluster *c, Err *e)
         const EngineStats *x = engine_stats(c->eng[i]);
         a->iterations += x->iterations;
         a->batch_items += x->batch_items;
+        a->fast_iterations += x->fast_iterations;
         a->busy_ns += x->busy_ns;
         if (x->t_last_event_ns > a->t_last_event_ns) a->t_last_event_ns = x->t_last_event_ns;
         a->peak_running = MAX(a->peak_running, x->peak_running);

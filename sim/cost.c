@@ -34,6 +34,20 @@ static int linear_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakd
     return 0;
 }
 
+/* linear_time of a decode-only batch from its sums (integers: exact). */
+static int linear_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+{
+    const LinearCostCfg *c = ctx;
+    double pairs = (double)agg->sum_h + agg->n;
+    if (!(pairs < 9007199254740992.0)) return 1;
+    *out = (CostBreakdown){0};
+    out->overhead_s = c->fixed_s;
+    out->gemm_s = c->per_token_s * (double)agg->n;
+    out->attn_s = c->per_pair_s * pairs;
+    out->t_s = out->overhead_s + out->gemm_s + out->attn_s;
+    return 0;
+}
+
 int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e)
 {
     if (!(cfg->fixed_s >= 0) || !(cfg->per_token_s >= 0) || !(cfg->per_pair_s >= 0))
@@ -42,7 +56,8 @@ int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e)
         return err_set(e, "cost_model: linear coefficients are all zero; iterations would take no time");
     LinearCostCfg *c = xmalloc(sizeof *c);
     *c = *cfg;
-    *out = (CostModel){.name = "linear", .ctx = c, .iter_time = linear_time, .destroy = free};
+    *out = (CostModel){.name = "linear", .ctx = c, .iter_time = linear_time, .destroy = free,
+                       .decode_time = linear_decode};
     return 0;
 }
 
@@ -146,6 +161,10 @@ typedef struct Roofline {
     double mla_dec_qh, mla_dec_kvh, mla_dec_hd, mla_dec_kvb;
     RoofGemm mla_kvb, mla_bmm_pre, mla_bmm_post; /* prefill decompression, decode's absorbed BMMs */
     double n_full, n_slide, window; /* layers with full and sliding-window attention */
+    /* ---- roofline_decode (issue 16): the batch by its sums while set ---- */
+    const CostDecodeAgg *agg;
+    double agg_attn, agg_ratio; /* the profile's decode attention of agg, and its extrapolation */
+    int agg_which;
 } Roofline;
 
 double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n)
@@ -481,9 +500,9 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     if (r->mla || r->n_slide > 0) {
         out->attn_s = cost_roof_attn_kinds(r, items, n, &worst);
     } else {
-    ProfSeq *s = cost_roof_seq(r, n);
+    ProfSeq *s = r->agg ? NULL : cost_roof_seq(r, n);
     uint32_t np = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; !r->agg && i < n; i++)
         if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
     double attn = 0;
     if (np) {
@@ -491,9 +510,13 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         cost_roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
     }
     uint32_t nd = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; !r->agg && i < n; i++)
         if (items[i].kind == ITEM_DECODE) s[nd++] = (ProfSeq){items[i].c, items[i].h};
-    if (nd) {
+    if (r->agg) {
+        /* roofline_decode: priced from the sums (profile_attn_decode_sums) */
+        attn += r->agg_attn;
+        cost_roof_note(r, r->dec, "decode attention", r->agg_which, r->agg_ratio, &worst);
+    } else if (nd) {
         attn += profile_attn_time(r->dec, s, nd, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
         cost_roof_note(r, r->dec, "decode attention", which, ratio, &worst);
     }
@@ -559,7 +582,15 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     const int hybrid = m->n_sliding > 0 || m->n_linear > 0;
     const double wk = hybrid && m->n_full > 0 ? k * m->n_sliding / m->n_full : 0;
     double hf_pre = 0, hf_dec = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    if (r->agg) {
+        /* roofline_decode: the loop's sums for n decode items of c = 1 */
+        const double hc = (double)r->agg->sum_h + n;
+        tokens = samples = n;
+        dp = hc;
+        dec_read = hc * k;
+        dec_write = n * k;
+    }
+    for (uint32_t i = 0; !r->agg && i < n; i++) {
         const BatchItem *it = &items[i];
         double c = it->c, pairs = batch_pairs(it->c, it->h);
         tokens += c;
@@ -620,6 +651,28 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     out->bytes = (r->layer_w_bytes + (samples > 0 ? r->head_w_bytes : 0)) * tp + pre_read + pre_write +
                  dec_read + dec_write;
     return 0;
+}
+
+/* roofline_time of the decode-only batch agg, from its sums: the same
+ * numbers as the item loop wherever that loop's sums are exact (integer
+ * terms: a whole number of KV bytes per token, totals below 2^53) and the
+ * attention is priced launch-wide; otherwise 1 (not priced). */
+static int roofline_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+{
+    Roofline *r = ctx;
+    const ModelDesc *m = &r->cfg.model;
+    const double k = r->cfg.kv_bytes_per_token, hc = (double)agg->sum_h + agg->n;
+    if (agg->n == 0 || m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla ||
+        r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0))
+        return 1;
+    if (r->prof && profile_attn_decode_sums(r->dec, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h, r->qh,
+                                            r->kvh, r->hd, 2, r->kv_b, &r->agg_attn, &r->agg_ratio,
+                                            &r->agg_which) != 0)
+        return 1;
+    r->agg = agg;
+    int rc = roofline_time(ctx, NULL, agg->n, out);
+    r->agg = NULL;
+    return rc;
 }
 
 static void cost_roofline_free(void *ctx)
@@ -894,7 +947,8 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
         cost_roofline_free(r);
         return -1;
     }
-    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = cost_roofline_free};
+    *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = cost_roofline_free,
+                       .decode_time = roofline_decode};
     return 0;
 }
 

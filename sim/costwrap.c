@@ -65,6 +65,39 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
     return 0;
 }
 
+/* wrap_time of a decode-only batch from its sums: the padded rows (one
+ * cached token each) join the sums, the conversion reads sum_h + n tokens
+ * (integers: the loop's sum, exact), the host time counts n sequences. */
+static int wrap_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+{
+    CostWrap *w = ctx;
+    if (!w->inner.decode_time) return 1;
+    CostDecodeAgg in = *agg;
+    if (w->cfg.n_sizes) {
+        uint32_t m = costwrap_padded(&w->cfg, agg->n);
+        if (m > agg->n) {
+            in.sum_h += m - agg->n;
+            in.n = m;
+            if (in.min_h > 1) in.min_h = 1;
+            if (in.max_h < 1) in.max_h = 1;
+        }
+    }
+    int rc = w->inner.decode_time(w->inner.ctx, &in, out);
+    if (rc != 0) return rc;
+    if (w->cfg.conversion_s_per_token > 0) {
+        double t = ((double)agg->sum_h + agg->n) * w->cfg.conversion_s_per_token;
+        out->attn_s += t;
+        out->t_s += t;
+    }
+    if (w->cfg.has_host) {
+        double host = w->cfg.host_base_s + w->cfg.host_per_seq_s * agg->n;
+        double t = w->cfg.overlap ? (out->t_s > host ? out->t_s : host) : out->t_s + host;
+        out->overhead_s += t - out->t_s;
+        out->t_s = t;
+    }
+    return 0;
+}
+
 static void wrap_destroy(void *ctx)
 {
     CostWrap *w = ctx;
@@ -83,6 +116,7 @@ int costwrap_new(const CostWrapCfg *cfg, CostModel inner, CostModel *out, Err *e
     CostWrap *w = xcalloc(1, sizeof *w);
     w->cfg = *cfg;
     w->inner = inner;
-    *out = (CostModel){.name = inner.name, .ctx = w, .iter_time = wrap_time, .destroy = wrap_destroy};
+    *out = (CostModel){.name = inner.name, .ctx = w, .iter_time = wrap_time, .destroy = wrap_destroy,
+                       .decode_time = wrap_decode};
     return 0;
 }

@@ -74,7 +74,18 @@ struct Engine {
     uint32_t n_cancel_pending; /* requests with cancel_pending set (never below the true count):
                                 * the iteration end scans for them only when there are some */
     uint32_t n_parked;
+    /* decode fast path (engine_set_fast_path) */
+    int fast_off;          /* off for this engine */
+    int fast_unsupported;  /* the cost model cannot price a decode batch from its sums */
+    uint32_t *fb_idx;      /* running requests by block phase (fast_run), sized with running[] */
+    uint32_t fb_cap;
+    uint32_t *fb_start, *fb_cnt; /* per phase: first index in fb_idx, live requests */
 };
+
+static int fast_default_off;
+
+void engine_fast_path_default(int on) { fast_default_off = !on; }
+void engine_set_fast_path(Engine *eng, int on) { eng->fast_off = !on; }
 
 /* ------------------------------------------------------------ accessors */
 
@@ -617,9 +628,14 @@ static void hooks_order(Engine *eng)
     }
 }
 
-/* An iteration boundary while the replica is free. */
-static int boundary(Engine *eng, Err *e)
+static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64_t preemptions);
+static int fast_run(Engine *eng, int64_t dur_ns, Err *e);
+
+/* An iteration boundary while the replica is free.  1: the decode fast
+ * path ran iterations and stopped at a boundary that runs now. */
+static int boundary_once(Engine *eng, Err *e)
 {
+    const uint64_t admits0 = eng->admit_counter, rejected0 = eng->st.rejected, preempt0 = eng->st.preemptions;
     if (eng->cfg.kv.error) {
         const char *m = eng->cfg.kv.error(eng->cfg.kv.ctx);
         if (m && *m) return err_set(e, "KV policy %s: %s", eng->cfg.kv.name, m);
@@ -705,8 +721,218 @@ static int boundary(Engine *eng, Err *e)
     if (dur_ns < 1) dur_ns = 1;
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
+    if (fast_ok(eng, admits0, rejected0, preempt0)) return fast_run(eng, dur_ns, e);
     evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
     return 0;
+}
+
+static int boundary(Engine *eng, Err *e)
+{
+    int rc;
+    while ((rc = boundary_once(eng, e)) == 1) {}
+    return rc;
+}
+
+/* ------------------------------------------------------ decode fast path */
+
+/* The plan just launched is a pure continuation that the scheduler would
+ * build again, and nothing needs single tokens or iterations. */
+static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64_t preemptions)
+{
+    const EngineConfig *c = &eng->cfg;
+    const BatchPlan *pl = &eng->plan;
+    if (eng->fast_off || eng->fast_unsupported || !c->cost.decode_time || !c->sched.steady ||
+        !c->kv.grow_block_tokens || c->kv.grow_block_tokens > 4096 || c->kv.commit || c->has_spec ||
+        c->n_hooks || c->prefill_only || c->sink.on_token || (c->sink.on_iteration && !c->sink.plan_counts_only) ||
+        eng->token_times || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 || eng->livelocked)
+        return 0;
+    if (eng->admit_counter != admits || eng->st.rejected != rejected || eng->st.preemptions != preemptions)
+        return 0;
+    if (pl->n == 0 || pl->n != eng->n_running || pl->n_prefill) return 0;
+    for (uint32_t i = 0; i < pl->n; i++) {
+        const BatchItem *it = &pl->items[i];
+        if (it->req != eng->running[i] || it->kind != ITEM_DECODE || it->c != 1 || !it->samples) return 0;
+        const Request *r = &eng->reqs[it->req];
+        /* every gap of the run is then an iteration's duration */
+        if (r->t_last_token_ns != eng->now_ns || r->blocked || r->cancel_pending || r->generated == 0 ||
+            r->generated >= r->output_tokens || it->h != r->kv_len)
+            return 0;
+    }
+    return 1;
+}
+
+/* Brings the running requests (running[0 .. n0), finished ones skipped)
+ * up to date after `steps` iteration ends, the last at t_last with the
+ * run's longest gap runmax, and compacts the running list.  in_flight:
+ * the next iteration is under way (its plan rebuilt); else the replica is
+ * free at a boundary. */
+static void fast_materialise(Engine *eng, uint32_t n0, uint64_t steps, int64_t t_last, int64_t runmax,
+                             int in_flight)
+{
+    BatchPlan *pl = &eng->plan;
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < n0; i++) {
+        uint32_t idx = eng->running[i];
+        eng->plan_pos[idx] = NO_POS;
+        Request *r = &eng->reqs[idx];
+        if (r->state != REQ_RUNNING) continue;
+        if (steps > 0) {
+            r->kv_len += (uint32_t)steps;
+            r->generated += (uint32_t)steps;
+            r->t_last_token_ns = t_last;
+            if (runmax > r->itl_max_ns) r->itl_max_ns = runmax;
+        }
+        eng->running[j++] = idx;
+    }
+    eng->n_running = j;
+    pl->n = pl->n_prefill = pl->n_decode = 0;
+    pl->new_tokens = 0;
+    if (!in_flight) {
+        eng->busy = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < j; i++) {
+        const Request *r = &eng->reqs[eng->running[i]];
+        eng->plan_pos[r->idx] = i;
+        pl->items[i] = (BatchItem){.req = r->idx, .c = 1, .h = r->kv_len, .kind = ITEM_DECODE, .samples = 1};
+    }
+    pl->n = pl->n_decode = j;
+    pl->new_tokens = j;
+}
+
+/* Advances the pure continuation just launched (its duration dur_ns) by
+ * whole iterations: 0 = stopped with an iteration in flight (its end on
+ * the queue), 1 = stopped at a boundary that runs now, -1 = error.  The
+ * requests keep their state from the run's start; after s ends each has
+ * s more tokens (kv_len and generated) and its last at the s-th end. */
+static int fast_run(Engine *eng, int64_t dur_ns, Err *e)
+{
+    const uint32_t n0 = eng->n_running, B = eng->cfg.kv.grow_block_tokens;
+    BatchPlan *pl = &eng->plan;
+    if (eng->fb_cap < n0 || !eng->fb_start) {
+        eng->fb_cap = n0 > 2 * eng->fb_cap ? n0 : 2 * eng->fb_cap;
+        eng->fb_idx = xrealloc(eng->fb_idx, (eng->fb_cap ? eng->fb_cap : 1) * sizeof *eng->fb_idx);
+        if (!eng->fb_start) {
+            eng->fb_start = xmalloc((B + 1) * sizeof *eng->fb_start);
+            eng->fb_cnt = xmalloc(B * sizeof *eng->fb_cnt);
+        }
+    }
+    /* Request i needs a block at the launch of iteration s + 1 (s ends
+     * done) when (kv_len + s) % B == 0: phase (B - kv_len % B) % B. */
+    memset(eng->fb_cnt, 0, B * sizeof *eng->fb_cnt);
+    uint64_t sum_h = 0, next_fin = UINT64_MAX;
+    uint32_t min_h = UINT32_MAX, max_h = 0;
+    for (uint32_t i = 0; i < n0; i++) {
+        const Request *r = &eng->reqs[eng->running[i]];
+        uint32_t h = r->kv_len, f = r->output_tokens - r->generated;
+        eng->fb_cnt[(B - h % B) % B]++;
+        sum_h += h;
+        min_h = h < min_h ? h : min_h;
+        max_h = h > max_h ? h : max_h;
+        if (f < next_fin) next_fin = f;
+    }
+    eng->fb_start[0] = 0;
+    for (uint32_t q = 0; q < B; q++) eng->fb_start[q + 1] = eng->fb_start[q] + eng->fb_cnt[q];
+    for (uint32_t i = 0; i < n0; i++) {
+        uint32_t q = (B - eng->reqs[eng->running[i]].kv_len % B) % B;
+        eng->fb_idx[eng->fb_start[q + 1] - eng->fb_cnt[q]--] = eng->running[i];
+    }
+    for (uint32_t q = 0; q < B; q++) eng->fb_cnt[q] = eng->fb_start[q + 1] - eng->fb_start[q];
+    uint32_t n_act = n0;
+    int64_t t_launch = eng->now_ns, d = dur_ns, runmax = 0;
+    for (uint64_t s = 1;; s++) {
+        const int64_t t_end = t_launch + d;
+        if (evq_peek_time(eng->evq) <= t_end) {
+            /* an event at or before this end: the loop takes it from here */
+            fast_materialise(eng, n0, s - 1, t_launch, runmax, 1);
+            evq_push(eng->evq, t_end, ENGINE_EV_ITER_END, eng->replica);
+            return 0;
+        }
+        /* the end of iteration s: every running request emits a token,
+         * each gap d (engine_iter_end, emit_token) */
+        eng->now_ns = t_end;
+        eng->st.t_last_event_ns = t_end;
+        if (d > runmax) runmax = d;
+        if (eng->itl_acc) statacc_add_ns_n(eng->itl_acc, d, n_act);
+        eng->st.decode_tokens += n_act;
+        int left = 0;
+        if (s == next_fin) {
+            /* the requests with their last token now finish, in running
+             * order; the others' sums and extremes are taken again */
+            next_fin = UINT64_MAX;
+            sum_h = 0;
+            min_h = UINT32_MAX;
+            max_h = 0;
+            for (uint32_t i = 0; i < n0; i++) {
+                Request *r = &eng->reqs[eng->running[i]];
+                if (r->state != REQ_RUNNING) continue;
+                uint32_t h = r->kv_len, f = r->output_tokens - r->generated;
+                if (f == s) {
+                    eng->fb_cnt[(B - h % B) % B]--;
+                    r->kv_len += (uint32_t)s;
+                    r->generated += (uint32_t)s;
+                    r->t_last_token_ns = t_end;
+                    if (runmax > r->itl_max_ns) r->itl_max_ns = runmax;
+                    finish_request(eng, r);
+                    n_act--;
+                    left = 1;
+                    continue;
+                }
+                sum_h += h;
+                min_h = h < min_h ? h : min_h;
+                max_h = h > max_h ? h : max_h;
+                if (f < next_fin) next_fin = f;
+            }
+            eng->n_running = n_act;
+        }
+        /* the boundary at t_end: what the scheduler would do differently
+         * (a freed slot or blocks with requests waiting, an event now) */
+        if (n_act == 0 || (left && eng->w_len > 0)) {
+            fast_materialise(eng, n0, s, t_end, runmax, 0);
+            return 1;
+        }
+        if (evq_peek_time(eng->evq) <= t_end) {
+            /* a request triggered to arrive now: it joins this boundary */
+            fast_materialise(eng, n0, s, t_end, runmax, 0);
+            return 0;
+        }
+        const uint32_t q = (uint32_t)(s % B);
+        if (eng->fb_cnt[q] > 0 && eng_kv_free_blocks(eng) < eng->fb_cnt[q]) {
+            /* the pool could run short: the scheduler preempts */
+            fast_materialise(eng, n0, s, t_end, runmax, 0);
+            return 1;
+        }
+        /* iteration s + 1, priced from the sums */
+        CostDecodeAgg ag = {.n = n_act, .sum_h = sum_h + s * n_act, .min_h = min_h + (uint32_t)s,
+                            .max_h = max_h + (uint32_t)s};
+        CostBreakdown cb;
+        int rc = eng->cfg.cost.decode_time(eng->cfg.cost.ctx, &ag, &cb);
+        if (rc < 0) return err_set(e, "cost model %s failed", eng->cfg.cost.name);
+        if (rc > 0) {
+            eng->fast_unsupported = 1;
+            fast_materialise(eng, n0, s, t_end, runmax, 0);
+            return 1;
+        }
+        if (!(cb.t_s >= 0) || cb.t_s > 1e6)
+            return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
+        for (uint32_t k = eng->fb_start[q]; eng->fb_cnt[q] > 0 && k < eng->fb_start[q + 1]; k++) {
+            Request *r = &eng->reqs[eng->fb_idx[k]];
+            if (r->state != REQ_RUNNING) continue;
+            if (NEVER(!eng->cfg.kv.grow(eng->cfg.kv.ctx, r, r->kv_len + (uint32_t)s + 1))) {
+                fast_materialise(eng, n0, s, t_end, runmax, 0);
+                return err_set(e, "internal: the decode fast path found the KV pool short");
+            }
+            r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
+        }
+        int64_t dn = (int64_t)(cb.t_s * 1e9 + 0.5);
+        if (dn < 1) dn = 1;
+        pl->n = pl->n_decode = n_act;
+        pl->new_tokens = n_act;
+        record_iteration(eng, dn, &cb);
+        eng->st.fast_iterations++;
+        t_launch = t_end;
+        d = dn;
+    }
 }
 
 int engine_poll(Engine *eng, int64_t now_ns, Err *e)
@@ -937,6 +1163,7 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
     else if (cfg->keep_token_times) eng->token_times = eng->own_token_times =
         xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
     eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    eng->fast_off = cfg->no_fast_path || fast_default_off;
     return eng;
 }
 
@@ -962,6 +1189,9 @@ void engine_free(Engine *eng)
     free(eng->free_slots);
     free(eng->retiring);
     free(eng->ids);
+    free(eng->fb_idx);
+    free(eng->fb_start);
+    free(eng->fb_cnt);
     free(eng);
 }
 
@@ -1092,6 +1322,7 @@ Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, 
     eng->evq = &eng->own_evq;
     grow_slots(eng);
     eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    eng->fast_off = cfg->no_fast_path || fast_default_off;
     return eng;
 }
 

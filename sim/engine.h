@@ -87,6 +87,7 @@ typedef struct EngineConfig {
      * already in the iteration launched there, so its blocks return to the
      * pool only when that iteration ends (engine_cancel). */
     int cancel_lag;
+    int no_fast_path;     /* 1: every iteration through the scheduler (the decode fast path off) */
 } EngineConfig;
 
 typedef struct IterRecord {
@@ -132,6 +133,7 @@ typedef struct EngineStats {
     int has_kv_stats;            /* the KV policy reports prefix-cache statistics */
     KvStats kv;                  /* filled at the end of the run */
     HookStats hooks;             /* adapters and weight offload (policy.h BatchHook) */
+    uint64_t fast_iterations;    /* of iterations, those the decode fast path advanced (engine_set_fast_path) */
 } EngineStats;
 
 /* reqs: sorted by arrival (ties keep their order); the engine resets their
@@ -208,6 +210,22 @@ void engine_set_itl_acc(Engine *eng, StatAcc *acc);
  * with it; the request it triggers (next turn, next closed-loop request)
  * arrives as after a completion. */
 void engine_cancel(Engine *eng, uint32_t req, int64_t now_ns);
+/* The decode fast path (issue 16): when the scheduler's plan is a pure
+ * continuation (every running request one decode token; the scheduler
+ * says it would build the same plan again: Scheduler.steady) and nothing
+ * observes single tokens, the engine advances iterations without calling
+ * the scheduler or touching each request: each is priced from the batch's
+ * sums (CostModel.decode_time), its gaps go to the ITL accumulator at
+ * once, and only requests crossing a KV block boundary or finishing are
+ * touched; request state is brought up to date when the run ends.  A run
+ * ends before the next event (arrival, cancel), when a request finishes
+ * with others waiting, when the pool could run short, or when nothing
+ * runs.  The results are the slow path's, bit for bit (tests/test_fast.c).
+ * on = 0 turns it off for this engine (a cluster of several replicas, or
+ * --no-fast-path); engine_fast_path_default sets it for engines created
+ * later in this process. */
+void engine_set_fast_path(Engine *eng, int on);
+void engine_fast_path_default(int on);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);

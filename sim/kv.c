@@ -168,6 +168,8 @@ int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
         .used_blocks = pool_used,
         .total_blocks = pool_total,
         .destroy = pool_destroy,
+        /* ceil(len / B) blocks, nothing else, when no window or fixed bytes */
+        .grow_block_tokens = cfg->window_bytes_per_token <= 0 && cfg->fixed_bytes <= 0 ? cfg->block_tokens : 0,
     };
     return 0;
 }

@@ -61,6 +61,14 @@ typedef struct Scheduler {
     void (*on_arrival)(void *ctx, Engine *eng, uint32_t req);
     /* Optional. */
     void (*destroy)(void *ctx);
+    /* 1: schedule() is a pure function of the queues, the running requests
+     * and the pool, whose admissions only get harder as free blocks drop:
+     * after it built a pure continuation (every running request one decode
+     * token, in running order; nothing admitted, rejected or preempted), it
+     * builds the same again while no request arrives or leaves with one
+     * waiting and free blocks do not grow.  The engine's decode fast path
+     * (issue 16) then advances such iterations without calling it. */
+    int steady;
 } Scheduler;
 
 /* --------------------------------------------------------------- KV */
@@ -111,6 +119,11 @@ typedef struct KvPolicy {
     /* Optional. */
     void (*stats)(void *ctx, KvStats *out);
     void (*destroy)(void *ctx);
+    /* Optional (0 = unknown): grow(r, len) takes one block exactly when
+     * len - 1 is a multiple of this and changes nothing else, and commit is
+     * NULL -- a plain counting pool; the engine's decode fast path then grows
+     * only the requests crossing a block boundary. */
+    uint32_t grow_block_tokens;
 } KvPolicy;
 
 /* ----------------------------------------------------------- cost model */
@@ -126,11 +139,26 @@ typedef struct CostBreakdown {
     double bytes;        /* total bytes moved to/from device memory */
 } CostBreakdown;
 
+/* A decode-only batch by its sums (issue 16's fast path): n items of one
+ * new token each (ITEM_DECODE, c = 1, samples = 1) over sum_h cached tokens
+ * in all, min_h and max_h the shortest and longest. */
+typedef struct CostDecodeAgg {
+    uint32_t n;
+    uint64_t sum_h;
+    uint32_t min_h, max_h;
+} CostDecodeAgg;
+
 typedef struct CostModel {
     const char *name;
     void *ctx;
     int (*iter_time)(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out);
     void (*destroy)(void *ctx);
+    /* Optional: iter_time of the decode-only batch agg describes, identical
+     * to the last bit (and with the same side effects: extrapolation
+     * counters) to iter_time over any such batch.  0 = priced, 1 = this
+     * model cannot price it from sums exactly (the engine prices the items),
+     * -1 = error. */
+    int (*decode_time)(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out);
 } CostModel;
 
 /* ---------------------------------------------------------- metrics sink */
@@ -148,6 +176,10 @@ typedef struct MetricsSink {
     void (*on_token)(void *ctx, const Request *r, uint32_t k, int64_t t_ns);
     /* Request r left the system (finished or rejected). */
     void (*on_done)(void *ctx, const Request *r);
+    /* 1: on_iteration reads only plan's counts (n, n_prefill, n_decode,
+     * new_tokens), never its items -- during the engine's decode fast path
+     * the items' h lag.  With 0 an on_iteration sink turns the fast path off. */
+    int plan_counts_only;
 } MetricsSink;
 
 /* --------------------------------------------- interfaces of later parts */

@@ -300,76 +300,14 @@ static int profile_attn_single_only(const ProfOp *op)
     return 0;
 }
 
-double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
-                         double act_b, double kv_b, double *ratio, int *which)
+/* The launch-wide part of profile_attn_time from its sums: the batch's
+ * pairs, new tokens, cached + new tokens, CTAs and the per-sequence feature
+ * ranges.  seq is read only when a curve is per sequence. */
+static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, double pairs, double sum_c,
+                                double sum_len, double ctas, const double *lo, const double *hi, double qh,
+                                double kvh, double hd, double act_b, double kv_b, double *ratio, int *which)
 {
-    if (ratio) *ratio = 1;
-    if (which) *which = PF_NONE;
-    if (n == 0) return 0;
-    if (profile_attn_single_only(op)) {
-        /* One launch's t0; everything else per sequence, as measured. */
-        double t = op->t0_s, worst = 1;
-        int w = PF_NONE;
-        for (size_t i = 0; i < n; i++) {
-            double feat[PF_COUNT], f, b;
-            profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
-            t += profile_op_time(op, feat, f, b) - op->t0_s;
-            int wi;
-            double x = profile_extrapolation(op, feat, &wi);
-            if (x > worst) {
-                worst = x;
-                w = wi;
-            }
-        }
-        if (ratio) *ratio = worst;
-        if (which) *which = w;
-        return t;
-    }
-    /* One pass for the launch-wide sums (the same arithmetic as
-     * profile_attn_shape, summed) and the ranges of the per-sequence
-     * features that a curve or a grid bound looks at. */
-    unsigned need = 0;
-    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
-    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
-    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
-    const int want_ctas = (need >> PF_CTAS) & 1, want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN |
-                                                                         1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
     double group = qh / kvh, kvt = 2 * kvh * hd * kv_b;
-    double pairs = 0, sum_c = 0, sum_len = 0, ctas = 0;
-    double lo[PF_COUNT], hi[PF_COUNT];
-    for (int k = 0; k < PF_COUNT; k++) {
-        lo[k] = HUGE_VAL;
-        hi[k] = -HUGE_VAL;
-    }
-    double c_lo = HUGE_VAL, c_hi = -HUGE_VAL, len_lo = HUGE_VAL, len_hi = -HUGE_VAL, m_lo = HUGE_VAL, m_hi = -HUGE_VAL;
-    for (size_t i = 0; i < n; i++) {
-        double c = seq[i].c, h = seq[i].h, p = c * h + c * (c + 1) / 2;
-        pairs += p;
-        sum_c += c;
-        sum_len += h + c;
-        if (want_ctas) ctas += kvh * ceil(c * group / 128);
-        if (want_range) {
-            /* comparisons, not fmin/fmax: this loop runs per sequence per
-             * iteration, and the values are never NaN */
-            double mean = c > 0 ? p / c : 0, len = h + c;
-            c_lo = c < c_lo ? c : c_lo;
-            c_hi = c > c_hi ? c : c_hi;
-            len_lo = len < len_lo ? len : len_lo;
-            len_hi = len > len_hi ? len : len_hi;
-            m_lo = mean < m_lo ? mean : m_lo;
-            m_hi = mean > m_hi ? mean : m_hi;
-        }
-    }
-    if (want_range) {
-        lo[PF_CHUNK] = c_lo;
-        hi[PF_CHUNK] = c_hi;
-        lo[PF_KV_LEN] = len_lo;
-        hi[PF_KV_LEN] = len_hi;
-        lo[PF_KV_MEAN] = m_lo;
-        hi[PF_KV_MEAN] = m_hi;
-        lo[PF_QROWS] = c_lo * group;
-        hi[PF_QROWS] = c_hi * group;
-    }
     double flops = 4.0 * qh * hd * pairs;
     double bytes = 2.0 * sum_c * qh * hd * act_b + sum_len * kvt + sum_c * kvt;
     double wide[PF_COUNT] = {0};
@@ -408,6 +346,119 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
         if (which) *which = rl > rh ? wl : wh;
     }
     return t + (tc > tm ? tc : tm);
+}
+
+double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
+                         double act_b, double kv_b, double *ratio, int *which)
+{
+    if (ratio) *ratio = 1;
+    if (which) *which = PF_NONE;
+    if (n == 0) return 0;
+    if (profile_attn_single_only(op)) {
+        /* One launch's t0; everything else per sequence, as measured. */
+        double t = op->t0_s, worst = 1;
+        int w = PF_NONE;
+        for (size_t i = 0; i < n; i++) {
+            double feat[PF_COUNT], f, b;
+            profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
+            t += profile_op_time(op, feat, f, b) - op->t0_s;
+            int wi;
+            double x = profile_extrapolation(op, feat, &wi);
+            if (x > worst) {
+                worst = x;
+                w = wi;
+            }
+        }
+        if (ratio) *ratio = worst;
+        if (which) *which = w;
+        return t;
+    }
+    /* One pass for the launch-wide sums (the same arithmetic as
+     * profile_attn_shape, summed) and the ranges of the per-sequence
+     * features that a curve or a grid bound looks at. */
+    unsigned need = 0;
+    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
+    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
+    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
+    const int want_ctas = (need >> PF_CTAS) & 1, want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN |
+                                                                         1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
+    double group = qh / kvh;
+    double pairs = 0, sum_c = 0, sum_len = 0, ctas = 0;
+    double lo[PF_COUNT], hi[PF_COUNT];
+    for (int k = 0; k < PF_COUNT; k++) {
+        lo[k] = HUGE_VAL;
+        hi[k] = -HUGE_VAL;
+    }
+    double c_lo = HUGE_VAL, c_hi = -HUGE_VAL, len_lo = HUGE_VAL, len_hi = -HUGE_VAL, m_lo = HUGE_VAL, m_hi = -HUGE_VAL;
+    for (size_t i = 0; i < n; i++) {
+        double c = seq[i].c, h = seq[i].h, p = c * h + c * (c + 1) / 2;
+        pairs += p;
+        sum_c += c;
+        sum_len += h + c;
+        if (want_ctas) ctas += kvh * ceil(c * group / 128);
+        if (want_range) {
+            /* comparisons, not fmin/fmax: this loop runs per sequence per
+             * iteration, and the values are never NaN */
+            double mean = c > 0 ? p / c : 0, len = h + c;
+            c_lo = c < c_lo ? c : c_lo;
+            c_hi = c > c_hi ? c : c_hi;
+            len_lo = len < len_lo ? len : len_lo;
+            len_hi = len > len_hi ? len : len_hi;
+            m_lo = mean < m_lo ? mean : m_lo;
+            m_hi = mean > m_hi ? mean : m_hi;
+        }
+    }
+    if (want_range) {
+        lo[PF_CHUNK] = c_lo;
+        hi[PF_CHUNK] = c_hi;
+        lo[PF_KV_LEN] = len_lo;
+        hi[PF_KV_LEN] = len_hi;
+        lo[PF_KV_MEAN] = m_lo;
+        hi[PF_KV_MEAN] = m_hi;
+        lo[PF_QROWS] = c_lo * group;
+        hi[PF_QROWS] = c_hi * group;
+    }
+    return profile_attn_tail(op, seq, n, pairs, sum_c, sum_len, ctas, lo, hi, qh, kvh, hd, act_b, kv_b, ratio, which);
+}
+
+int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
+                             double kvh, double hd, double act_b, double kv_b, double *t, double *ratio, int *which)
+{
+    if (ratio) *ratio = 1;
+    if (which) *which = PF_NONE;
+    if (n == 0) {
+        *t = 0;
+        return 0;
+    }
+    if (profile_attn_single_only(op) || profile_curves_per_seq(op->ec, op->n_ec) ||
+        profile_curves_per_seq(op->em, op->n_em))
+        return -1;
+    /* profile_attn_time's sums for n sequences of c = 1: each adds h + 1
+     * pairs and h + 1 tokens (integers, so every partial sum is exact below
+     * 2^53 and the order does not matter), and the same CTA count */
+    unsigned need = 0;
+    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
+    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
+    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
+    const int want_ctas = (need >> PF_CTAS) & 1, want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN |
+                                                                         1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
+    double group = qh / kvh, one_ctas = kvh * ceil(group / 128), dn = (double)n;
+    double pairs = sum_h + dn;
+    if (!(pairs < 9007199254740992.0) || (want_ctas && one_ctas != floor(one_ctas))) return -1;
+    double lo[PF_COUNT], hi[PF_COUNT];
+    for (int k = 0; k < PF_COUNT; k++) {
+        lo[k] = HUGE_VAL;
+        hi[k] = -HUGE_VAL;
+    }
+    if (want_range) {
+        lo[PF_CHUNK] = hi[PF_CHUNK] = 1;
+        lo[PF_KV_LEN] = lo[PF_KV_MEAN] = min_h + 1;
+        hi[PF_KV_LEN] = hi[PF_KV_MEAN] = max_h + 1;
+        lo[PF_QROWS] = hi[PF_QROWS] = group;
+    }
+    *t = profile_attn_tail(op, NULL, n, pairs, dn, pairs, want_ctas ? dn * one_ctas : 0, lo, hi, qh, kvh, hd,
+                           act_b, kv_b, ratio, which);
+    return 0;
 }
 
 double profile_gemm_time(const Profile *p, int gemm_op, double m, double n, double k, double *ratio)

@@ -242,6 +242,13 @@ typedef struct ProfSeq {
  * over the sequences. */
 double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double qh, double kvh, double hd,
                          double act_b, double kv_b, double *ratio, int *which);
+/* profile_attn_time of n single-token decode sequences (c = 1) from their
+ * sums: sum_h their cached tokens, min_h and max_h the extremes -- the same
+ * number, bit for bit (issue 16's decode fast path).  -1 (nothing
+ * computed) when the op prices per sequence (single-sequence fits, a curve
+ * over a per-sequence feature) or a sum could round. */
+int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
+                             double kvh, double hd, double act_b, double kv_b, double *t, double *ratio, int *which);
 
 /* Convenience: a GEMM's latency under the profile's GEMM class gemm_op
  * (PROF_GEMM_BF16, PROF_GEMM_FP8, ...: the 0 / 1 of bf16 / fp8 as before),

@@ -68,6 +68,26 @@ void qsketch_add(QSketch *s, int64_t v)
     s->sumsq += d * d;
 }
 
+void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
+{
+    if (count == 0) return;
+    if (v < 0) v = 0;
+    uint32_t b = bucket_of((uint64_t)v);
+    if (b >= s->n_buckets) grow(s, b);
+    s->counts[b] += count;
+    if (s->n == 0) s->shift = (double)v;
+    s->n += count;
+    if (v < s->min) s->min = v;
+    if (v > s->max) s->max = v;
+    double d = (double)v - s->shift, dd = d * d, sum = s->sum, sumsq = s->sumsq;
+    for (uint64_t i = 0; i < count; i++) {
+        sum += d;
+        sumsq += dd;
+    }
+    s->sum = sum;
+    s->sumsq = sumsq;
+}
+
 void qsketch_merge(QSketch *dst, const QSketch *src)
 {
     if (src->n == 0) return;
@@ -188,6 +208,17 @@ void statacc_add_ns(StatAcc *a, int64_t v)
         return;
     }
     statacc_add(a, (double)v / 1e9);
+}
+
+void statacc_add_ns_n(StatAcc *a, int64_t v, uint64_t count)
+{
+    if (!a->sketched) {
+        /* kept exactly (or crossing into the sketch): one by one */
+        for (uint64_t i = 0; i < count; i++) statacc_add_ns(a, v);
+        return;
+    }
+    qsketch_add_n(&a->sk, v, count);
+    a->n += count;
 }
 
 void statacc_merge(StatAcc *dst, const StatAcc *src)

@@ -43,6 +43,10 @@ typedef struct QSketch {
 void qsketch_init(QSketch *s);
 void qsketch_free(QSketch *s);
 void qsketch_add(QSketch *s, int64_t v);
+/* count copies of v: the state count qsketch_add calls leave, bit for bit
+ * (one bucket update; the shifted sums still add value by value, in order,
+ * since floating-point sums depend on it). */
+void qsketch_add_n(QSketch *s, int64_t v, uint64_t count);
 /* dst += src (the counts add; exact). */
 void qsketch_merge(QSketch *dst, const QSketch *src);
 /* The k-th smallest value (0-based, k < n), within QSKETCH_REL_ERR. */
@@ -72,6 +76,9 @@ void statacc_add(StatAcc *a, double v_s);
 /* The same for a whole number of nanoseconds (an engine's clock): once
  * sketched, no conversion at all. */
 void statacc_add_ns(StatAcc *a, int64_t v_ns);
+/* count copies of v_ns, as count statacc_add_ns calls leave them: the
+ * engine's decode fast path adds one iteration's gaps at once. */
+void statacc_add_ns_n(StatAcc *a, int64_t v_ns, uint64_t count);
 /* Folds src into dst (src unchanged); the result is exact while the
  * total fits dst's exact_max. */
 void statacc_merge(StatAcc *dst, const StatAcc *src);

@@ -285,6 +285,8 @@ int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
     sc->c = *cfg;
     int admission = cfg->max_queue || cfg->max_ttft_s > 0 || cfg->deadline_aware;
     *out = (Scheduler){.name = sched_kind_name(cfg->kind), .ctx = sc, .schedule = fn,
-                       .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy};
+                       .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy,
+                       /* the admission sweep reads the clock: not steady */
+                       .steady = !cfg->deadline_aware};
     return 0;
 }

@@ -1,0 +1,360 @@
+/*
+ * test_fast.c -- the engine's decode fast path (issue 16, engine.h
+ * engine_set_fast_path) gives the slow path's results bit for bit.
+ *
+ *  - its pieces: a decode batch priced from its sums (CostModel.decode_time)
+ *    equals the same batch priced item by item, CostBreakdown and
+ *    extrapolation counters alike, for the profile-driven and flat
+ *    roofline, tensor parallelism, the linear model and the engine
+ *    wrapper (CUDA-graph padding, KV conversion, host time); count copies
+ *    of a gap added at once equal count single adds (sketch and exact);
+ *  - whole runs: `servesim run --json` with and without --no-fast-path
+ *    writes the same bytes for the chunked, vLLM and continuous
+ *    schedulers, KV pressure with preemption, a closed loop, a prefix cache
+ *    (where the fast path stays off), an engine profile and the default
+ *    scenario, and the fast path did advance iterations where it applies
+ *    (`servesim bench --scenario` counts them).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "cost.h"
+#include "costwrap.h"
+#include "qsketch.h"
+#include "testhelp.h"
+
+/* ------------------------------------------------- pricing from the sums */
+
+/* Two instances of one cost model (each keeps its own memo and
+ * extrapolation counters): one priced by items, one by sums. */
+static void check_sums_match(CostModel *a, CostModel *b, uint32_t seed, int expect_supported)
+{
+    static BatchItem items[400];
+    uint64_t x = seed * 2654435761u + 1;
+    int supported = 0;
+    for (int round = 0; round < 300; round++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t n = 1 + (uint32_t)(x >> 33) % 300;
+        CostDecodeAgg ag = {.n = n, .sum_h = 0, .min_h = UINT32_MAX, .max_h = 0};
+        for (uint32_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            /* mostly inside the profile's grids, some far outside */
+            uint32_t h = round % 7 == 3 ? 1 + (uint32_t)(x >> 40) % 300000 : 1 + (uint32_t)(x >> 40) % 20000;
+            items[i] = (BatchItem){.req = i, .c = 1, .h = h, .kind = ITEM_DECODE, .samples = 1};
+            ag.sum_h += h;
+            ag.min_h = h < ag.min_h ? h : ag.min_h;
+            ag.max_h = h > ag.max_h ? h : ag.max_h;
+        }
+        CostBreakdown ci, cs;
+        memset(&ci, 0, sizeof ci);
+        memset(&cs, 0, sizeof cs);
+        CHECK(a->iter_time(a->ctx, items, n, &ci) == 0);
+        int rc = b->decode_time ? b->decode_time(b->ctx, &ag, &cs) : 1;
+        if (rc == 1) {
+            CHECK(b->iter_time(b->ctx, items, n, &cs) == 0); /* what the engine does then */
+        } else {
+            supported = 1;
+            CHECK_INT(rc, 0);
+        }
+        if (memcmp(&ci, &cs, sizeof ci) != 0) {
+            fprintf(stderr, "  round %d, n %u: items t %.17g gemm %.17g attn %.17g bytes %.17g, sums t %.17g "
+                            "gemm %.17g attn %.17g bytes %.17g\n", round, n, ci.t_s, ci.gemm_s, ci.attn_s, ci.bytes,
+                    cs.t_s, cs.gemm_s, cs.attn_s, cs.bytes);
+            CHECK(0);
+            break;
+        }
+    }
+    CHECK_INT(supported, expect_supported);
+    CostExtrap xa, xb;
+    if (cost_extrapolation(a, &xa) == 0 && cost_extrapolation(b, &xb) == 0) {
+        CHECK_INT(xa.queries, xb.queries);
+        CHECK_INT(xa.outside, xb.outside);
+        CHECK(xa.worst_ratio == xb.worst_ratio);
+        CHECK(!strcmp(xa.worst, xb.worst));
+    }
+}
+
+static int roof_pair(const char *model, const char *hw, const char *profile, int tp, CostModel *a, CostModel *b)
+{
+    static ModelDesc m;
+    static HwDesc h;
+    Err e = {{0}};
+    if (model_load(model, &m, &e) < 0 || hw_load(hw, &h, &e) < 0 ||
+        (profile && hw_attach_profile(&h, profile, &e) < 0)) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    RooflineCfg cfg = {.model = m, .hw = h, .tp = tp, .compute_dtype = DTYPE_BF16,
+                       .kv_bytes_per_token = model_kv_bytes_per_token(&m, DTYPE_BF16), .act_bytes = 2};
+    if (cost_roofline_new(&cfg, a, &e) < 0 || cost_roofline_new(&cfg, b, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void test_fast_decode_sums_roofline(void)
+{
+    CostModel a, b;
+    /* the calibrated H100 profile (the default scenario's pricing) */
+    CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    check_sums_match(&a, &b, 1, 1);
+    a.destroy(a.ctx);
+    b.destroy(b.ctx);
+    /* the hardware file's flat efficiencies, tensor parallelism's ring */
+    CHECK(roof_pair("llama-3.1-70b", "h100-sxm", "none", 4, &a, &b) == 0);
+    check_sums_match(&a, &b, 2, 1);
+    a.destroy(a.ctx);
+    b.destroy(b.ctx);
+    /* the profile's all-reduce class with TP 2 */
+    CHECK(roof_pair("llama-2-70b", "h100-sxm", NULL, 2, &a, &b) == 0);
+    check_sums_match(&a, &b, 3, 1);
+    a.destroy(a.ctx);
+    b.destroy(b.ctx);
+}
+
+static void test_fast_decode_sums_wrap_linear(void)
+{
+    CostModel a, b, wa, wb;
+    Err e = {{0}};
+    CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    CostWrapCfg wc = {.graph_sizes = {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160}, .n_sizes = 12,
+                      .conversion_s_per_token = 3e-12, .has_host = 1, .host_base_s = 2e-3, .host_per_seq_s = 1e-5,
+                      .overlap = 1};
+    CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
+    CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
+    check_sums_match(&wa, &wb, 4, 1);
+    wa.destroy(wa.ctx);
+    wb.destroy(wb.ctx);
+    LinearCostCfg lc = {.fixed_s = 26.22e-3, .per_token_s = 30.4e-6, .per_pair_s = 3e-9};
+    CHECK(cost_linear_new(&lc, &a, &e) == 0);
+    CHECK(cost_linear_new(&lc, &b, &e) == 0);
+    check_sums_match(&a, &b, 5, 1);
+    a.destroy(a.ctx);
+    b.destroy(b.ctx);
+    /* sliding-window layers price each sequence's window: not from sums
+     * (the engine then prices the items) */
+    CHECK(roof_pair("gpt-oss-120b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    check_sums_match(&a, &b, 6, 0);
+    a.destroy(a.ctx);
+    b.destroy(b.ctx);
+}
+
+/* ------------------------------------------------------- gaps at once */
+
+static void test_fast_sketch_add_n(void)
+{
+    QSketch s1, s2;
+    qsketch_init(&s1);
+    qsketch_init(&s2);
+    uint64_t x = 7;
+    for (int k = 0; k < 2000; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t v = 15000000 + (int64_t)((x >> 40) % 40000000);
+        uint64_t cnt = (x >> 20) % 300;
+        qsketch_add_n(&s1, v, cnt);
+        for (uint64_t i = 0; i < cnt; i++) qsketch_add(&s2, v);
+    }
+    CHECK_INT(s1.n, s2.n);
+    CHECK(s1.sum == s2.sum);     /* bit for bit: the same additions in the same order */
+    CHECK(s1.sumsq == s2.sumsq);
+    CHECK(s1.shift == s2.shift);
+    CHECK_INT(s1.min, s2.min);
+    CHECK_INT(s1.max, s2.max);
+    CHECK_INT(s1.n_buckets, s2.n_buckets);
+    CHECK(memcmp(s1.counts, s2.counts, s1.n_buckets * sizeof *s1.counts) == 0);
+    qsketch_free(&s1);
+    qsketch_free(&s2);
+    /* an accumulator crossing from exact values into its sketch */
+    StatAcc a1, a2;
+    statacc_init(&a1, 1000);
+    statacc_init(&a2, 1000);
+    for (int k = 0; k < 60; k++) {
+        int64_t v = 20000000 + 12345 * k;
+        statacc_add_ns_n(&a1, v, 37);
+        for (int i = 0; i < 37; i++) statacc_add_ns(&a2, v);
+    }
+    CHECK_INT(a1.n, 60 * 37);
+    CHECK_INT(a1.n, a2.n);
+    CHECK(a1.sketched && a2.sketched);
+    CHECK(a1.sk.sum == a2.sk.sum && a1.sk.sumsq == a2.sk.sumsq);
+    CHECK_NEAR(qsketch_quantile(&a1.sk, 0.99), qsketch_quantile(&a2.sk, 0.99), 0);
+    statacc_free(&a1);
+    statacc_free(&a2);
+}
+
+/* ------------------------------------------------------------ whole runs */
+
+static char dir[256];
+
+static const char *bin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+static int sh(const char *args, char *out, size_t n)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t len = fread(out, 1, n - 1, p);
+    out[len] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = '\0';
+    fclose(f);
+    return b;
+}
+
+#define FAST_HEAD "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"seed\": 3, " \
+    "\"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false}, "
+#define FAST_POISSON "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 20, \"count\": 600, " \
+    "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 800, \"sigma\": 0.8, \"min\": 16, \"max\": 8000}, " \
+    "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 0.8, \"min\": 1, \"max\": 1500}}}"
+
+/* Runs the scenario with the fast path on and off (and streamed when
+ * stream): the reports must be the same bytes.  Returns the iterations the
+ * fast path advanced (bench --scenario), or -1. */
+static long fast_same(const char *name, const char *text, const char *extra, int stream)
+{
+    static char out[8192], args[2048], path[512], ja[512], jb[512];
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    long fast = -1;
+    for (int st = 0; st <= stream; st++) {
+        snprintf(ja, sizeof ja, "%s/%s_%d_fast.json", dir, name, st);
+        snprintf(jb, sizeof jb, "%s/%s_%d_slow.json", dir, name, st);
+        snprintf(args, sizeof args, "run %s %s --quiet --json %s %s", st ? "--stream" : "", path, ja, extra);
+        int rc = sh(args, out, sizeof out);
+        if (rc != 0) fprintf(stderr, "  %s: %s\n", name, out);
+        CHECK_INT(rc, 0);
+        snprintf(args, sizeof args, "run %s %s --quiet --json %s --no-fast-path %s", st ? "--stream" : "", path,
+                 jb, extra);
+        CHECK_INT(sh(args, out, sizeof out), 0);
+        size_t na = 0, nb = 0;
+        char *a = slurp(ja, &na), *b = slurp(jb, &nb);
+        CHECK(a && b && na > 1000);
+        if (a && b && (na != nb || memcmp(a, b, na) != 0)) {
+            fprintf(stderr, "  %s%s: the reports differ with and without the fast path (%s, %s)\n", name,
+                    st ? " (streamed)" : "", ja, jb);
+            CHECK(0);
+        }
+        free(a);
+        free(b);
+    }
+    snprintf(args, sizeof args, "bench --scenario %s", path);
+    CHECK_INT(sh(args, out, sizeof out), 0);
+    const char *p = strstr(out, "decode fast path: ");
+    CHECK(p != NULL);
+    if (p) fast = strtol(p + strlen("decode fast path: "), NULL, 10);
+    return fast;
+}
+
+static void test_fast_reports_identical(void)
+{
+    static char text[4096];
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, "
+             "\"token_budget\": 1024}, " FAST_POISSON);
+    CHECK(fast_same("chunked", text, "", 1) > 100);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"vllm\", \"max_num_seqs\": 64}, " FAST_POISSON);
+    CHECK(fast_same("vllm", text, "", 0) > 100);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 48}, "
+             FAST_POISSON);
+    CHECK(fast_same("continuous", text, "", 0) > 100);
+    /* an engine profile: CUDA-graph padding and host time (costwrap) */
+    snprintf(text, sizeof text, FAST_HEAD "\"engine\": \"sglang\", \"scheduler\": {\"kind\": \"chunked\", "
+             "\"max_running\": 128, \"token_budget\": 2048}, " FAST_POISSON);
+    CHECK(fast_same("sglang", text, "", 1) > 100);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 32}, "
+             "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 20, \"per_token_us\": 30, \"per_pair_ns\": 3}, "
+             FAST_POISSON);
+    CHECK(fast_same("linear", text, "", 0) > 100);
+    /* closed-loop clients: a finish triggers the next arrival */
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, "
+             "\"token_budget\": 2048}, \"workload\": {\"kind\": \"closed_loop\", \"clients\": 16, \"count\": 400, "
+             "\"think_ms\": 0, \"prompt_tokens\": 500, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 200, "
+             "\"sigma\": 0.7, \"min\": 1, \"max\": 1000}}}");
+    CHECK(fast_same("closed", text, "", 0) > 100);
+    /* a prefix cache commits blocks every iteration: the fast path stays
+     * off, and the results are the same */
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, "
+             "\"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, " FAST_POISSON);
+    CHECK_INT(fast_same("prefix", text, "", 0), 0);
+}
+
+/* KV pressure: requests preempted and recomputed; the fast path stops
+ * where the pool could run short and the scheduler preempts. */
+static void test_fast_kv_pressure(void)
+{
+    static char text[4096], ja[600];
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 256, "
+             "\"token_budget\": 2048}, \"kv\": {\"capacity_gib\": 1.5, \"reserve\": \"on_demand\"}, " FAST_POISSON);
+    CHECK(fast_same("kvpress", text, "", 1) > 1000);
+    snprintf(ja, sizeof ja, "%s/kvpress_0_fast.json", dir);
+    size_t n = 0;
+    char *a = slurp(ja, &n);
+    const char *p = a ? strstr(a, "\"preemptions\":") : NULL; /* the summary's, first */
+    CHECK(p != NULL);
+    if (p) CHECK(strtol(p + strlen("\"preemptions\":"), NULL, 10) > 100);
+    free(a);
+}
+
+/* The default scenario (run without a file), and with per-token times
+ * kept (the fast path steps aside: every token is recorded). */
+static void test_fast_default_scenario(void)
+{
+    static char out[1 << 15], text[(1 << 15) + 64];
+    CHECK_INT(sh("run --print-default", out, sizeof out), 0);
+    char *brace = strrchr(out, '}');
+    CHECK(brace != NULL);
+    if (!brace) return;
+    *brace = '\0';
+    snprintf(text, sizeof text, "%s, \"report\": {\"token_times\": false}}", out);
+    CHECK(fast_same("default", text, "", 1) > 1000);
+    snprintf(text, sizeof text, "%s}", out);
+    CHECK_INT(fast_same("default_tt", text, "", 0), 0);
+}
+
+static void fast_no_tmpdir(void)
+{
+    CHECK(0);
+}
+
+void suite_fast(void);
+void suite_fast(void)
+{
+    RUN(test_fast_decode_sums_roofline);
+    RUN(test_fast_decode_sums_wrap_linear);
+    RUN(test_fast_sketch_add_n);
+    snprintf(dir, sizeof dir, "/tmp/servesim-fast-XXXXXX");
+    if (!mkdtemp(dir)) {
+        RUN(fast_no_tmpdir);
+        return;
+    }
+    RUN(test_fast_reports_identical);
+    RUN(test_fast_kv_pressure);
+    RUN(test_fast_default_scenario);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
