@@ -35,14 +35,19 @@ static int linear_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakd
 }
 
 /* linear_time of a decode-only batch from its sums (integers: exact). */
-static int linear_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+static int linear_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem *items, uint32_t n,
+                         CostBreakdown *out)
 {
     const LinearCostCfg *c = ctx;
-    double pairs = (double)agg->sum_h + agg->n;
+    double pairs = (double)agg->sum_h + agg->n, tokens = agg->n;
+    for (uint32_t i = 0; i < n; i++) {
+        tokens += items[i].c;
+        pairs += batch_pairs(items[i].c, items[i].h);
+    }
     if (!(pairs < 9007199254740992.0)) return 1;
     *out = (CostBreakdown){0};
     out->overhead_s = c->fixed_s;
-    out->gemm_s = c->per_token_s * (double)agg->n;
+    out->gemm_s = c->per_token_s * tokens;
     out->attn_s = c->per_pair_s * pairs;
     out->t_s = out->overhead_s + out->gemm_s + out->attn_s;
     return 0;
@@ -500,9 +505,9 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     if (r->mla || r->n_slide > 0) {
         out->attn_s = cost_roof_attn_kinds(r, items, n, &worst);
     } else {
-    ProfSeq *s = r->agg ? NULL : cost_roof_seq(r, n);
+    ProfSeq *s = cost_roof_seq(r, n);
     uint32_t np = 0;
-    for (uint32_t i = 0; !r->agg && i < n; i++)
+    for (uint32_t i = 0; i < n; i++)
         if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
     double attn = 0;
     if (np) {
@@ -583,14 +588,15 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     const double wk = hybrid && m->n_full > 0 ? k * m->n_sliding / m->n_full : 0;
     double hf_pre = 0, hf_dec = 0;
     if (r->agg) {
-        /* roofline_decode: the loop's sums for n decode items of c = 1 */
-        const double hc = (double)r->agg->sum_h + n;
-        tokens = samples = n;
+        /* roofline_decode: the loop's sums for agg's decode items of c = 1
+         * (first in the batch), then the items' own */
+        const double an = r->agg->n, hc = (double)r->agg->sum_h + an;
+        tokens = samples = an;
         dp = hc;
         dec_read = hc * k;
-        dec_write = n * k;
+        dec_write = an * k;
     }
-    for (uint32_t i = 0; !r->agg && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const BatchItem *it = &items[i];
         double c = it->c, pairs = batch_pairs(it->c, it->h);
         tokens += c;
@@ -615,7 +621,7 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
         }
     }
     *out = (CostBreakdown){0};
-    if (n == 0) return 0;
+    if (n == 0 && !r->agg) return 0;
     const double bw = h->mem_bw_bytes_per_s;
     double f_gemm = m->flops_per_token * tokens / tp;
     double f_pre = m->flops_per_pair * pp / tp, b_pre = (pre_read + pre_write) / tp;
@@ -657,11 +663,17 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
  * numbers as the item loop wherever that loop's sums are exact (integer
  * terms: a whole number of KV bytes per token, totals below 2^53) and the
  * attention is priced launch-wide; otherwise 1 (not priced). */
-static int roofline_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+static int roofline_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem *items, uint32_t n,
+                           CostBreakdown *out)
 {
     Roofline *r = ctx;
     const ModelDesc *m = &r->cfg.model;
-    const double k = r->cfg.kv_bytes_per_token, hc = (double)agg->sum_h + agg->n;
+    const double k = r->cfg.kv_bytes_per_token;
+    double hc = (double)agg->sum_h + agg->n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (items[i].kind != ITEM_PREFILL) return 1;
+        hc += (double)items[i].h + items[i].c;
+    }
     if (agg->n == 0 || m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla ||
         r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0))
         return 1;
@@ -670,7 +682,7 @@ static int roofline_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *o
                                             &r->agg_which) != 0)
         return 1;
     r->agg = agg;
-    int rc = roofline_time(ctx, NULL, agg->n, out);
+    int rc = roofline_time(ctx, items, n, out);
     r->agg = NULL;
     return rc;
 }

@@ -68,12 +68,17 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
 /* wrap_time of a decode-only batch from its sums: the padded rows (one
  * cached token each) join the sums, the conversion reads sum_h + n tokens
  * (integers: the loop's sum, exact), the host time counts n sequences. */
-static int wrap_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
+static int wrap_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem *items, uint32_t n,
+                       CostBreakdown *out)
 {
     CostWrap *w = ctx;
     if (!w->inner.decode_time) return 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (items[i].kind != ITEM_PREFILL) return 1;
     CostDecodeAgg in = *agg;
-    if (w->cfg.n_sizes) {
+    /* wrap_time pads a decode-only batch, or with mixed_graphs a mixed one,
+     * by its decode rows: agg's */
+    if (w->cfg.n_sizes && agg->n > 0 && (n == 0 || w->cfg.mixed_graphs)) {
         uint32_t m = costwrap_padded(&w->cfg, agg->n);
         if (m > agg->n) {
             in.sum_h += m - agg->n;
@@ -82,15 +87,17 @@ static int wrap_decode(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out)
             if (in.max_h < 1) in.max_h = 1;
         }
     }
-    int rc = w->inner.decode_time(w->inner.ctx, &in, out);
+    int rc = w->inner.decode_time(w->inner.ctx, &in, items, n, out);
     if (rc != 0) return rc;
     if (w->cfg.conversion_s_per_token > 0) {
-        double t = ((double)agg->sum_h + agg->n) * w->cfg.conversion_s_per_token;
+        double read = (double)agg->sum_h + agg->n;
+        for (uint32_t i = 0; i < n; i++) read += (double)items[i].h + items[i].c;
+        double t = read * w->cfg.conversion_s_per_token;
         out->attn_s += t;
         out->t_s += t;
     }
     if (w->cfg.has_host) {
-        double host = w->cfg.host_base_s + w->cfg.host_per_seq_s * agg->n;
+        double host = w->cfg.host_base_s + w->cfg.host_per_seq_s * (agg->n + n);
         double t = w->cfg.overlap ? (out->t_s > host ? out->t_s : host) : out->t_s + host;
         out->overhead_s += t - out->t_s;
         out->t_s = t;

@@ -80,6 +80,29 @@ struct Engine {
     uint32_t *fb_idx;      /* running requests by block phase (fast_run), sized with running[] */
     uint32_t fb_cap;
     uint32_t *fb_start, *fb_cnt; /* per phase: first index in fb_idx, live requests */
+    /* decode group (issue 16, chunked scheduler: Scheduler.schedule_rest):
+     * every decoding running request is a member whose state advances
+     * lazily -- a member's kv_len and generated are its values at group
+     * step g_base[idx]; after g_S steps it has g_S - g_base[idx] more. */
+    int g_on;              /* the group is formed */
+    int g_planned;         /* its step g_S + 1 is in the plan being built or in flight */
+    int g_dirty;           /* queue, running set or group changed since schedule_rest ran */
+    int g_reform;          /* something the group does not follow happened: dissolve at the boundary */
+    int g_mm_dirty;        /* g_min_off / g_max_off to take again */
+    uint64_t g_S;          /* group steps done */
+    uint32_t g_n;          /* members */
+    uint32_t g_step_n;     /* members in the iteration in flight (0: none) */
+    int64_t g_dur;         /* that iteration's duration */
+    int64_t g_tlast;       /* the end of step g_S */
+    int64_t g_sum_off, g_min_off, g_max_off; /* over members: kv_len - base */
+    uint32_t g_cap;        /* per-slot arrays' size */
+    uint8_t *g_mem;        /* per slot: a member */
+    uint64_t *g_base, *g_fin; /* per slot: base step, the step of its last token */
+    uint32_t *g_bpos;      /* per slot: position in its block-phase bucket */
+    uint32_t *g_heap, g_heap_n; /* members by (g_fin, admit_seq): the next to finish first */
+    uint32_t **g_bk, *g_bk_n, *g_bk_cap; /* per block phase: members needing a block when g_S % B is it */
+    struct GStep { uint64_t step; int64_t dur; } *g_dq; /* step durations, decreasing: range maxima */
+    uint32_t g_dq_head, g_dq_n, g_dq_cap;
 };
 
 static int fast_default_off;
@@ -124,6 +147,256 @@ const IterRecord *engine_iterations(const Engine *eng, uint64_t *n)
 uint32_t eng_waiting_at(const Engine *eng, uint32_t pos)
 {
     return eng->waiting[(eng->w_head + pos) % eng->n_reqs];
+}
+
+/* ------------------------------------------------------------ decode group */
+
+static void finish_request(Engine *eng, Request *r);
+
+/* The block phase of a member with kv_len - base = off: it needs a block
+ * at the launch of step g_S + 1 when g_S % B equals it. */
+static uint32_t g_phase(const Engine *eng, int64_t off)
+{
+    const int64_t B = eng->cfg.kv.grow_block_tokens, q = (-off) % B;
+    return (uint32_t)(q < 0 ? q + B : q);
+}
+
+static int g_is(const Engine *eng, uint32_t idx)
+{
+    return idx < eng->g_cap && eng->g_mem[idx];
+}
+
+static int g_less(const Engine *eng, uint32_t a, uint32_t b)
+{
+    return eng->g_fin[a] < eng->g_fin[b] ||
+           (eng->g_fin[a] == eng->g_fin[b] && eng->reqs[a].admit_seq < eng->reqs[b].admit_seq);
+}
+
+static void g_heap_push(Engine *eng, uint32_t idx)
+{
+    uint32_t *h = eng->g_heap, i = eng->g_heap_n++;
+    while (i > 0 && g_less(eng, idx, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = idx;
+}
+
+static uint32_t g_heap_pop(Engine *eng)
+{
+    uint32_t *h = eng->g_heap, top = h[0], last = h[--eng->g_heap_n], n = eng->g_heap_n, i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && g_less(eng, h[c + 1], h[c])) c++;
+        if (!g_less(eng, h[c], last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n > 0) h[i] = last;
+    return top;
+}
+
+/* The longest step in (base, g_S]: the first kept step after base (the
+ * kept durations decrease). */
+static int64_t g_range_max(const Engine *eng, uint64_t base)
+{
+    uint32_t lo = eng->g_dq_head, hi = eng->g_dq_head + eng->g_dq_n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (eng->g_dq[mid].step > base) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < eng->g_dq_head + eng->g_dq_n ? eng->g_dq[lo].dur : 0;
+}
+
+/* A member's fields brought up to step g_S (it stays a member). */
+static void g_materialise(Engine *eng, uint32_t idx)
+{
+    Request *r = &eng->reqs[idx];
+    uint64_t k = eng->g_S - eng->g_base[idx];
+    if (!k) return;
+    r->kv_len += (uint32_t)k;
+    r->generated += (uint32_t)k;
+    r->t_last_token_ns = eng->g_tlast;
+    int64_t m = g_range_max(eng, eng->g_base[idx]);
+    if (m > r->itl_max_ns) r->itl_max_ns = m;
+    eng->g_base[idx] = eng->g_S;
+}
+
+static void g_ensure(Engine *eng)
+{
+    if (eng->g_cap >= eng->n_reqs) return;
+    uint32_t old = eng->g_cap, cap = eng->n_reqs;
+    eng->g_mem = xrealloc(eng->g_mem, cap * sizeof *eng->g_mem);
+    memset(eng->g_mem + old, 0, (cap - old) * sizeof *eng->g_mem);
+    eng->g_base = xrealloc(eng->g_base, cap * sizeof *eng->g_base);
+    eng->g_fin = xrealloc(eng->g_fin, cap * sizeof *eng->g_fin);
+    eng->g_bpos = xrealloc(eng->g_bpos, cap * sizeof *eng->g_bpos);
+    eng->g_heap = xrealloc(eng->g_heap, cap * sizeof *eng->g_heap);
+    if (!eng->g_bk) {
+        uint32_t B = eng->cfg.kv.grow_block_tokens;
+        eng->g_bk = xcalloc(B, sizeof *eng->g_bk);
+        eng->g_bk_n = xcalloc(B, sizeof *eng->g_bk_n);
+        eng->g_bk_cap = xcalloc(B, sizeof *eng->g_bk_cap);
+    }
+    eng->g_cap = cap;
+}
+
+static void g_join(Engine *eng, uint32_t idx)
+{
+    g_ensure(eng);
+    const Request *r = &eng->reqs[idx];
+    const int64_t off = (int64_t)r->kv_len - (int64_t)eng->g_S;
+    eng->g_mem[idx] = 1;
+    eng->g_base[idx] = eng->g_S;
+    eng->g_fin[idx] = eng->g_S + (r->output_tokens - r->generated);
+    g_heap_push(eng, idx);
+    uint32_t q = g_phase(eng, off);
+    if (eng->g_bk_n[q] == eng->g_bk_cap[q]) {
+        eng->g_bk_cap[q] = eng->g_bk_cap[q] ? 2 * eng->g_bk_cap[q] : 16;
+        eng->g_bk[q] = xrealloc(eng->g_bk[q], eng->g_bk_cap[q] * sizeof *eng->g_bk[q]);
+    }
+    eng->g_bpos[idx] = eng->g_bk_n[q];
+    eng->g_bk[q][eng->g_bk_n[q]++] = idx;
+    eng->g_sum_off += off;
+    if (eng->g_n == 0 || off < eng->g_min_off) eng->g_min_off = off;
+    if (eng->g_n == 0 || off > eng->g_max_off) eng->g_max_off = off;
+    eng->g_n++;
+    eng->g_dirty = 1;
+}
+
+/* A finished member leaves (it was popped from the heap). */
+static void g_leave(Engine *eng, uint32_t idx)
+{
+    const Request *r = &eng->reqs[idx];
+    const int64_t off = (int64_t)r->kv_len - (int64_t)eng->g_base[idx];
+    uint32_t q = g_phase(eng, off), p = eng->g_bpos[idx], last = eng->g_bk[q][--eng->g_bk_n[q]];
+    eng->g_bk[q][p] = last;
+    eng->g_bpos[last] = p;
+    eng->g_mem[idx] = 0;
+    eng->g_sum_off -= off;
+    eng->g_n--;
+    /* the extremes are taken again only when one of them may have left */
+    if (off == eng->g_min_off || off == eng->g_max_off) eng->g_mm_dirty = 1;
+    eng->g_dirty = 1;
+}
+
+/* Every member's fields up to g_S and the group gone; a step already
+ * planned (or in flight) becomes explicit decode items at the front of
+ * the plan, in running order, as the scheduler's step 1 had put them. */
+static void g_dissolve(Engine *eng)
+{
+    if (!eng->g_on) return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < eng->n_running; i++) {
+        uint32_t idx = eng->running[i];
+        if (idx < eng->g_cap && eng->g_mem[idx]) {
+            g_materialise(eng, idx);
+            n++;
+        }
+    }
+    if (eng->g_planned && n > 0) {
+        BatchPlan *pl = &eng->plan;
+        memmove(&pl->items[n], &pl->items[0], pl->n * sizeof *pl->items);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < eng->n_running; i++) {
+            uint32_t idx = eng->running[i];
+            if (!g_is(eng, idx)) continue;
+            pl->items[k++] = (BatchItem){.req = idx, .c = 1, .h = eng->reqs[idx].kv_len, .kind = ITEM_DECODE,
+                                         .samples = 1};
+        }
+        pl->n += n;
+        pl->n_decode += n;
+        pl->new_tokens += n;
+        for (uint32_t i = 0; i < pl->n; i++) eng->plan_pos[pl->items[i].req] = i;
+    }
+    for (uint32_t i = 0; i < eng->n_running; i++) {
+        uint32_t idx = eng->running[i];
+        if (idx < eng->g_cap) eng->g_mem[idx] = 0;
+    }
+    uint32_t B = eng->cfg.kv.grow_block_tokens;
+    for (uint32_t q = 0; eng->g_bk_n && q < B; q++) eng->g_bk_n[q] = 0;
+    eng->g_heap_n = 0;
+    eng->g_dq_head = eng->g_dq_n = 0;
+    eng->g_n = eng->g_step_n = 0;
+    eng->g_sum_off = 0;
+    eng->g_on = eng->g_planned = eng->g_reform = eng->g_mm_dirty = 0;
+}
+
+/* The group can run: the engine's configuration leaves no per-token or
+ * per-item observer, and the scheduler plans around it. */
+static int g_static_ok(const Engine *eng)
+{
+    const EngineConfig *c = &eng->cfg;
+    return !eng->fast_off && !eng->fast_unsupported && c->sched.schedule_rest && c->sched.steady &&
+           c->cost.decode_time && c->kv.grow_block_tokens && c->kv.grow_block_tokens <= 4096 && !c->kv.commit &&
+           !c->has_spec && !c->n_hooks && !c->prefill_only && !c->sink.on_token &&
+           (!c->sink.on_iteration || c->sink.plan_counts_only) && !eng->token_times;
+}
+
+/* Forms the group of every decoding running request at a boundary: each
+ * emitted its last token now (so each gap of the group is an iteration's
+ * duration).  0 when one did not. */
+static int g_form(Engine *eng)
+{
+    if (eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 || eng->livelocked) return 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < eng->n_running; i++) {
+        const Request *r = &eng->reqs[eng->running[i]];
+        if (!request_decoding(r)) continue;
+        if (r->t_last_token_ns != eng->now_ns || r->blocked || r->cancel_pending || r->generated == 0 ||
+            r->generated >= r->output_tokens || r->state != REQ_RUNNING)
+            return 0;
+        n++;
+    }
+    if (n == 0) return 0;
+    eng->g_S = 0;
+    eng->g_n = 0;
+    eng->g_on = 1;
+    for (uint32_t i = 0; i < eng->n_running; i++)
+        if (request_decoding(&eng->reqs[eng->running[i]])) g_join(eng, eng->running[i]);
+    eng->g_dirty = 1;
+    return 1;
+}
+
+/* The end of the group's step: every member emits a token, the gap the
+ * step's duration; the members with their last token finish, in running
+ * order (the order of the scheduler's decode items). */
+static void g_step_end(Engine *eng)
+{
+    const int64_t d = eng->g_dur;
+    const uint32_t n = eng->g_step_n;
+    eng->g_S++;
+    eng->g_tlast = eng->now_ns;
+    while (eng->g_dq_n > 0 && eng->g_dq[eng->g_dq_head + eng->g_dq_n - 1].dur <= d) eng->g_dq_n--;
+    if (eng->g_dq_head + eng->g_dq_n == eng->g_dq_cap) {
+        if (eng->g_dq_head > eng->g_dq_cap / 2) {
+            memmove(eng->g_dq, eng->g_dq + eng->g_dq_head, eng->g_dq_n * sizeof *eng->g_dq);
+            eng->g_dq_head = 0;
+        } else {
+            eng->g_dq_cap = eng->g_dq_cap ? 2 * eng->g_dq_cap : 256;
+            eng->g_dq = xrealloc(eng->g_dq, eng->g_dq_cap * sizeof *eng->g_dq);
+        }
+    }
+    eng->g_dq[eng->g_dq_head + eng->g_dq_n++] = (struct GStep){eng->g_S, d};
+    if (eng->itl_acc) statacc_add_ns_n(eng->itl_acc, d, n);
+    eng->st.decode_tokens += n;
+    eng->g_step_n = 0;
+    eng->g_planned = 0;
+    while (eng->g_heap_n > 0 && eng->g_fin[eng->g_heap[0]] == eng->g_S) {
+        uint32_t idx = g_heap_pop(eng);
+        g_materialise(eng, idx);
+        g_leave(eng, idx);
+        finish_request(eng, &eng->reqs[idx]);
+    }
+    if (eng->g_dq_n > 4096) {
+        /* long-lived members keep many steps: bring everyone to g_S and
+         * forget them */
+        for (uint32_t i = 0; i < eng->n_running; i++)
+            if (g_is(eng, eng->running[i])) g_materialise(eng, eng->running[i]);
+        eng->g_dq_head = eng->g_dq_n = 0;
+    }
 }
 
 /* ---------------------------------------------------------------- queues */
@@ -241,6 +514,12 @@ void eng_preempt(Engine *eng, uint32_t idx)
 {
     Request *r = &eng->reqs[idx];
     if (r->state != REQ_RUNNING) return;
+    if (eng->g_on) {
+        /* blocks come back: the scheduler may admit again; a member
+         * leaves the group's arithmetic, so the group dissolves */
+        eng->g_dirty = 1;
+        if (idx < eng->g_cap && eng->g_mem[idx]) g_dissolve(eng);
+    }
     plan_remove(eng, idx);
     running_remove(eng, idx);
     eng->cfg.kv.release(eng->cfg.kv.ctx, r);
@@ -392,6 +671,7 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
     if (r->cancel_after_ns > 0 && !r->incoming)
         evq_push(eng->evq, r->t_arrive_ns + r->cancel_after_ns, ENGINE_EV_CANCEL, idx);
     waiting_push_back(eng, idx);
+    eng->g_dirty = 1;
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
     if (eng->cfg.sched.on_arrival) eng->cfg.sched.on_arrival(eng->cfg.sched.ctx, eng, idx);
 }
@@ -431,6 +711,7 @@ static void finish_request(Engine *eng, Request *r)
 static void fork_branches(Engine *eng, uint32_t parent)
 {
     Request *p = &eng->reqs[parent];
+    if (eng->g_on) eng->g_reform = 1; /* branches decode outside the group: it dissolves at the boundary */
     for (uint32_t b = p->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch) {
         Request *r = &eng->reqs[b];
         if (r->state != REQ_PENDING) continue;
@@ -499,6 +780,7 @@ void engine_cancel(Engine *eng, uint32_t idx, int64_t now_ns)
 {
     Request *r = &eng->reqs[idx];
     if (r->state != REQ_QUEUED && r->state != REQ_RUNNING) return; /* it already left */
+    g_dissolve(eng); /* a cancel is rare: every running request as the slow path keeps it */
     if (now_ns > eng->now_ns) eng->now_ns = now_ns;
     eng->st.t_last_event_ns = eng->now_ns;
     if (r->state == REQ_QUEUED) {
@@ -526,6 +808,8 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
     eng->now_ns = now_ns;
     eng->st.t_last_event_ns = now_ns;
     release_parked(eng);
+    const uint64_t left0 = eng->st.finished + eng->st.cancelled;
+    if (eng->g_step_n) g_step_end(eng); /* the group's decode items came first in the plan */
     BatchPlan *pl = &eng->plan;
     for (uint32_t i = 0; i < pl->n; i++) {
         const BatchItem *it = &pl->items[i];
@@ -565,17 +849,21 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
             continue;
         }
         if (r->generated >= r->output_tokens) finish_request(eng, r);
+        else if (eng->g_on && r->state == REQ_RUNNING && request_decoding(r)) g_join(eng, it->req);
     }
     /* The boundary sees the cancels that came during the iteration. */
     for (uint32_t i = 0; eng->n_cancel_pending > 0 && i < eng->n_running; i++) {
         Request *r = &eng->reqs[eng->running[i]];
         if (r->state == REQ_RUNNING && r->cancel_pending && !r->blocked) cancel_leave(eng, r, 1);
     }
-    /* Finished requests leave the running list, order preserved. */
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < eng->n_running; i++)
-        if (eng->reqs[eng->running[i]].state == REQ_RUNNING) eng->running[j++] = eng->running[i];
-    eng->n_running = j;
+    /* Finished requests leave the running list, order preserved (with the
+     * group formed only finishes and cancels leave it). */
+    if (!eng->g_on || eng->st.finished + eng->st.cancelled != left0) {
+        uint32_t j = 0;
+        for (uint32_t i = 0; i < eng->n_running; i++)
+            if (eng->reqs[eng->running[i]].state == REQ_RUNNING) eng->running[j++] = eng->running[i];
+        eng->n_running = j;
+    }
     pl->n = 0;
     pl->new_tokens = 0;
     pl->n_prefill = pl->n_decode = 0;
@@ -586,9 +874,18 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
 {
     EngineStats *st = &eng->st;
     const BatchPlan *pl = &eng->plan;
+    /* the group's decode items are counted, not listed (plan_counts_only) */
+    const uint32_t gn = eng->g_step_n;
+    BatchPlan view;
+    if (gn) {
+        view = *pl;
+        view.n += gn;
+        view.n_decode += gn;
+        view.new_tokens += gn;
+    }
     uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
     st->iterations++;
-    st->batch_items += pl->n;
+    st->batch_items += pl->n + gn;
     st->busy_ns += dur_ns;
     st->kv_block_ns += (double)used * (double)dur_ns;
     st->running_ns += (double)eng->n_running * (double)dur_ns;
@@ -603,7 +900,7 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     st->t_comm_s += cb->comm_s;
     st->t_overhead_s += cb->overhead_s;
     if (eng->cfg.sink.on_iteration)
-        eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->replica, eng->now_ns, dur_ns, pl, cb, used);
+        eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->replica, eng->now_ns, dur_ns, gn ? &view : pl, cb, used);
     if (!eng->cfg.keep_iterations) return;
     uint64_t pre = 0;
     for (uint32_t i = 0; i < pl->n; i++)
@@ -614,7 +911,7 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     }
     eng->iters[eng->n_iters++] = (IterRecord){
         .t_start_ns = eng->now_ns, .dur_ns = dur_ns, .n_prefill = pl->n_prefill,
-        .n_decode = pl->n_decode, .new_tokens = pl->new_tokens, .prefill_tokens = pre, .kv_used_blocks = used,
+        .n_decode = pl->n_decode + gn, .new_tokens = pl->new_tokens + gn, .prefill_tokens = pre, .kv_used_blocks = used,
         .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops, .bytes = cb->bytes};
 }
 
@@ -630,11 +927,119 @@ static void hooks_order(Engine *eng)
 
 static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64_t preemptions);
 static int fast_run(Engine *eng, int64_t dur_ns, Err *e);
+static int launch_plan(Engine *eng, uint64_t admits0, uint64_t rejected0, uint64_t preempt0, Err *e);
+
+static int livelock_error(Engine *eng, Err *e)
+{
+    const Request *v = &eng->reqs[eng->livelocked - 1];
+    return err_set(e, "request %s was preempted %u times without finishing (at %.6f s, %llu tokens "
+                      "generated): scheduler %s preempts and re-admits it without progress; the "
+                      "engine stops a run at %u preemptions of one request",
+                   v->id, v->preemptions, (double)eng->now_ns * 1e-9,
+                   (unsigned long long)v->generated, eng->cfg.sched.name, ENGINE_MAX_PREEMPTIONS);
+}
+
+/* The boundary with the decode group: its step's blocks, the scheduler's
+ * rest (Scheduler.schedule_rest), the batch priced from the group's sums
+ * and the other items (CostModel.decode_time).  2: the group cannot take
+ * this boundary (dissolved, nothing done the slow path would not redo). */
+static int g_boundary(Engine *eng, Err *e)
+{
+    if (eng->g_reform) g_dissolve(eng);
+    if (!eng->g_on && !g_form(eng)) return 2;
+    if (eng->g_n == 0) {
+        g_dissolve(eng);
+        return 2;
+    }
+    const uint32_t B = eng->cfg.kv.grow_block_tokens, q = (uint32_t)(eng->g_S % B);
+    if (eng->g_bk_n[q] > eng_kv_free_blocks(eng)) {
+        /* the pool could run short: the scheduler preempts */
+        g_dissolve(eng);
+        return 2;
+    }
+    /* the scheduler's step 1: one token each, a block where it crosses */
+    for (uint32_t k = 0; k < eng->g_bk_n[q]; k++) {
+        Request *r = &eng->reqs[eng->g_bk[q][k]];
+        uint64_t len = (uint64_t)((int64_t)r->kv_len - (int64_t)eng->g_base[r->idx]) + eng->g_S + 1;
+        if (NEVER(!eng->cfg.kv.grow(eng->cfg.kv.ctx, r, (uint32_t)len)))
+            return err_set(e, "internal: the decode group found the KV pool short");
+        r->kv_blocks = eng->cfg.kv.blocks_of(eng->cfg.kv.ctx, r);
+    }
+    const uint64_t admits0 = eng->admit_counter, rejected0 = eng->st.rejected, preempt0 = eng->st.preemptions;
+    eng->g_planned = 1;
+    if (eng->n_running > eng->g_n || (eng->w_len > 0 && eng->g_dirty)) {
+        int rc = eng->cfg.sched.schedule_rest(eng->cfg.sched.ctx, eng, eng->g_n, e);
+        if (rc < 0) return -1;
+        if (rc > 0) {
+            /* the scheduler's own step 1 (its blocks are taken: growing
+             * again is a no-op) */
+            eng->g_planned = 0;
+            g_dissolve(eng);
+            return 2;
+        }
+        eng->g_dirty = 0;
+        if (eng->livelocked) return livelock_error(eng, e);
+    }
+    if (!eng->g_on) return launch_plan(eng, admits0, rejected0, preempt0, e); /* a member was preempted */
+    for (uint32_t i = 0; i < eng->plan.n; i++)
+        if (eng->plan.items[i].kind != ITEM_PREFILL) {
+            /* a request admitted decoding (swapped back in) */
+            g_dissolve(eng);
+            return launch_plan(eng, admits0, rejected0, preempt0, e);
+        }
+    if (eng->g_mm_dirty) {
+        eng->g_mm_dirty = 0;
+        int first = 1;
+        for (uint32_t i = 0; i < eng->n_running; i++) {
+            uint32_t idx = eng->running[i];
+            if (!g_is(eng, idx)) continue;
+            int64_t off = (int64_t)eng->reqs[idx].kv_len - (int64_t)eng->g_base[idx];
+            if (first || off < eng->g_min_off) eng->g_min_off = off;
+            if (first || off > eng->g_max_off) eng->g_max_off = off;
+            first = 0;
+        }
+    }
+    const int64_t S = (int64_t)eng->g_S;
+    CostDecodeAgg ag = {.n = eng->g_n, .sum_h = (uint64_t)(eng->g_sum_off + (int64_t)eng->g_n * S),
+                        .min_h = (uint32_t)(eng->g_min_off + S), .max_h = (uint32_t)(eng->g_max_off + S)};
+    CostBreakdown cb;
+    int rc = eng->cfg.cost.decode_time(eng->cfg.cost.ctx, &ag, eng->plan.items, eng->plan.n, &cb);
+    if (rc < 0) return err_set(e, "cost model %s failed", eng->cfg.cost.name);
+    if (rc > 0) {
+        eng->fast_unsupported = 1;
+        g_dissolve(eng);
+        return launch_plan(eng, admits0, rejected0, preempt0, e);
+    }
+    if (!(cb.t_s >= 0) || cb.t_s > 1e6)
+        return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
+    int64_t dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+    if (eng->extra_s > 0) {
+        cb.t_s += eng->extra_s;
+        cb.comm_s += eng->extra_s;
+        eng->st.swap_s += eng->extra_s;
+        dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
+        eng->extra_s = 0;
+    }
+    if (dur_ns < 1) dur_ns = 1;
+    eng->g_step_n = eng->g_n;
+    eng->g_dur = dur_ns;
+    record_iteration(eng, dur_ns, &cb);
+    eng->st.fast_iterations++;
+    eng->busy = 1;
+    evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
+    return 0;
+}
 
 /* An iteration boundary while the replica is free.  1: the decode fast
  * path ran iterations and stopped at a boundary that runs now. */
 static int boundary_once(Engine *eng, Err *e)
 {
+    if (g_static_ok(eng)) {
+        int rc = g_boundary(eng, e);
+        if (rc != 2) return rc;
+    } else if (eng->g_on) {
+        g_dissolve(eng);
+    }
     const uint64_t admits0 = eng->admit_counter, rejected0 = eng->st.rejected, preempt0 = eng->st.preemptions;
     if (eng->cfg.kv.error) {
         const char *m = eng->cfg.kv.error(eng->cfg.kv.ctx);
@@ -643,14 +1048,7 @@ static int boundary_once(Engine *eng, Err *e)
     if (eng->order_tmp) hooks_order(eng);
     for (;;) {
         if (eng->cfg.sched.schedule(eng->cfg.sched.ctx, eng, e) != 0) return -1;
-        if (eng->livelocked) {
-            const Request *v = &eng->reqs[eng->livelocked - 1];
-            return err_set(e, "request %s was preempted %u times without finishing (at %.6f s, %llu tokens "
-                              "generated): scheduler %s preempts and re-admits it without progress; the "
-                              "engine stops a run at %u preemptions of one request",
-                           v->id, v->preemptions, (double)eng->now_ns * 1e-9,
-                           (unsigned long long)v->generated, eng->cfg.sched.name, ENGINE_MAX_PREEMPTIONS);
-        }
+        if (eng->livelocked) return livelock_error(eng, e);
         if (eng->plan.n > 0) break;
         /* the iteration launched with the requests cancelled at this
          * boundary (cancel_lag) runs even if nothing else does */
@@ -678,6 +1076,12 @@ static int boundary_once(Engine *eng, Err *e)
         waiting_remove(eng, 0);
         finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
     }
+    return launch_plan(eng, admits0, rejected0, preempt0, e);
+}
+
+/* Prices the plan built and launches it. */
+static int launch_plan(Engine *eng, uint64_t admits0, uint64_t rejected0, uint64_t preempt0, Err *e)
+{
     /* Priced with a decode row for each request cancelled at this boundary
      * (cancel_lag): the host had prepared this iteration with them.  The
      * rows sit past plan.n, so nothing advances them. */
@@ -906,7 +1310,7 @@ static int fast_run(Engine *eng, int64_t dur_ns, Err *e)
         CostDecodeAgg ag = {.n = n_act, .sum_h = sum_h + s * n_act, .min_h = min_h + (uint32_t)s,
                             .max_h = max_h + (uint32_t)s};
         CostBreakdown cb;
-        int rc = eng->cfg.cost.decode_time(eng->cfg.cost.ctx, &ag, &cb);
+        int rc = eng->cfg.cost.decode_time(eng->cfg.cost.ctx, &ag, NULL, 0, &cb);
         if (rc < 0) return err_set(e, "cost model %s failed", eng->cfg.cost.name);
         if (rc > 0) {
             eng->fast_unsupported = 1;
@@ -959,6 +1363,8 @@ void engine_load(const Engine *eng, ReplicaLoad *out)
     for (uint32_t i = 0; i < eng->n_running; i++) {
         const Request *r = &eng->reqs[eng->running[i]];
         tokens += (uint64_t)request_prefill_left(r) + (r->output_tokens - r->generated);
+        /* a group member has produced g_S - base more than its fields say */
+        if (eng->g_on && r->idx < eng->g_cap && eng->g_mem[r->idx]) tokens -= eng->g_S - eng->g_base[r->idx];
     }
     for (uint32_t i = 0; i < eng->w_len; i++) {
         const Request *r = &eng->reqs[eng_waiting_at(eng, i)];
@@ -1192,6 +1598,16 @@ void engine_free(Engine *eng)
     free(eng->fb_idx);
     free(eng->fb_start);
     free(eng->fb_cnt);
+    free(eng->g_mem);
+    free(eng->g_base);
+    free(eng->g_fin);
+    free(eng->g_bpos);
+    free(eng->g_heap);
+    for (uint32_t q = 0; eng->g_bk && q < eng->cfg.kv.grow_block_tokens; q++) free(eng->g_bk[q]);
+    free(eng->g_bk);
+    free(eng->g_bk_n);
+    free(eng->g_bk_cap);
+    free(eng->g_dq);
     free(eng);
 }
 

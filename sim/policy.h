@@ -69,6 +69,12 @@ typedef struct Scheduler {
      * waiting and free blocks do not grow.  The engine's decode fast path
      * (issue 16) then advances such iterations without calling it. */
     int steady;
+    /* Optional (issue 16's decode group): schedule() without its first
+     * step, when that step would give each of the n_group decoding running
+     * requests one decode token first (the engine accounts for them): plans
+     * the rest (prefill chunks, admissions) with the budget they leave.
+     * 1 = it cannot (the group is larger than the budget; nothing done). */
+    int (*schedule_rest)(void *ctx, Engine *eng, uint32_t n_group, Err *e);
 } Scheduler;
 
 /* --------------------------------------------------------------- KV */
@@ -153,12 +159,13 @@ typedef struct CostModel {
     void *ctx;
     int (*iter_time)(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out);
     void (*destroy)(void *ctx);
-    /* Optional: iter_time of the decode-only batch agg describes, identical
+    /* Optional: iter_time of the batch made of the decode items agg
+     * describes followed by items[0 .. n) (prefill chunks only), identical
      * to the last bit (and with the same side effects: extrapolation
      * counters) to iter_time over any such batch.  0 = priced, 1 = this
      * model cannot price it from sums exactly (the engine prices the items),
      * -1 = error. */
-    int (*decode_time)(void *ctx, const CostDecodeAgg *agg, CostBreakdown *out);
+    int (*decode_time)(void *ctx, const CostDecodeAgg *agg, const BatchItem *items, uint32_t n, CostBreakdown *out);
 } CostModel;
 
 /* ---------------------------------------------------------- metrics sink */

@@ -84,14 +84,15 @@ static uint32_t chunk_cap(const SchedConfig *c, uint32_t left, uint32_t budget)
     return x;
 }
 
+static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget);
+
 static int chunked_schedule(void *ctx, Engine *eng, Err *e)
 {
     Sched *sc = ctx;
     const SchedConfig *c = &sc->c;
     (void)e;
     admission_sweep(sc, eng);
-    uint32_t budget = c->token_budget, partial = 0;
-    const uint32_t max_partial = c->max_partial_prefills ? c->max_partial_prefills : UINT32_MAX;
+    uint32_t budget = c->token_budget;
     /* 1. one decode token per request that has its first token */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0; i++) {
         uint32_t idx = eng_running_at(eng, i);
@@ -100,6 +101,30 @@ static int chunked_schedule(void *ctx, Engine *eng, Err *e)
         uint32_t fed = (uint32_t)eng_plan_add(eng, idx, 0);
         budget = fed >= budget ? 0 : budget - fed;
     }
+    chunked_prefills(c, eng, budget);
+    return 0;
+}
+
+/* chunked_schedule after its step 1, which the engine's decode group took:
+ * n_group decode tokens (Scheduler.schedule_rest). */
+static int chunked_schedule_rest(void *ctx, Engine *eng, uint32_t n_group, Err *e)
+{
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    (void)e;
+    /* step 1 gives every decoding request a token only while the budget
+     * lasts */
+    if (n_group > c->token_budget) return 1;
+    admission_sweep(sc, eng);
+    chunked_prefills(c, eng, c->token_budget - n_group);
+    return 0;
+}
+
+/* Steps 2 and 3 of chunked_schedule with the budget step 1 left. */
+static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget)
+{
+    uint32_t partial = 0;
+    const uint32_t max_partial = c->max_partial_prefills ? c->max_partial_prefills : UINT32_MAX;
     /* 2. chunks for admitted requests still prefilling, admission order */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0 && partial < max_partial; i++) {
         uint32_t idx = eng_running_at(eng, i);
@@ -122,7 +147,6 @@ static int chunked_schedule(void *ctx, Engine *eng, Err *e)
         budget -= (uint32_t)added;
         partial += !request_decoding(r);
     }
-    return 0;
 }
 
 static int vllm_schedule(void *ctx, Engine *eng, Err *e)
@@ -287,6 +311,7 @@ int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
     *out = (Scheduler){.name = sched_kind_name(cfg->kind), .ctx = sc, .schedule = fn,
                        .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy,
                        /* the admission sweep reads the clock: not steady */
-                       .steady = !cfg->deadline_aware};
+                       .steady = !cfg->deadline_aware,
+                       .schedule_rest = cfg->kind == SCHED_CHUNKED ? chunked_schedule_rest : NULL};
     return 0;
 }

@@ -4,7 +4,9 @@
  *
  *  - its pieces: a decode batch priced from its sums (CostModel.decode_time)
  *    equals the same batch priced item by item, CostBreakdown and
- *    extrapolation counters alike, for the profile-driven and flat
+ *    extrapolation counters alike (with prefill chunks after the decodes,
+ *    as the chunked scheduler's decode group prices them), for the
+ *    profile-driven and flat
  *    roofline, tensor parallelism, the linear model and the engine
  *    wrapper (CUDA-graph padding, KV conversion, host time); count copies
  *    of a gap added at once equal count single adds (sketch and exact);
@@ -33,7 +35,7 @@
  * extrapolation counters): one priced by items, one by sums. */
 static void check_sums_match(CostModel *a, CostModel *b, uint32_t seed, int expect_supported)
 {
-    static BatchItem items[400];
+    static BatchItem items[410];
     uint64_t x = seed * 2654435761u + 1;
     int supported = 0;
     for (int round = 0; round < 300; round++) {
@@ -49,13 +51,22 @@ static void check_sums_match(CostModel *a, CostModel *b, uint32_t seed, int expe
             ag.min_h = h < ag.min_h ? h : ag.min_h;
             ag.max_h = h > ag.max_h ? h : ag.max_h;
         }
+        /* most rounds a mixed batch: prefill chunks after the decodes, as
+         * the chunked scheduler orders them */
+        uint32_t np = round % 3 == 0 ? 0 : 1 + (uint32_t)(x >> 50) % 3;
+        for (uint32_t i = 0; i < np; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            items[n + i] = (BatchItem){.req = n + i, .c = 1 + (uint32_t)(x >> 40) % 2048,
+                                       .h = (uint32_t)(x >> 20) % 4096, .kind = ITEM_PREFILL,
+                                       .samples = (uint8_t)(i & 1)};
+        }
         CostBreakdown ci, cs;
         memset(&ci, 0, sizeof ci);
         memset(&cs, 0, sizeof cs);
-        CHECK(a->iter_time(a->ctx, items, n, &ci) == 0);
-        int rc = b->decode_time ? b->decode_time(b->ctx, &ag, &cs) : 1;
+        CHECK(a->iter_time(a->ctx, items, n + np, &ci) == 0);
+        int rc = b->decode_time ? b->decode_time(b->ctx, &ag, items + n, np, &cs) : 1;
         if (rc == 1) {
-            CHECK(b->iter_time(b->ctx, items, n, &cs) == 0); /* what the engine does then */
+            CHECK(b->iter_time(b->ctx, items, n + np, &cs) == 0); /* what the engine does then */
         } else {
             supported = 1;
             CHECK_INT(rc, 0);
@@ -128,6 +139,15 @@ static void test_fast_decode_sums_wrap_linear(void)
     CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
     CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
     check_sums_match(&wa, &wb, 4, 1);
+    wa.destroy(wa.ctx);
+    wb.destroy(wb.ctx);
+    /* mixed batches padded too, host time added (no overlap) */
+    CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    wc.mixed_graphs = 1;
+    wc.overlap = 0;
+    CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
+    CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
+    check_sums_match(&wa, &wb, 7, 1);
     wa.destroy(wa.ctx);
     wb.destroy(wb.ctx);
     LinearCostCfg lc = {.fixed_s = 26.22e-3, .per_token_s = 30.4e-6, .per_pair_s = 3e-9};
