@@ -100,6 +100,7 @@ struct Engine {
     uint64_t *g_base, *g_fin; /* per slot: base step, the step of its last token */
     uint32_t *g_bpos;      /* per slot: position in its block-phase bucket */
     uint32_t *g_heap, g_heap_n; /* members by (g_fin, admit_seq): the next to finish first */
+    uint32_t *g_gone, g_n_gone; /* running requests that finished since the last iteration end */
     uint32_t **g_bk, *g_bk_n, *g_bk_cap; /* per block phase: members needing a block when g_S % B is it */
     struct GStep { uint64_t step; int64_t dur; } *g_dq; /* step durations, decreasing: range maxima */
     uint32_t g_dq_head, g_dq_n, g_dq_cap;
@@ -117,6 +118,18 @@ Request *eng_req(Engine *eng, uint32_t idx) { return &eng->reqs[idx]; }
 uint32_t eng_waiting_count(const Engine *eng) { return eng->w_len; }
 uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
 uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
+
+uint32_t eng_running_next_prefilling(const Engine *eng, uint32_t pos)
+{
+    /* group members decode; every other running request was checked when
+     * the group formed or joined it when its prefill ended */
+    if (eng->g_on) {
+        while (pos < eng->n_running && eng->running[pos] < eng->g_cap && eng->g_mem[eng->running[pos]]) pos++;
+        return pos;
+    }
+    while (pos < eng->n_running && request_decoding(&eng->reqs[eng->running[pos]])) pos++;
+    return pos;
+}
 const BatchPlan *eng_plan(const Engine *eng) { return &eng->plan; }
 const KvPolicy *engine_kv(const Engine *eng) { return &eng->cfg.kv; }
 
@@ -234,6 +247,7 @@ static void g_ensure(Engine *eng)
     eng->g_fin = xrealloc(eng->g_fin, cap * sizeof *eng->g_fin);
     eng->g_bpos = xrealloc(eng->g_bpos, cap * sizeof *eng->g_bpos);
     eng->g_heap = xrealloc(eng->g_heap, cap * sizeof *eng->g_heap);
+    eng->g_gone = xrealloc(eng->g_gone, cap * sizeof *eng->g_gone);
     if (!eng->g_bk) {
         uint32_t B = eng->cfg.kv.grow_block_tokens;
         eng->g_bk = xcalloc(B, sizeof *eng->g_bk);
@@ -694,6 +708,10 @@ static void emit_token(Engine *eng, Request *r)
  * next request of its client or session. */
 static void finish_request(Engine *eng, Request *r)
 {
+    if (eng->g_on) {
+        g_ensure(eng);
+        eng->g_gone[eng->g_n_gone++] = r->idx; /* for the running list's compaction */
+    }
     r->state = REQ_FINISHED;
     r->t_finish_ns = eng->now_ns;
     eng->cfg.kv.release(eng->cfg.kv.ctx, r);
@@ -808,7 +826,8 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
     eng->now_ns = now_ns;
     eng->st.t_last_event_ns = now_ns;
     release_parked(eng);
-    const uint64_t left0 = eng->st.finished + eng->st.cancelled;
+    const uint64_t left0f = eng->st.finished, left0c = eng->st.cancelled;
+    eng->g_n_gone = 0;
     if (eng->g_step_n) g_step_end(eng); /* the group's decode items came first in the plan */
     BatchPlan *pl = &eng->plan;
     for (uint32_t i = 0; i < pl->n; i++) {
@@ -858,12 +877,30 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
     }
     /* Finished requests leave the running list, order preserved (with the
      * group formed only finishes and cancels leave it). */
-    if (!eng->g_on || eng->st.finished + eng->st.cancelled != left0) {
+    if (eng->g_on && eng->st.cancelled == left0c && eng->st.finished - left0f == eng->g_n_gone) {
+        /* only the finished ones recorded leave: found without reading
+         * every running request */
+        if (eng->g_n_gone > 0) {
+            uint32_t j = 0, k = 0;
+            for (uint32_t i = 0; i < eng->n_running; i++) {
+                uint32_t idx = eng->running[i], gone = 0;
+                for (uint32_t g = 0; k < eng->g_n_gone && g < eng->g_n_gone; g++)
+                    if (eng->g_gone[g] == idx) {
+                        gone = 1;
+                        k++;
+                        break;
+                    }
+                if (!gone) eng->running[j++] = idx;
+            }
+            eng->n_running = j;
+        }
+    } else {
         uint32_t j = 0;
         for (uint32_t i = 0; i < eng->n_running; i++)
             if (eng->reqs[eng->running[i]].state == REQ_RUNNING) eng->running[j++] = eng->running[i];
         eng->n_running = j;
     }
+    eng->g_n_gone = 0;
     pl->n = 0;
     pl->new_tokens = 0;
     pl->n_prefill = pl->n_decode = 0;
@@ -1603,6 +1640,7 @@ void engine_free(Engine *eng)
     free(eng->g_fin);
     free(eng->g_bpos);
     free(eng->g_heap);
+    free(eng->g_gone);
     for (uint32_t q = 0; eng->g_bk && q < eng->cfg.kv.grow_block_tokens; q++) free(eng->g_bk[q]);
     free(eng->g_bk);
     free(eng->g_bk_n);

@@ -289,6 +289,10 @@ uint32_t eng_waiting_at(const Engine *eng, uint32_t pos);
 /* Admitted, in admission order. */
 uint32_t eng_running_count(const Engine *eng);
 uint32_t eng_running_at(const Engine *eng, uint32_t pos);
+/* The first position >= pos in the running list whose request is still
+ * prefilling (!request_decoding), or eng_running_count: with the decode
+ * group formed, without reading the decoding requests (issue 16). */
+uint32_t eng_running_next_prefilling(const Engine *eng, uint32_t pos);
 
 /* Admits waiting[pos] if the KV policy can reserve for a first chunk of
  * `first_chunk` tokens: 1 = admitted (now the last running request), 0 =

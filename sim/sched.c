@@ -126,10 +126,11 @@ static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget)
     uint32_t partial = 0;
     const uint32_t max_partial = c->max_partial_prefills ? c->max_partial_prefills : UINT32_MAX;
     /* 2. chunks for admitted requests still prefilling, admission order */
-    for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0 && partial < max_partial; i++) {
+    for (uint32_t i = eng_running_next_prefilling(eng, 0); i < eng_running_count(eng) && budget > 0 &&
+                                                           partial < max_partial;
+         i = eng_running_next_prefilling(eng, i + 1)) {
         uint32_t idx = eng_running_at(eng, i);
         Request *r = eng_req(eng, idx);
-        if (request_decoding(r)) continue;
         int added = eng_plan_add(eng, idx, chunk_cap(c, prefill_left(r), budget));
         budget -= (uint32_t)added;
         partial += added > 0;
