@@ -169,6 +169,7 @@ typedef struct Roofline {
     /* ---- roofline_decode (issue 16): the batch by its sums while set ---- */
     const CostDecodeAgg *agg;
     double agg_attn, agg_ratio; /* the profile's decode attention of agg, and its extrapolation */
+    ProfAttnMemo agg_memo;      /* the decode op's flags and curve values between calls */
     int agg_which;
 } Roofline;
 
@@ -678,7 +679,7 @@ static int roofline_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem 
         r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0))
         return 1;
     if (r->prof && profile_attn_decode_sums(r->dec, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h, r->qh,
-                                            r->kvh, r->hd, 2, r->kv_b, &r->agg_attn, &r->agg_ratio,
+                                            r->kvh, r->hd, 2, r->kv_b, &r->agg_memo, &r->agg_attn, &r->agg_ratio,
                                             &r->agg_which) != 0)
         return 1;
     r->agg = agg;

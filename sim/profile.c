@@ -303,9 +303,27 @@ static int profile_attn_single_only(const ProfOp *op)
 /* The launch-wide part of profile_attn_time from its sums: the batch's
  * pairs, new tokens, cached + new tokens, CTAs and the per-sequence feature
  * ranges.  seq is read only when a curve is per sequence. */
+/* profile_eff with the curves' last values kept in m (side k): the same
+ * terms summed in the same order. */
+static double profile_eff_memo(const ProfCurve *c, int n, const double *feat, ProfAttnMemo *m, int k)
+{
+    double le = 0;
+    for (int i = 0; i < n; i++) {
+        double x = feat[c[i].feat];
+        if (!m->ok[k][i] || m->x[k][i] != x) {
+            m->x[k][i] = x;
+            m->le[k][i] = profile_curve_le(&c[i], x);
+            m->ok[k][i] = 1;
+        }
+        le += m->le[k][i];
+    }
+    return exp(le);
+}
+
 static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, double pairs, double sum_c,
                                 double sum_len, double ctas, const double *lo, const double *hi, double qh,
-                                double kvh, double hd, double act_b, double kv_b, double *ratio, int *which)
+                                double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo,
+                                double *ratio, int *which)
 {
     double group = qh / kvh, kvt = 2 * kvh * hd * kv_b;
     double flops = 4.0 * qh * hd * pairs;
@@ -319,7 +337,11 @@ static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, 
     wide[PF_HEAD_DIM] = hd;
     double t = op->t0_s + (op->unit_feat >= 0 ? op->unit_s * wide[op->unit_feat] : 0);
     double tc = 0, tm = 0;
-    if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
+    if (memo) {
+        /* launch-wide (profile_attn_decode_sums checked) */
+        if (flops > 0 && op->peak_flops > 0) tc = flops / (op->peak_flops * profile_eff_memo(op->ec, op->n_ec, wide, memo, 0));
+        if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_eff_memo(op->em, op->n_em, wide, memo, 1));
+    } else if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
         for (size_t i = 0; i < n; i++) {
             double feat[PF_COUNT], f, b;
             profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
@@ -418,11 +440,13 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
         lo[PF_QROWS] = c_lo * group;
         hi[PF_QROWS] = c_hi * group;
     }
-    return profile_attn_tail(op, seq, n, pairs, sum_c, sum_len, ctas, lo, hi, qh, kvh, hd, act_b, kv_b, ratio, which);
+    return profile_attn_tail(op, seq, n, pairs, sum_c, sum_len, ctas, lo, hi, qh, kvh, hd, act_b, kv_b, NULL, ratio,
+                             which);
 }
 
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
-                             double kvh, double hd, double act_b, double kv_b, double *t, double *ratio, int *which)
+                             double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
+                             double *ratio, int *which)
 {
     if (ratio) *ratio = 1;
     if (which) *which = PF_NONE;
@@ -430,18 +454,28 @@ int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double mi
         *t = 0;
         return 0;
     }
-    if (profile_attn_single_only(op) || profile_curves_per_seq(op->ec, op->n_ec) ||
-        profile_curves_per_seq(op->em, op->n_em))
-        return -1;
+    ProfAttnMemo local;
+    if (!memo) {
+        memset(&local, 0, sizeof local);
+        memo = &local;
+    }
+    if (memo->op != op) {
+        memset(memo, 0, sizeof *memo);
+        memo->op = op;
+        memo->per_seq = profile_attn_single_only(op) || profile_curves_per_seq(op->ec, op->n_ec) ||
+                        profile_curves_per_seq(op->em, op->n_em);
+        unsigned need = 0;
+        for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
+        for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
+        for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
+        memo->want_ctas = (need >> PF_CTAS) & 1;
+        memo->want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN | 1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
+    }
+    if (memo->per_seq) return -1;
     /* profile_attn_time's sums for n sequences of c = 1: each adds h + 1
      * pairs and h + 1 tokens (integers, so every partial sum is exact below
      * 2^53 and the order does not matter), and the same CTA count */
-    unsigned need = 0;
-    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
-    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
-    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
-    const int want_ctas = (need >> PF_CTAS) & 1, want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN |
-                                                                         1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
+    const int want_ctas = memo->want_ctas, want_range = memo->want_range;
     double group = qh / kvh, one_ctas = kvh * ceil(group / 128), dn = (double)n;
     double pairs = sum_h + dn;
     if (!(pairs < 9007199254740992.0) || (want_ctas && one_ctas != floor(one_ctas))) return -1;
@@ -457,7 +491,7 @@ int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double mi
         lo[PF_QROWS] = hi[PF_QROWS] = group;
     }
     *t = profile_attn_tail(op, NULL, n, pairs, dn, pairs, want_ctas ? dn * one_ctas : 0, lo, hi, qh, kvh, hd,
-                           act_b, kv_b, ratio, which);
+                           act_b, kv_b, memo, ratio, which);
     return 0;
 }
 

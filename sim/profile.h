@@ -247,8 +247,18 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
  * number, bit for bit (issue 16's decode fast path).  -1 (nothing
  * computed) when the op prices per sequence (single-sequence fits, a curve
  * over a per-sequence feature) or a sum could round. */
+/* What profile_attn_decode_sums may keep between calls for one op (the
+ * caller's, zeroed; exact: the op's flags, each curve's last feature and
+ * value). */
+typedef struct ProfAttnMemo {
+    const ProfOp *op;
+    int per_seq, want_ctas, want_range;
+    int ok[2][PROF_CURVES];
+    double x[2][PROF_CURVES], le[2][PROF_CURVES];
+} ProfAttnMemo;
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
-                             double kvh, double hd, double act_b, double kv_b, double *t, double *ratio, int *which);
+                             double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
+                             double *ratio, int *which);
 
 /* Convenience: a GEMM's latency under the profile's GEMM class gemm_op
  * (PROF_GEMM_BF16, PROF_GEMM_FP8, ...: the 0 / 1 of bf16 / fp8 as before),

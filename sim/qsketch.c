@@ -68,6 +68,73 @@ void qsketch_add(QSketch *s, int64_t v)
     s->sumsq += d * d;
 }
 
+/* s + x + x + ... (count additions, each rounded to nearest even), with
+ * s >= 0 and x > 0.  Inside one binade [2^(e-1), 2^e) every sum is a
+ * multiple of its ulp u, and an addition that stays in it adds x rounded to
+ * a multiple of u: q = x - (x mod u), plus u when x mod u > u / 2 -- the
+ * same increment each time.  A tie (x mod u = u / 2) rounds to the even
+ * multiple: once s / u is even, the increment is q, plus u when q / u is
+ * odd, each time.  So a stretch of additions is one exact multiplication;
+ * s = 0, an odd s at a tie, or a sum about to leave the binade takes a
+ * single addition. */
+static double add_n_pos(double s, double x, uint64_t count)
+{
+    while (count > 0) {
+        if (!(s > 0) || !isfinite(s) || !isfinite(x)) {
+            s += x;
+            count--;
+            continue;
+        }
+        int e;
+        frexp(s, &e);
+        /* u is a power of two: x / u, its floor and the products are exact */
+        const double top = ldexp(1.0, e), u = ldexp(1.0, e - 53), q = floor(x / u) * u, r = x - q;
+        double inc;
+        if (r == u / 2) {
+            const double su = s / u;
+            if (su != 2 * floor(su / 2)) {
+                s += x;
+                count--;
+                continue;
+            }
+            const double qu = q / u;
+            inc = q + (qu != 2 * floor(qu / 2) ? u : 0);
+        } else {
+            inc = q + (r > u / 2 ? u : 0);
+        }
+        if (inc == 0) return s; /* absorbed every time */
+        /* step j (0-based) stays in the binade when s + j inc + x + u < top,
+         * i.e. x < (top - u) - (s + j inc): both sides exact */
+        const double lim = top - u;
+        if (!(x < lim - s)) {
+            s += x;
+            count--;
+            continue;
+        }
+        double kd = floor((lim - s - x) / inc) + 1;
+        uint64_t k = kd >= (double)count ? count : (uint64_t)kd;
+        while (k > 1 && !(x < lim - (s + (double)(k - 1) * inc))) k--;
+        s += (double)k * inc; /* a multiple of u below top: exact */
+        count -= k;
+    }
+    return s;
+}
+
+/* count additions of x to s, as a loop of s += x would leave s. */
+static double add_n(double s, double x, uint64_t count)
+{
+    /* whole numbers whose every partial sum stays below 2^52: all exact */
+    if (x == floor(x) && s == floor(s) && fabs(s) + (double)count * fabs(x) < 4503599627370496.0)
+        return s + (double)count * x;
+    while (count > 0 && x != 0) {
+        if (s >= 0 && x > 0) return add_n_pos(s, x, count);
+        if (s <= 0 && x < 0) return -add_n_pos(-s, -x, count); /* rounding is symmetric */
+        s += x;
+        count--;
+    }
+    return s;
+}
+
 void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
 {
     if (count == 0) return;
@@ -79,13 +146,9 @@ void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
     s->n += count;
     if (v < s->min) s->min = v;
     if (v > s->max) s->max = v;
-    double d = (double)v - s->shift, dd = d * d, sum = s->sum, sumsq = s->sumsq;
-    for (uint64_t i = 0; i < count; i++) {
-        sum += d;
-        sumsq += dd;
-    }
-    s->sum = sum;
-    s->sumsq = sumsq;
+    double d = (double)v - s->shift;
+    s->sum = add_n(s->sum, d, count);
+    s->sumsq = add_n(s->sumsq, d * d, count);
 }
 
 void qsketch_merge(QSketch *dst, const QSketch *src)

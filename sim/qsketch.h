@@ -44,8 +44,8 @@ void qsketch_init(QSketch *s);
 void qsketch_free(QSketch *s);
 void qsketch_add(QSketch *s, int64_t v);
 /* count copies of v: the state count qsketch_add calls leave, bit for bit
- * (one bucket update; the shifted sums still add value by value, in order,
- * since floating-point sums depend on it). */
+ * (one bucket update; the shifted sums as count rounded additions would
+ * leave them, a binade at a time). */
 void qsketch_add_n(QSketch *s, int64_t v, uint64_t count);
 /* dst += src (the counts add; exact). */
 void qsketch_merge(QSketch *dst, const QSketch *src);

@@ -189,6 +189,28 @@ static void test_fast_sketch_add_n(void)
     CHECK(memcmp(s1.counts, s2.counts, s1.n_buckets * sizeof *s1.counts) == 0);
     qsketch_free(&s1);
     qsketch_free(&s2);
+    /* long stretches (sums through many binades, ties when the ulp is 2,
+     * 8, ...), gaps above and below the first (negative shifted values) */
+    for (int trial = 0; trial < 6; trial++) {
+        qsketch_init(&s1);
+        qsketch_init(&s2);
+        for (int k = 0; k < 400; k++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t v = trial < 3 ? 40000000 + (int64_t)((x >> 40) % 9) - 4 /* tiny odd/even gaps */
+                                  : (int64_t)((x >> 30) % 4000000000ull);
+            uint64_t cnt = trial % 2 ? (x >> 12) % 20000 : (x >> 12) % 7;
+            qsketch_add_n(&s1, v, cnt);
+            for (uint64_t i = 0; i < cnt; i++) qsketch_add(&s2, v);
+        }
+        if (!(s1.sum == s2.sum && s1.sumsq == s2.sumsq && s1.n == s2.n))
+            fprintf(stderr, "  trial %d: sum %.17g vs %.17g, sumsq %.17g vs %.17g\n", trial, s1.sum, s2.sum, s1.sumsq,
+                    s2.sumsq);
+        CHECK(s1.sum == s2.sum);
+        CHECK(s1.sumsq == s2.sumsq);
+        CHECK_INT(s1.n, s2.n);
+        qsketch_free(&s1);
+        qsketch_free(&s2);
+    }
     /* an accumulator crossing from exact values into its sketch */
     StatAcc a1, a2;
     statacc_init(&a1, 1000);
