@@ -232,7 +232,7 @@ fuzz: fuzz-build
 
 
 # the streamed Poisson runs' sizes; CI runs only the first (the 10^7 run
-# alone is about 2.5 min of CPU)
+# alone is about 30 s of CPU with the decode fast path)
 BENCH_SIZES ?= 1000000 10000000
 bench: deps
 	@$(MAKE) --no-print-directory servesim

@@ -356,14 +356,29 @@ static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, 
         if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_eff(op->em, op->n_em, wide));
     }
     if (ratio) {
-        /* Each grid bound concerns one feature, so the extremes decide. */
-        double fl[PF_COUNT], fh[PF_COUNT];
-        for (int k = 0; k < PF_COUNT; k++) {
-            fl[k] = lo[k] <= hi[k] ? lo[k] : wide[k];
-            fh[k] = lo[k] <= hi[k] ? hi[k] : wide[k];
+        /* Each grid bound concerns one feature, so the extremes decide:
+         * profile_extrapolation at the low and at the high ends, feature
+         * by feature as it reads them */
+        double rl = 1.0, rh = 1.0;
+        int wl = PF_NONE, wh = PF_NONE;
+        for (int i = 0; i < op->n_grid; i++) {
+            const int f = op->grid_feat[i];
+            const double xl = lo[f] <= hi[f] ? lo[f] : wide[f], xh = lo[f] <= hi[f] ? hi[f] : wide[f];
+            double r = 1.0;
+            if (xl > op->grid_hi[i]) r = xl / op->grid_hi[i];
+            else if (xl < op->grid_lo[i]) r = xl > 0 ? op->grid_lo[i] / xl : HUGE_VAL;
+            if (r > rl) {
+                rl = r;
+                wl = f;
+            }
+            r = 1.0;
+            if (xh > op->grid_hi[i]) r = xh / op->grid_hi[i];
+            else if (xh < op->grid_lo[i]) r = xh > 0 ? op->grid_lo[i] / xh : HUGE_VAL;
+            if (r > rh) {
+                rh = r;
+                wh = f;
+            }
         }
-        int wl, wh;
-        double rl = profile_extrapolation(op, fl, &wl), rh = profile_extrapolation(op, fh, &wh);
         *ratio = rl > rh ? rl : rh;
         if (which) *which = rl > rh ? wl : wh;
     }

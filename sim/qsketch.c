@@ -124,7 +124,8 @@ static double add_n_pos(double s, double x, uint64_t count)
 static double add_n(double s, double x, uint64_t count)
 {
     /* whole numbers whose every partial sum stays below 2^52: all exact */
-    if (x == floor(x) && s == floor(s) && fabs(s) + (double)count * fabs(x) < 4503599627370496.0)
+    if (fabs(x) < 4503599627370496.0 && fabs(s) < 4503599627370496.0 && x == (double)(int64_t)x &&
+        s == (double)(int64_t)s && fabs(s) + (double)count * fabs(x) < 4503599627370496.0)
         return s + (double)count * x;
     while (count > 0 && x != 0) {
         if (s >= 0 && x > 0) return add_n_pos(s, x, count);

@@ -377,6 +377,16 @@ static void test_fast_default_scenario(void)
     CHECK_INT(fast_same("default_tt", text, "", 0), 0);
 }
 
+/* README.md "Speed" quotes the Azure trace's count (deterministic). */
+static void test_fast_readme_azure(void)
+{
+    static char out[8192];
+    CHECK(access("workloads/bench_azure_conv.json", R_OK) == 0); /* make test runs from the repository root */
+    CHECK_INT(sh("bench --scenario workloads/bench_azure_conv.json", out, sizeof out), 0);
+    CHECK_CONTAINS(out, "decode fast path: 418847 of 418867 iterations (100.0%; --no-fast-path: none)");
+    CHECK_CONTAINS(out, "19366 requests, 418867 iterations, ITL n=4069299 p99 41.96 ms");
+}
+
 static void fast_no_tmpdir(void)
 {
     CHECK(0);
@@ -388,6 +398,7 @@ void suite_fast(void)
     RUN(test_fast_decode_sums_roofline);
     RUN(test_fast_decode_sums_wrap_linear);
     RUN(test_fast_sketch_add_n);
+    RUN(test_fast_readme_azure);
     snprintf(dir, sizeof dir, "/tmp/servesim-fast-XXXXXX");
     if (!mkdtemp(dir)) {
         RUN(fast_no_tmpdir);
