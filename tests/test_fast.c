@@ -361,6 +361,58 @@ static void test_fast_kv_pressure(void)
     free(a);
 }
 
+#define FAST_POISSON_OPEN "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 25, \"count\": 500, " \
+    "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 800, \"sigma\": 0.8, \"min\": 16, \"max\": 8000}, " \
+    "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 0.8, \"min\": 1, \"max\": 1500}"
+
+/* What the decode group does not follow dissolves it (cancels, with and
+ * without the overlap scheduler's late release; parallel-sampling
+ * branches; a group larger than the token budget; preemption with swap;
+ * partial prefills under KV pressure): still the same bytes. */
+static void test_fast_dissolve_cases(void)
+{
+    static char text[1 << 14];
+    const char *cancel = ", \"cancel\": {\"fraction\": 0.2, \"after_ms\": {\"dist\": \"exponential\", \"mean\": 3000}}}}";
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, "
+             "\"token_budget\": 1024}, " FAST_POISSON_OPEN "%s", cancel);
+    CHECK(fast_same("cancel", text, "", 0) > 1000);
+    snprintf(text, sizeof text, FAST_HEAD "\"engine\": {\"name\": \"async\", \"overlap_scheduler\": true}, "
+             "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, \"token_budget\": 1024}, "
+             FAST_POISSON_OPEN "%s", cancel);
+    CHECK(fast_same("cancel_overlap", text, "", 0) > 1000);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, "
+             "\"token_budget\": 2048}, \"workload\": {\"kind\": \"sessions\", \"sessions\": 60, \"turns\": "
+             "{\"dist\": \"uniform\", \"min\": 2, \"max\": 6}, \"rate_per_s\": 2, \"first_prompt_tokens\": 600, "
+             "\"new_tokens_per_turn\": {\"dist\": \"lognormal\", \"median\": 80, \"sigma\": 0.6}, "
+             "\"output_tokens\": 200, \"think_ms\": {\"dist\": \"exponential\", \"mean\": 2000}, "
+             "\"system_prompt_tokens\": 1024, \"max_prompt_tokens\": 32768}}");
+    CHECK(fast_same("sessions", text, "", 0) > 1000);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 96, "
+             "\"token_budget\": 48, \"order\": \"priority\", \"admission\": {\"max_queue\": 40}}, "
+             "\"kv\": {\"capacity_gib\": 2, \"reserve\": \"final\"}, " FAST_POISSON_OPEN "}}");
+    CHECK(fast_same("smallbudget", text, "", 0) > 1000);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 200, "
+             "\"token_budget\": 512, \"long_prefill_threshold\": 256, \"max_partial_prefills\": 2}, "
+             "\"kv\": {\"capacity_gib\": 1.2, \"reserve\": \"on_demand\"}, " FAST_POISSON_OPEN "}}");
+    CHECK(fast_same("partial", text, "", 0) > 1000);
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"vllm\", \"max_num_seqs\": 128, "
+             "\"preemption\": \"swap\"}, \"kv\": {\"capacity_gib\": 1.5, \"reserve\": \"on_demand\"}, "
+             FAST_POISSON_OPEN "}}");
+    CHECK(fast_same("vllmswap", text, "", 0) > 1000);
+    /* parallel sampling: every fourth request has three branches */
+    int k = snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, "
+                     "\"token_budget\": 2048}, \"workload\": {\"requests\": [");
+    uint64_t x = 11;
+    for (int i = 0; i < 120 && k < (int)sizeof text - 200; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        k += snprintf(text + k, sizeof text - (size_t)k, "%s{\"id\": \"r%d\", \"arrival_ms\": %d, "
+                      "\"prompt_tokens\": %d, \"output_tokens\": %d%s}", i ? ", " : "", i, 125 * i,
+                      50 + (int)((x >> 33) % 2950), 1 + (int)((x >> 20) % 600), i % 4 ? "" : ", \"n\": 3");
+    }
+    snprintf(text + k, sizeof text - (size_t)k, "]}}");
+    CHECK(fast_same("nsample", text, "", 0) > 500);
+}
+
 /* The default scenario (run without a file), and with per-token times
  * kept (the fast path steps aside: every token is recorded). */
 static void test_fast_default_scenario(void)
@@ -406,6 +458,7 @@ void suite_fast(void)
     }
     RUN(test_fast_reports_identical);
     RUN(test_fast_kv_pressure);
+    RUN(test_fast_dissolve_cases);
     RUN(test_fast_default_scenario);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
