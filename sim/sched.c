@@ -77,6 +77,29 @@ static int continuous_schedule(void *ctx, Engine *eng, Err *e)
     return 0;
 }
 
+/* continuous_schedule when every running request decodes (the engine's
+ * decode group of n_group: plan_all_running's items, first in the plan):
+ * only the admissions, whose token cap counts the group's tokens. */
+static int continuous_schedule_rest(void *ctx, Engine *eng, uint32_t n_group, Err *e)
+{
+    Sched *sc = ctx;
+    const SchedConfig *c = &sc->c;
+    (void)e;
+    if (eng_running_count(eng) != n_group) return 1; /* a prefill would sit among the decodes */
+    admission_sweep(sc, eng);
+    while (eng_running_count(eng) < c->max_running && eng_waiting_count(eng) > 0) {
+        uint32_t idx = eng_waiting_at(eng, 0);
+        Request *r = eng_req(eng, idx);
+        const BatchPlan *pl = eng_plan(eng);
+        if (c->max_num_tokens && pl->n_prefill > 0 && pl->new_tokens + n_group + prefill_left(r) > c->max_num_tokens)
+            break;
+        if (c->max_partial_prefills && pl->n_prefill >= c->max_partial_prefills) break;
+        if (!eng_admit(eng, 0, prefill_left(r))) break;
+        if (eng_plan_add(eng, idx, prefill_left(r)) <= 0) break;
+    }
+    return 0;
+}
+
 static uint32_t chunk_cap(const SchedConfig *c, uint32_t left, uint32_t budget)
 {
     uint32_t x = MIN(left, budget);
@@ -313,6 +336,8 @@ int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
                        .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy,
                        /* the admission sweep reads the clock: not steady */
                        .steady = !cfg->deadline_aware,
-                       .schedule_rest = cfg->kind == SCHED_CHUNKED ? chunked_schedule_rest : NULL};
+                       .schedule_rest = cfg->kind == SCHED_CHUNKED      ? chunked_schedule_rest
+                                        : cfg->kind == SCHED_CONTINUOUS ? continuous_schedule_rest
+                                                                        : NULL};
     return 0;
 }

@@ -395,6 +395,12 @@ static void test_fast_dissolve_cases(void)
              "\"token_budget\": 512, \"long_prefill_threshold\": 256, \"max_partial_prefills\": 2}, "
              "\"kv\": {\"capacity_gib\": 1.2, \"reserve\": \"on_demand\"}, " FAST_POISSON_OPEN "}}");
     CHECK(fast_same("partial", text, "", 0) > 1000);
+    /* the continuous scheduler's group: admissions capped by max_num_tokens
+     * (which counts the group's tokens), KV pressure, cancels */
+    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 128, "
+             "\"max_num_tokens\": 3000, \"max_partial_prefills\": 2}, \"kv\": {\"capacity_gib\": 1.5, "
+             "\"reserve\": \"on_demand\"}, " FAST_POISSON_OPEN ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 4000}}}");
+    CHECK(fast_same("contpress", text, "", 0) > 1000);
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"vllm\", \"max_num_seqs\": 128, "
              "\"preemption\": \"swap\"}, \"kv\": {\"capacity_gib\": 1.5, \"reserve\": \"on_demand\"}, "
              FAST_POISSON_OPEN "}}");
