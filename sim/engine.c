@@ -101,6 +101,7 @@ struct Engine {
     uint32_t *g_bpos;      /* per slot: position in its block-phase bucket */
     uint32_t *g_heap, g_heap_n; /* members by (g_fin, admit_seq): the next to finish first */
     uint32_t *g_gone, g_n_gone; /* running requests that finished since the last iteration end */
+    uint8_t *g_gone_f;     /* per slot: in g_gone */
     uint32_t **g_bk, *g_bk_n, *g_bk_cap; /* per block phase: members needing a block when g_S % B is it */
     struct GStep { uint64_t step; int64_t dur; } *g_dq; /* step durations, decreasing: range maxima */
     uint32_t g_dq_head, g_dq_n, g_dq_cap;
@@ -119,12 +120,23 @@ uint32_t eng_waiting_count(const Engine *eng) { return eng->w_len; }
 uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
 uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
 
+static int g_is(const Engine *eng, uint32_t idx);
+
 uint32_t eng_running_next_prefilling(const Engine *eng, uint32_t pos)
 {
     /* group members decode; every other running request was checked when
      * the group formed or joined it when its prefill ended */
     if (eng->g_on) {
-        while (pos < eng->n_running && eng->running[pos] < eng->g_cap && eng->g_mem[eng->running[pos]]) pos++;
+        /* the n_running - g_n prefilling ones were admitted last: the
+         * first of them is found from the end */
+        uint32_t left = eng->n_running - eng->g_n, first = eng->n_running;
+        for (uint32_t i = eng->n_running; i > 0 && left > 0; i--)
+            if (!g_is(eng, eng->running[i - 1])) {
+                first = i - 1;
+                left--;
+            }
+        if (pos < first) pos = first;
+        while (pos < eng->n_running && g_is(eng, eng->running[pos])) pos++;
         return pos;
     }
     while (pos < eng->n_running && request_decoding(&eng->reqs[eng->running[pos]])) pos++;
@@ -248,6 +260,8 @@ static void g_ensure(Engine *eng)
     eng->g_bpos = xrealloc(eng->g_bpos, cap * sizeof *eng->g_bpos);
     eng->g_heap = xrealloc(eng->g_heap, cap * sizeof *eng->g_heap);
     eng->g_gone = xrealloc(eng->g_gone, cap * sizeof *eng->g_gone);
+    eng->g_gone_f = xrealloc(eng->g_gone_f, cap * sizeof *eng->g_gone_f);
+    memset(eng->g_gone_f + old, 0, (cap - old) * sizeof *eng->g_gone_f);
     if (!eng->g_bk) {
         uint32_t B = eng->cfg.kv.grow_block_tokens;
         eng->g_bk = xcalloc(B, sizeof *eng->g_bk);
@@ -711,6 +725,7 @@ static void finish_request(Engine *eng, Request *r)
     if (eng->g_on) {
         g_ensure(eng);
         eng->g_gone[eng->g_n_gone++] = r->idx; /* for the running list's compaction */
+        eng->g_gone_f[r->idx] = 1;
     }
     r->state = REQ_FINISHED;
     r->t_finish_ns = eng->now_ns;
@@ -827,6 +842,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
     eng->st.t_last_event_ns = now_ns;
     release_parked(eng);
     const uint64_t left0f = eng->st.finished, left0c = eng->st.cancelled;
+    for (uint32_t g = 0; g < eng->g_n_gone; g++) eng->g_gone_f[eng->g_gone[g]] = 0;
     eng->g_n_gone = 0;
     if (eng->g_step_n) g_step_end(eng); /* the group's decode items came first in the plan */
     BatchPlan *pl = &eng->plan;
@@ -881,18 +897,15 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         /* only the finished ones recorded leave: found without reading
          * every running request */
         if (eng->g_n_gone > 0) {
-            uint32_t j = 0, k = 0;
-            for (uint32_t i = 0; i < eng->n_running; i++) {
-                uint32_t idx = eng->running[i], gone = 0;
-                for (uint32_t g = 0; k < eng->g_n_gone && g < eng->g_n_gone; g++)
-                    if (eng->g_gone[g] == idx) {
-                        gone = 1;
-                        k++;
-                        break;
-                    }
-                if (!gone) eng->running[j++] = idx;
+            uint32_t j = 0, k = 0, i = 0;
+            for (; i < eng->n_running && k < eng->g_n_gone; i++) {
+                uint32_t idx = eng->running[i];
+                if (eng->g_gone_f[idx]) k++;
+                else eng->running[j++] = idx;
             }
-            eng->n_running = j;
+            /* past the last one gone the rest only moves down */
+            memmove(&eng->running[j], &eng->running[i], (eng->n_running - i) * sizeof *eng->running);
+            eng->n_running = j + (eng->n_running - i);
         }
     } else {
         uint32_t j = 0;
@@ -900,6 +913,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
             if (eng->reqs[eng->running[i]].state == REQ_RUNNING) eng->running[j++] = eng->running[i];
         eng->n_running = j;
     }
+    for (uint32_t g = 0; g < eng->g_n_gone; g++) eng->g_gone_f[eng->g_gone[g]] = 0;
     eng->g_n_gone = 0;
     pl->n = 0;
     pl->new_tokens = 0;
@@ -1641,6 +1655,7 @@ void engine_free(Engine *eng)
     free(eng->g_bpos);
     free(eng->g_heap);
     free(eng->g_gone);
+    free(eng->g_gone_f);
     for (uint32_t q = 0; eng->g_bk && q < eng->cfg.kv.grow_block_tokens; q++) free(eng->g_bk[q]);
     free(eng->g_bk);
     free(eng->g_bk_n);

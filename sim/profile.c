@@ -155,8 +155,15 @@ static double profile_curve_le(const ProfCurve *c, double x)
     double lx = x > 0 ? log2(x) : -HUGE_VAL;
     if (c->n == 1 || !(lx > c->lx[0])) return c->le[0];
     if (lx >= c->lx[c->n - 1]) return c->le[c->n - 1];
-    int i = 1;
-    while (i < c->n - 1 && c->lx[i] < lx) i++;
+    /* the first knot i >= 1 with lx[i] >= lx (at most n - 1): knots
+     * ascend strictly, so a bisection finds the linear scan's i */
+    int lo = 1, hi = c->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (c->lx[mid] < lx) lo = mid + 1;
+        else hi = mid;
+    }
+    int i = lo;
     double t = (lx - c->lx[i - 1]) / (c->lx[i] - c->lx[i - 1]);
     return c->le[i - 1] + t * (c->le[i] - c->le[i - 1]);
 }
