@@ -124,7 +124,8 @@ static void pool_release(void *ctx, Request *r)
 
 static uint32_t pool_blocks_of(void *ctx, const Request *r)
 {
-    return *held(ctx, r);
+    const KvPool *p = ctx;
+    return r->idx < p->cap ? p->held[r->idx] : *held(ctx, r);
 }
 
 static int pool_fork(void *ctx, Request *parent, Request *child)

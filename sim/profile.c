@@ -324,7 +324,12 @@ static double profile_eff_memo(const ProfCurve *c, int n, const double *feat, Pr
         }
         le += m->le[k][i];
     }
-    return exp(le);
+    if (!m->has_eff[k] || m->sum_le[k] != le) {
+        m->sum_le[k] = le;
+        m->eff[k] = exp(le);
+        m->has_eff[k] = 1;
+    }
+    return m->eff[k];
 }
 
 static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, double pairs, double sum_c,

@@ -255,6 +255,8 @@ typedef struct ProfAttnMemo {
     int per_seq, want_ctas, want_range;
     int ok[2][PROF_CURVES];
     double x[2][PROF_CURVES], le[2][PROF_CURVES];
+    int has_eff[2];
+    double sum_le[2], eff[2]; /* the last exp(sum of the curves' values) */
 } ProfAttnMemo;
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
                              double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
