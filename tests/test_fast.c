@@ -323,9 +323,11 @@ static void test_fast_reports_identical(void)
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 48}, "
              FAST_POISSON);
     CHECK(fast_same("continuous", text, "", 0) > 100);
-    /* an engine profile: CUDA-graph padding and host time (costwrap) */
+    /* an engine profile: CUDA-graph padding and host time (costwrap);
+     * its RadixAttention prefix cache off (that keeps the fast path off,
+     * checked below) */
     snprintf(text, sizeof text, FAST_HEAD "\"engine\": \"sglang\", \"scheduler\": {\"kind\": \"chunked\", "
-             "\"max_running\": 128, \"token_budget\": 2048}, " FAST_POISSON);
+             "\"max_running\": 128, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": false}, " FAST_POISSON);
     CHECK(fast_same("sglang", text, "", 1) > 100);
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 32}, "
              "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 20, \"per_token_us\": 30, \"per_pair_ns\": 3}, "
