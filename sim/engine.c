@@ -74,6 +74,8 @@ struct Engine {
     uint32_t n_cancel_pending; /* requests with cancel_pending set (never below the true count):
                                 * the iteration end scans for them only when there are some */
     uint32_t n_parked;
+    int defer_end;         /* engine_defer_end: a launched iteration's end is pushed by engine_end_at */
+    int64_t pending_ns;    /* its own duration, until then */
 };
 
 /* ------------------------------------------------------------ accessors */
@@ -705,8 +707,29 @@ static int boundary(Engine *eng, Err *e)
     if (dur_ns < 1) dur_ns = 1;
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
-    evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
+    if (eng->defer_end) eng->pending_ns = dur_ns;
+    else evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
     return 0;
+}
+
+/* Lock-stepped replicas (cluster.c, attention data parallelism). */
+void engine_defer_end(Engine *eng, int on)
+{
+    eng->defer_end = on;
+    eng->pending_ns = 0;
+}
+
+int64_t engine_pending_ns(const Engine *eng) { return eng->busy && eng->defer_end ? eng->pending_ns : 0; }
+
+void engine_end_at(Engine *eng, int64_t t_end_ns)
+{
+    int64_t dur = t_end_ns - eng->now_ns;
+    if (dur < 1) dur = 1;
+    /* the replica is held for the whole group step */
+    eng->st.busy_ns += dur - eng->pending_ns;
+    if (eng->cfg.keep_iterations && eng->n_iters) eng->iters[eng->n_iters - 1].dur_ns = dur;
+    eng->pending_ns = 0;
+    evq_push(eng->evq, eng->now_ns + dur, ENGINE_EV_ITER_END, eng->replica);
 }
 
 int engine_poll(Engine *eng, int64_t now_ns, Err *e)
