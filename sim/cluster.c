@@ -4,12 +4,14 @@
  */
 #include "cluster.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evq.h"
 #include "offload.h"
 #include "plugin.h"
+#include "policy.h"
 #include "prefix.h"
 
 enum { CLUSTER_EV_TRANSFER = 3 };
@@ -38,6 +40,7 @@ struct Cluster {
     uint32_t sum_peak_running, sum_peak_waiting;
     uint64_t sum_peak_kv;
     uint32_t *adapter_home;  /* ROUTER_ADAPTER_AFFINITY: per pool and adapter id, its replica + 1 (0 = none yet) */
+    uint32_t group;        /* attention DP: ranks per lock-stepped group (consecutive replicas), or 0 */
     int has_itl;           /* no per-token record: ITL streamed into itl by the engines */
     StatAcc itl;
 };
@@ -76,6 +79,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
     c->has_itl = !s->keep_token_times;
     statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
+    if (s->attn_dp > 1 && !s->disagg && c->n % (uint32_t)s->attn_dp == 0) c->group = (uint32_t)s->attn_dp;
     uint32_t k = 0;
     for (uint32_t p = 0; p < s->n_pools; p++)
         for (uint32_t r = 0; r < s->pools[p].replicas; r++, k++) {
@@ -92,6 +96,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
              * every instant polls them all */
             if (c->n > 1) engine_set_fast_path(c->eng[k], 0);
             if (c->has_itl) engine_set_itl_acc(c->eng[k], &c->itl);
+            if (c->group) engine_defer_end(c->eng[k], 1);
             c->rst[k] = engine_stats(c->eng[k]);
             if (s->disagg && p == 0) engine_set_handoff(c->eng[k], handoff, c);
             if (s->disagg && p == 1) engine_set_incoming(c->eng[k], incoming_admitted, c);
@@ -290,6 +295,52 @@ static void cancel(Cluster *c, uint32_t idx, int64_t now)
     engine_cancel(c->eng[r->replica], idx, now);
 }
 
+/* An attention-DP group (TensorRT-LLM's attention data parallelism): its
+ * ranks run in lock-step, because every MoE layer's dispatch and combine
+ * is a collective over all of them -- a rank with nothing to do runs an
+ * empty step to take part (enable_balance is off by default, so context
+ * requests are scheduled as they come).  The group steps when all its ranks
+ * are free: each builds its own batch; the step's MoE layers carry the
+ * tokens of every rank (the cost model prices them at that total instead
+ * of this rank's x attention_dp), and the step lasts as long as its
+ * slowest rank (its attention, GEMMs, plus the shared MoE and all-to-all);
+ * every rank's iteration ends then.  A request that arrives at an idle rank
+ * meanwhile waits for the step's end. */
+static int poll_group(Cluster *c, uint32_t lo, int64_t now, Err *e)
+{
+    const uint32_t g = c->group;
+    for (uint32_t i = lo; i < lo + g; i++)
+        if (engine_busy(c->eng[i])) return 0;
+    double T = 0;
+    int any = 0;
+    for (uint32_t i = lo; i < lo + g; i++) {
+        if (engine_poll(c->eng[i], now, e) != 0) return err_prefix(e, "replica %u", i);
+        if (engine_busy(c->eng[i])) {
+            T += (double)eng_plan(c->eng[i])->new_tokens;
+            any = 1;
+        }
+    }
+    if (!any) return 0;
+    int64_t D = 1;
+    for (uint32_t i = lo; i < lo + g; i++) {
+        if (!engine_busy(c->eng[i])) continue;
+        const BatchPlan *pl = eng_plan(c->eng[i]);
+        /* the rank's own time with the MoE at the group's tokens: its
+         * duration (hooks, swaps included) less the symmetric MoE price,
+         * plus the group's */
+        c->s->adp_step_tokens = -1;
+        double own = eng_estimate_s(c->eng[i], pl->items, pl->n);
+        c->s->adp_step_tokens = T;
+        double grp = eng_estimate_s(c->eng[i], pl->items, pl->n);
+        c->s->adp_step_tokens = 0;
+        int64_t d = engine_pending_ns(c->eng[i]) + (int64_t)llround((grp - own) * 1e9);
+        if (d > D) D = d;
+    }
+    for (uint32_t i = lo; i < lo + g; i++)
+        if (engine_busy(c->eng[i])) engine_end_at(c->eng[i], now + D);
+    return 0;
+}
+
 int cluster_run(Cluster *c, Err *e)
 {
     const Workload *w = &c->s->wl;
@@ -313,8 +364,13 @@ int cluster_run(Cluster *c, Err *e)
         if (c->router_provider && c->router_provider->check_router &&
             c->router_provider->check_router(&c->plugin_router, e) < 0)
             return -1;
-        for (uint32_t i = 0; i < c->n; i++)
-            if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
+        if (c->group) {
+            for (uint32_t i = 0; i < c->n; i += c->group)
+                if (poll_group(c, i, ev.t_ns, e) != 0) return -1;
+        } else {
+            for (uint32_t i = 0; i < c->n; i++)
+                if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
+        }
         if (c->n > 1) sample_busy(c);
     }
     /* aggregate: sums; peaks of the sum (one replica: its own) */

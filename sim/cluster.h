@@ -13,7 +13,8 @@
  * token is emitted by the prefill side at the end of its prefill, or, with
  * "first_token": "decode", when the transfer completes (TTFT then includes
  * the transfer).  One replica with no disaggregation behaves exactly like
- * engine_run.
+ * engine_run.  With attention data parallelism the replicas form groups of
+ * attention_dp ranks that step in lock-step (cluster.c poll_group).
  */
 #ifndef SERVESIM_CLUSTER_H
 #define SERVESIM_CLUSTER_H

@@ -158,6 +158,7 @@ typedef struct Roofline {
     double local, inter;      /* experts and expert FFN width per GPU */
     double moe_in_b, moe_w_b; /* expert operand bytes */
     double moe_layers;        /* layers with routed experts */
+    int shared_gi;            /* index in g of the shared experts' gate/up GEMM (the down one follows), or -1 */
     double *moe_t, *moe_r;    /* memo by this replica's tokens: expert time, extrapolation */
     /* ---- attention variants (model.h, issue 17) ---- */
     int mla;                  /* MLA attention: cost_roof_mla_extra, the mla_* classes */
@@ -465,6 +466,37 @@ static double cost_roof_allreduce(Roofline *r, double tokens, double n, double *
     return n * profile_op_time(r->ar, feat, f, b);
 }
 
+/* A step TensorRT-LLM runs as a CUDA graph: generation requests only, as
+ * many as a captured batch size -- CudaGraphConfig's defaults capture
+ * 1 .. 32, 64 and 128 sequences (max_batch_size 128, no padding;
+ * tensorrt_llm/llmapi/llm_args.py _generate_cuda_graph_batch_sizes), and
+ * a batch of another size runs eagerly. */
+static int cost_roof_graph_step(const BatchItem *items, uint32_t n)
+{
+    if (n == 0 || !(n <= 32 || n == 64 || n == 128)) return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (items[i].kind != ITEM_DECODE) return 0;
+    return 1;
+}
+
+/* One MoE layer's shared-expert GEMMs at m rows (as cost_roof_layer_gemm
+ * prices them). */
+static double cost_roof_shared_gemm(Roofline *r, double m)
+{
+    double t = 0;
+    for (int i = r->shared_gi; i < r->shared_gi + 2; i++) {
+        double r1 = 1;
+        int w1 = PF_NONE;
+        double t1 = cost_roof_gemm_one(r->gemm, m, r->g[i].n, r->g[i].k, r->in_b, r->w_b, &r1, &w1);
+        if (r->gemm_static) {
+            double t2 = cost_roof_gemm_one(r->gemm_static, m, r->g[i].n, r->g[i].k, r->in_b, r->w_b, &r1, &w1);
+            if (t2 < t1) t1 = t2;
+        }
+        t += t1;
+    }
+    return t;
+}
+
 /* Profile-driven times of the GEMM, attention, LM-head and all-reduce
  * classes; fills out's times (not FLOPs/bytes). */
 static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
@@ -476,8 +508,19 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     out->gemm_s = (r->moe_on ? 1 : layers) * cost_roof_layer_gemm(r, (uint64_t)tokens, &ratio, &which);
     cost_roof_note(r, r->gemm, "layer GEMMs", which, ratio, &worst);
     if (r->mla) out->gemm_s += cost_roof_mla_extra(r, items, n, &worst);
+    /* group_tokens (cost.h): > 0 the step's MoE tokens, < 0 this rank's x
+     * attn_dp; either way a repricing of a step the engine has counted */
+    const double gt = r->cfg.group_tokens ? *r->cfg.group_tokens : 0, group = gt > 0 ? gt : 0;
     if (r->moe_on && tokens > 0) {
-        out->gemm_s += r->moe_layers * cost_roof_moe_memo(r, (uint64_t)tokens, &ratio, &which);
+        double routed = group > 0 ? cost_roof_moe_time(r, group, &ratio, &which)
+                                  : cost_roof_moe_memo(r, (uint64_t)tokens, &ratio, &which);
+        out->gemm_s += r->moe_layers * routed;
+        if (r->shared_gi >= 0 && r->cfg.moe_shared_overlap && cost_roof_graph_step(items, n)) {
+            /* the shared experts run beside the routed ones (cost.h
+             * moe_shared_overlap): each MoE layer takes the longer of the two */
+            double sh = cost_roof_shared_gemm(r, tokens);
+            out->gemm_s -= r->moe_layers * (sh < routed ? sh : routed);
+        }
         cost_roof_note(r, r->moe ? r->moe : r->gemm, "MoE experts", which, ratio, &worst);
     }
     if (r->fallback) worst = HUGE_VAL; /* every query priced by another class (ex.fallback) */
@@ -559,7 +602,7 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
          * replica's TP group (after attention), and each MoE layer's
          * dispatch and combine across every GPU */
         if (r->cfg.tp > 1) out->comm_s = cost_roof_allreduce(r, tokens, layers, &worst);
-        out->comm_s += 2.0 * r->moe_layers * cost_roof_a2a_one(r, tokens * r->adp, &ratio, &which);
+        out->comm_s += 2.0 * r->moe_layers * cost_roof_a2a_one(r, group > 0 ? group : tokens * r->adp, &ratio, &which);
         if (r->a2a) cost_roof_note(r, r->a2a, "all-to-all", which, ratio, &worst);
     } else if (r->cfg.tp > 1 && r->ar) {
         double feat[PF_COUNT], f, b;
@@ -569,6 +612,7 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         double x = profile_extrapolation(r->ar, feat, &w);
         cost_roof_note(r, r->ar, "all-reduce", w, x, &worst);
     }
+    if (gt != 0) return;
     r->ex.queries++;
     if (worst > 1 + 1e-9) r->ex.outside++;
 }
@@ -675,8 +719,12 @@ static int roofline_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem 
         if (items[i].kind != ITEM_PREFILL) return 1;
         hc += (double)items[i].h + items[i].c;
     }
+    /* ... nor a step whose MoE layers overlap the shared experts when it
+     * runs in a CUDA graph (moe_shared_overlap: decided by the batch's
+     * item count, which the sums do not carry) */
     if (agg->n == 0 || m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla ||
-        r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0))
+        r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0) ||
+        (r->shared_gi >= 0 && r->cfg.moe_shared_overlap))
         return 1;
     if (r->prof && profile_attn_decode_sums(r->dec, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h, r->qh,
                                             r->kvh, r->hd, 2, r->kv_b, &r->agg_memo, &r->agg_attn, &r->agg_ratio,
@@ -868,6 +916,7 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
     int g = 0;
     r->g[g++] = (RoofGemm){(r->qh + 2 * r->kvh) * hd, h, 0, 0}; /* QKV */
     r->g[g++] = (RoofGemm){h, r->qh * hd, 0, 0};                /* O */
+    r->shared_gi = -1;
     if (m->experts > 0 && cost_roof_moe_setup(r, e) < 0) return -1;
     if (m->attn == MODEL_ATTN_MLA || m->n_sliding > 0) cost_roof_kinds_setup(r, fp8kv);
     if (r->moe_on) {
@@ -893,6 +942,7 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
         r->g[g++] = (RoofGemm){m->experts, h, 0, ml}; /* router */
         if (m->shared_experts > 0) {
             double sf = (double)m->shared_experts * m->shared_expert_ffn / tp;
+            r->shared_gi = g;
             r->g[g++] = (RoofGemm){mats_up * sf, h, 0, ml};
             r->g[g++] = (RoofGemm){h, sf, 0, ml};
         }

@@ -77,11 +77,24 @@ typedef struct RooflineCfg {
     /* Mixture-of-experts layout (issue 17; 0 = not given).  The cost model
      * prices one attention replica: `tp` GPUs run its attention; with
      * attn_dp > 1 there are attn_dp such replicas (attention data
-     * parallelism), whose tokens -- assumed as many as this one's -- meet in
-     * the MoE layers.  The routed experts are split over `ep` GPUs (expert
+     * parallelism), whose tokens meet in the MoE layers: as many as this
+     * one's, or the step's total when group_tokens gives it (cluster.c's
+     * lock-stepped group).  The routed experts are split over `ep` GPUs (expert
      * parallelism), each expert's FFN over `moe_tp`; ep x moe_tp = tp x
      * attn_dp.  Defaults: moe_tp = tp, ep = 1, attn_dp = 1. */
     int ep, moe_tp, attn_dp;
+    /* Optional (cluster.c's lock-stepped attention-DP group): when it points
+     * to a value > 0, the tokens of the whole step entering the MoE layers
+     * (every rank's) instead of this replica's x attn_dp; < 0, this
+     * replica's x attn_dp.  Either way (!= 0) the query reprices a step
+     * already counted and is left out of the extrapolation counts. */
+    const double *group_tokens;
+    /* 1 (TensorRT-LLM): a MoE layer's shared experts run on an auxiliary
+     * stream beside the routed experts (DeepseekV3MoE's
+     * maybe_execute_in_parallel), which TensorRT-LLM enables only inside
+     * CUDA graphs -- decode-only steps of a captured batch size -- so there
+     * the layer takes the longer of the two, elsewhere their sum. */
+    int moe_shared_overlap;
 } RooflineCfg;
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e);

@@ -105,6 +105,8 @@ struct Engine {
     uint32_t **g_bk, *g_bk_n, *g_bk_cap; /* per block phase: members needing a block when g_S % B is it */
     struct GStep { uint64_t step; int64_t dur; } *g_dq; /* step durations, decreasing: range maxima */
     uint32_t g_dq_head, g_dq_n, g_dq_cap;
+    int defer_end;         /* engine_defer_end: a launched iteration's end is pushed by engine_end_at */
+    int64_t pending_ns;    /* its own duration, until then */
 };
 
 static int fast_default_off;
@@ -1176,8 +1178,9 @@ static int launch_plan(Engine *eng, uint64_t admits0, uint64_t rejected0, uint64
     if (dur_ns < 1) dur_ns = 1;
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
-    if (fast_ok(eng, admits0, rejected0, preempt0)) return fast_run(eng, dur_ns, e);
-    evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
+    if (!eng->defer_end && fast_ok(eng, admits0, rejected0, preempt0)) return fast_run(eng, dur_ns, e);
+    if (eng->defer_end) eng->pending_ns = dur_ns;
+    else evq_push(eng->evq, eng->now_ns + dur_ns, ENGINE_EV_ITER_END, eng->replica);
     return 0;
 }
 
@@ -1388,6 +1391,26 @@ static int fast_run(Engine *eng, int64_t dur_ns, Err *e)
         t_launch = t_end;
         d = dn;
     }
+}
+
+/* Lock-stepped replicas (cluster.c, attention data parallelism). */
+void engine_defer_end(Engine *eng, int on)
+{
+    eng->defer_end = on;
+    eng->pending_ns = 0;
+}
+
+int64_t engine_pending_ns(const Engine *eng) { return eng->busy && eng->defer_end ? eng->pending_ns : 0; }
+
+void engine_end_at(Engine *eng, int64_t t_end_ns)
+{
+    int64_t dur = t_end_ns - eng->now_ns;
+    if (dur < 1) dur = 1;
+    /* the replica is held for the whole group step */
+    eng->st.busy_ns += dur - eng->pending_ns;
+    if (eng->cfg.keep_iterations && eng->n_iters) eng->iters[eng->n_iters - 1].dur_ns = dur;
+    eng->pending_ns = 0;
+    evq_push(eng->evq, eng->now_ns + dur, ENGINE_EV_ITER_END, eng->replica);
 }
 
 int engine_poll(Engine *eng, int64_t now_ns, Err *e)

@@ -198,6 +198,14 @@ void engine_unblock(Engine *eng, uint32_t req);
  * owned; a cluster's replicas share one): ITL statistics without a
  * per-token record.  NULL stops it. */
 void engine_set_itl_acc(Engine *eng, StatAcc *acc);
+/* Lock-stepped replicas (an attention-DP group, cluster.c): with defer on,
+ * an iteration engine_poll launches does not schedule its own end;
+ * engine_pending_ns is its own duration (0 when none was launched) and
+ * engine_end_at ends it at t_end_ns instead (the group's step), the
+ * replica counted busy until then. */
+void engine_defer_end(Engine *eng, int on);
+int64_t engine_pending_ns(const Engine *eng);
+void engine_end_at(Engine *eng, int64_t t_end_ns);
 /* The client cancels request req at now_ns (an ENGINE_EV_CANCEL event,
  * pushed when the request arrives with cancel_after_ns > 0).  Queued: it
  * leaves the queue now.  Running while an iteration is in flight: the

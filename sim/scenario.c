@@ -1163,7 +1163,9 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         RooflineCfg rc_cfg = {.model = s->model, .hw = pool->hw, .tp = pool->tp, .compute_dtype = s->compute_dtype,
                               .kv_bytes_per_token = s->kv.bytes_per_token,
                               .act_bytes = dtype_bytes(DTYPE_BF16, 1), .weights_separate = s->weights_separate,
-                              .ep = s->ep, .moe_tp = s->moe_tp, .attn_dp = s->attn_dp};
+                              .ep = s->ep, .moe_tp = s->moe_tp, .attn_dp = s->attn_dp,
+                              .group_tokens = &s->adp_step_tokens,
+                              .moe_shared_overlap = !strcmp(s->engine.kernel_tables, "trtllm")};
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
     cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */

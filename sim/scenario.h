@@ -51,9 +51,12 @@ typedef struct Scenario {
     int tp;
     /* "parallel": {"ep", "moe_tp", "attention_dp"} (issue 17): experts over ep
      * GPUs, each expert's FFN over moe_tp, attention_dp attention replicas of
-     * tp GPUs each (simulated as that many replicas of pools[0]); 0 = not
-     * given.  ep x moe_tp = tp x attention_dp. */
+     * tp GPUs each (simulated as that many replicas of pools[0], run in
+     * lock-step by cluster.c); 0 = not given.  ep x moe_tp = tp x
+     * attention_dp. */
     int ep, moe_tp, attn_dp;
+    double adp_step_tokens; /* cluster.c: the attention-DP group's step tokens while it reprices a step
+                               (RooflineCfg.group_tokens; 0: none) */
     CostKind cost_kind;
     LinearCostCfg linear;
     TableCostCfg table;    /* cost_model kind "table": the points (model and KV filled at build) */

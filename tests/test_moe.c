@@ -13,7 +13,13 @@
  *    GPU, MLA's KV replicated over TP, and bad layouts refused with the key,
  *    the values and what was expected;
  *  - validate's reading of the MoE csv's layouts (the EP-scaled encoding,
- *    concurrency = batch_size x attention_dp_size).
+ *    concurrency = batch_size x attention_dp_size);
+ *  - attention DP runs its ranks in lock-step (cluster.c): a rank that
+ *    prefills holds every other rank's iteration, the step's MoE carries
+ *    the tokens of all ranks, and a request reaching an idle rank waits
+ *    for the step's end; cluster replicas are separate groups;
+ *  - TensorRT-LLM's shared-expert overlap in decode steps of a captured
+ *    CUDA-graph batch size.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +29,11 @@
 
 #include "calib_meas.h"
 #include "calib_report.h"
+#include "cluster.h"
 #include "cost.h"
 #include "hw.h"
 #include "model.h"
+#include "policy.h"
 #include "profile.h"
 #include "scenario.h"
 #include "testhelp.h"
@@ -306,6 +314,160 @@ static void test_moe_validate_layouts(void)
     rmdir(dir);
 }
 
+/* One run of DeepSeek-V3 on attention DP 8 x EP 8 (TP 1 per rank): request
+ * 0 (16 tokens in, 64 out) reaches rank 0 at 0, request 1 (8,192 in, 2
+ * out) rank 1 at 1 ms (round robin).  Returns the token times of both. */
+static int adp_lockstep_run(int64_t *t0, int64_t *t1, int64_t *sched1, double *prefill_alone_s)
+{
+    const char *text =
+        "{\"model\": {\"base\": \"deepseek-v3\", \"dtype\": \"fp8_block\"}, \"hardware\": \"h200-sxm\", "
+        "\"tp\": 1, \"parallel\": {\"ep\": 8, \"attention_dp\": 8}, \"engine\": \"trtllm\", "
+        "\"cost_model\": {\"kind\": \"roofline\", \"compute_dtype\": \"fp8_block\"}, "
+        "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 64}, "
+        "{\"arrival_ms\": 1, \"prompt_tokens\": 8192, \"output_tokens\": 2}]}, "
+        "\"report\": {\"token_times\": true}}";
+    Err e = {{0}};
+    Scenario s;
+    if (scenario_load_text(text, "adp.json", 0, 0, &s, &e) < 0) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    int rc = -1;
+    Cluster *c = cluster_new(&s, NULL, &e);
+    if (c && cluster_run(c, &e) == 0) {
+        RunData rd;
+        cluster_rundata(c, &rd);
+        const Request *r = s.wl.reqs;
+        for (uint32_t k = 0; k < 64; k++) t0[k] = rd.token_times[r[0].token_off + k];
+        for (uint32_t k = 0; k < 2; k++) t1[k] = rd.token_times[r[1].token_off + k];
+        *sched1 = r[1].t_first_sched_ns;
+        CHECK_INT(r[0].replica, 0);
+        CHECK_INT(r[1].replica, 1);
+        /* the 8,192-token prefill alone, its MoE at its own tokens (as the
+         * group prices it: no other rank has work in that step but rank
+         * 0's one decode) */
+        const Engine *e1 = cluster_engine(c, 1);
+        BatchItem it = {.c = 8192, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+        s.adp_step_tokens = 8192;
+        *prefill_alone_s = eng_estimate_s(e1, &it, 1);
+        s.adp_step_tokens = 0;
+        rc = 0;
+    } else {
+        fprintf(stderr, "  %s\n", e.msg);
+    }
+    cluster_free(c);
+    scenario_free(&s);
+    return rc;
+}
+
+static void test_moe_adp_lockstep(void)
+{
+    int64_t t0[64] = {0}, t1[2] = {0}, sched1 = 0;
+    double alone = 0;
+    CHECK_INT(adp_lockstep_run(t0, t1, &sched1, &alone), 0);
+    /* request 1 came at 1 ms to an idle rank while rank 0 prefilled:
+     * it starts at that step's end, request 0's first token */
+    CHECK(t0[0] > 1000000);
+    CHECK_INT(sched1, t0[0]);
+    /* its prefill is one group step: rank 0's decode ends with it */
+    CHECK_INT(t1[0], t0[1]);
+    /* so request 0's second token waited the whole prefill (the rank's
+     * own decode step is a few ms) */
+    double gap_ms = (double)(t0[1] - t0[0]) / 1e6, later_ms = (double)(t0[10] - t0[9]) / 1e6;
+    CHECK_NEAR(gap_ms, 1e3 * alone, 0.02 * 1e3 * alone);
+    CHECK(gap_ms > 20 * later_ms);
+    /* request 1's last token is a decode step shared with request 0 */
+    CHECK_INT(t1[1], t0[2]);
+    /* numbers pinned: deterministic */
+    CHECK_NEAR(gap_ms, 696.536264, 1e-3);
+    CHECK_NEAR(later_ms, 12.379629, 1e-3);
+}
+
+/* Two attention-DP groups (cluster replicas 2 x attention DP 2 of
+ * Qwen3-30B-A3B, round robin): a long prompt on group 0's rank 0 holds its
+ * rank 1, not group 1. */
+static void test_moe_adp_groups(void)
+{
+    const char *text =
+        "{\"model\": \"qwen3-30b-a3b\", \"hardware\": \"h200-sxm\", \"tp\": 1, "
+        "\"parallel\": {\"ep\": 2, \"attention_dp\": 2}, \"engine\": \"trtllm\", "
+        "\"cluster\": {\"replicas\": 2, \"router\": \"round_robin\"}, "
+        "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 8192, \"output_tokens\": 2}, "
+        "{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 8}, "
+        "{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 8}]}}";
+    Err e = {{0}};
+    Scenario s;
+    CHECK_INT(scenario_load_text(text, "groups.json", 0, 0, &s, &e), 0);
+    Cluster *c = cluster_new(&s, NULL, &e);
+    CHECK(c != NULL);
+    if (c && cluster_run(c, &e) == 0) {
+        const Request *r = s.wl.reqs;
+        CHECK_INT(cluster_replicas(c), 4);
+        CHECK_INT(r[0].replica, 0);
+        CHECK_INT(r[1].replica, 1);
+        CHECK_INT(r[2].replica, 2);
+        /* request 1 shares request 0's 8,192-token step (same group) */
+        CHECK_INT(r[1].t_first_token_ns, r[0].t_first_token_ns);
+        CHECK_NEAR((double)r[0].t_first_token_ns / 1e6, 125.526552, 1e-3);
+        /* request 2, alone in group 1, is not held */
+        CHECK_NEAR((double)r[2].t_first_token_ns / 1e6, 11.483502, 1e-3);
+        CHECK(r[2].t_first_token_ns * 5 < r[0].t_first_token_ns);
+    } else {
+        fprintf(stderr, "  %s\n", e.msg);
+        CHECK(0);
+    }
+    cluster_free(c);
+    scenario_free(&s);
+}
+
+/* DeepSeek-V3 TP8 EP8, 8 decodes at 2,047 cached tokens (or 33, or 7 and
+ * a 512-token prefill), priced without and with TensorRT-LLM's
+ * shared-expert overlap. */
+static double moe_overlap_ms(int overlap, uint32_t n_dec, int with_prefill)
+{
+    Err e = {{0}};
+    ModelDesc *m = malloc(sizeof *m);
+    HwDesc *h = malloc(sizeof *h);
+    double t = NAN;
+    if (model_load("deepseek-v3", m, &e) == 0 && hw_load("h200-sxm", h, &e) == 0 &&
+        hw_attach_profile(h, "h200-sxm-trtllm", &e) == 0) {
+        RooflineCfg c = {.model = *m, .hw = *h, .tp = 8, .compute_dtype = DTYPE_FP8_BLOCK,
+                         .kv_bytes_per_token = model_kv_bytes_per_token(m, DTYPE_FP8), .act_bytes = 2,
+                         .ep = 8, .moe_shared_overlap = overlap};
+        CostModel cm;
+        if (cost_roofline_new(&c, &cm, &e) == 0) {
+            BatchItem it[130];
+            uint32_t n = 0;
+            for (uint32_t i = 0; i < n_dec; i++) it[n++] = (BatchItem){.c = 1, .h = 2047, .kind = ITEM_DECODE, .samples = 1};
+            if (with_prefill) it[n++] = (BatchItem){.c = 512, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+            CostBreakdown cb;
+            if (cm.iter_time(cm.ctx, it, n, &cb) == 0) t = cb.t_s * 1e3;
+            cm.destroy(cm.ctx);
+        }
+    }
+    if (isnan(t)) fprintf(stderr, "  %s\n", e.msg);
+    free(m);
+    free(h);
+    return t;
+}
+
+static void test_moe_shared_overlap(void)
+{
+    /* a captured decode batch (8): each of the 58 MoE layers takes the
+     * longer of shared and routed experts, not their sum */
+    double a = moe_overlap_ms(0, 8, 0), b = moe_overlap_ms(1, 8, 0);
+    CHECK_NEAR(a, 14.2626, 5e-4); /* = test_moe_cost_layouts' TP8 EP8 step */
+    CHECK_NEAR(b, 13.3198, 5e-4);
+    CHECK(b < a);
+    /* 33 sequences is no captured size, a prefill makes the step eager:
+     * both pay the sum */
+    CHECK_NEAR(moe_overlap_ms(1, 33, 0), moe_overlap_ms(0, 33, 0), 1e-12);
+    CHECK_NEAR(moe_overlap_ms(1, 7, 1), moe_overlap_ms(0, 7, 1), 1e-12);
+    /* 64 is captured, 65 is not */
+    CHECK(moe_overlap_ms(1, 64, 0) < moe_overlap_ms(0, 64, 0));
+    CHECK_NEAR(moe_overlap_ms(1, 65, 0), moe_overlap_ms(0, 65, 0), 1e-12);
+}
+
 /* The README's "Mixture-of-experts layouts and pricing" quotes this command. */
 static void test_moe_readme_cost(void)
 {
@@ -345,4 +507,7 @@ void suite_moe(void)
     RUN(test_moe_scenario_parallel);
     RUN(test_moe_validate_layouts);
     RUN(test_moe_readme_cost);
+    RUN(test_moe_adp_lockstep);
+    RUN(test_moe_adp_groups);
+    RUN(test_moe_shared_overlap);
 }
