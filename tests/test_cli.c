@@ -15,27 +15,9 @@
 
 #include "common.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 static char dir[256];
-
-static const char *bin(void)
-{
-    const char *b = getenv("SERVESIM_BIN");
-    return b ? b : "./servesim";
-}
-
-/* Runs "servesim ARGS" with stderr folded into the captured output. */
-static int sh(const char *args, char *out, size_t n)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static const char *write_tmp(const char *name, const char *text)
 {
@@ -57,7 +39,7 @@ static void expect_fail(const char *file, const char *text, const char *const *n
     const char *p = write_tmp(file, text);
     CHECK(p != NULL);
     snprintf(args, sizeof args, "run %s", p);
-    int rc = sh(args, out, sizeof out);
+    int rc = testrun_cli(args, out, sizeof out);
     CHECK(rc != 0 && rc != -1);
     CHECK_CONTAINS(out, file);
     for (int i = 0; needles[i]; i++) CHECK_CONTAINS(out, needles[i]);
@@ -124,27 +106,27 @@ static void test_bad_input_messages(void)
 static void test_cli_usage_errors(void)
 {
     static char out[8192];
-    CHECK(sh("frobnicate", out, sizeof out) == 2);
+    CHECK(testrun_cli("frobnicate", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "unknown command");
-    CHECK(sh("run --bogus", out, sizeof out) == 2);
+    CHECK(testrun_cli("run --bogus", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "--bogus");
-    CHECK(sh("run /nonexistent/s.json", out, sizeof out) == 1);
+    CHECK(testrun_cli("run /nonexistent/s.json", out, sizeof out) == 1);
     CHECK_CONTAINS(out, "/nonexistent/s.json");
-    CHECK(sh("info", out, sizeof out) == 2);
+    CHECK(testrun_cli("info", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "--model");
-    CHECK(sh("--help", out, sizeof out) == 0);
+    CHECK(testrun_cli("--help", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "run");
-    CHECK(sh("run --help", out, sizeof out) == 0);
+    CHECK(testrun_cli("run --help", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "--json");
 }
 
 static void test_info(void)
 {
     static char out[16384];
-    CHECK(sh("info --model qwen3-8b --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("info --model qwen3-8b --json", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "\"weights_read_bytes\":\t15136811008");
     CHECK_CONTAINS(out, "\"kv_bytes_per_token\":\t147456");
-    CHECK(sh("info --model qwen3-8b --hardware h100-sxm", out, sizeof out) == 0);
+    CHECK(testrun_cli("info --model qwen3-8b --hardware h100-sxm", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "kv capacity");
 }
 
@@ -155,11 +137,11 @@ static void test_default_run_deterministic(void)
     snprintf(pa, sizeof pa, "%s/a.json", dir);
     snprintf(pb, sizeof pb, "%s/b.json", dir);
     snprintf(args, sizeof args, "run --json %s", pa);
-    CHECK(sh(args, a, sizeof a) == 0);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
     CHECK_CONTAINS(a, "TTFT");
     CHECK_CONTAINS(a, "goodput");
     snprintf(args, sizeof args, "run --quiet --json %s", pb);
-    CHECK(sh(args, b, sizeof b) == 0);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
     size_t la = 0, lb = 0;
     Err e;
     char *ta = read_file(pa, &la, &e), *tb = read_file(pb, &lb, &e);
@@ -168,7 +150,7 @@ static void test_default_run_deterministic(void)
     free(tb);
     /* a different seed gives a different run */
     snprintf(args, sizeof args, "run --quiet --seed 7 --json %s", pb);
-    CHECK(sh(args, b, sizeof b) == 0);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
     ta = read_file(pa, &la, &e);
     tb = read_file(pb, &lb, &e);
     CHECK(ta && tb && (la != lb || memcmp(ta, tb, la) != 0));
@@ -183,7 +165,7 @@ static void test_replay_compare_outputs(void)
     /* replay: table and files */
     snprintf(args, sizeof args, "replay %s/ch31_table_31_1_continuous.json --window-ms 0,400 --json %s/rp.json "
              "--csv %s/rp.csv --vllm-json %s/rv.json", d, dir, dir, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     CHECK_CONTAINS(out, "fixed window 0.400 s");
     CHECK_CONTAINS(out, "15.0 output tok/s");
     char p[512];
@@ -200,9 +182,9 @@ static void test_replay_compare_outputs(void)
     /* compare a run's report with its own vLLM-style file: zero error */
     snprintf(args, sizeof args, "run %s/ch8_four_requests_continuous.json --quiet --json %s/sim.json "
              "--vllm-json %s/v.json --trace-events %s/t.json --iterations-csv %s/it.csv", d, dir, dir, dir, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     snprintf(args, sizeof args, "compare %s/sim.json %s/v.json --json", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     cJSON *cmp = cJSON_Parse(out);
     CHECK(cmp != NULL);
     if (cmp) {
@@ -212,29 +194,29 @@ static void test_replay_compare_outputs(void)
         cJSON_Delete(cmp);
     }
     snprintf(args, sizeof args, "compare %s/sim.json %s/rv.json", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     CHECK_CONTAINS(out, "ttft mean (ms)");
     snprintf(p, sizeof p, "%s/it.csv", dir);
     t = read_file(p, NULL, &e);
     CHECK_CONTAINS(t, "2,0.189620550,0.375968934,1,1,8193,8192,1,");
     free(t);
     /* errors */
-    CHECK(sh("replay", out, sizeof out) == 2);
+    CHECK(testrun_cli("replay", out, sizeof out) == 2);
     snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --iterations-csv %s/x.csv", d, dir);
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "no iterations");
     snprintf(args, sizeof args, "replay %s/ch31_table_31_1_serial.json --window-ms 5", d);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "--window-ms");
     snprintf(args, sizeof args, "compare %s/sim.json %s/ch31_table_31_1_serial.json", dir, d);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "neither a servesim report");
 }
 
 static void test_spec_and_workload_commands(void)
 {
     static char out[65536];
-    CHECK(sh("spec-plan --accept 0.75 --draft-len 4 --verify-ms 26.26 --draft-ms 0.1 --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("spec-plan --accept 0.75 --draft-len 4 --verify-ms 26.26 --draft-ms 0.1 --json", out, sizeof out) == 0);
     cJSON *j = cJSON_Parse(out);
     CHECK(j != NULL);
     if (j) {
@@ -243,15 +225,15 @@ static void test_spec_and_workload_commands(void)
         cJSON_Delete(j);
     }
     /* exercise 8-7 with grouped rows: the best draft length is 4 */
-    CHECK(sh("spec-plan --accept 0.75 --verify-ms 26.3 --per-draft-ms 3.6 --group 4 --max-draft-len 12 --json", out,
+    CHECK(testrun_cli("spec-plan --accept 0.75 --verify-ms 26.3 --per-draft-ms 3.6 --group 4 --max-draft-len 12 --json", out,
              sizeof out) == 0);
     j = cJSON_Parse(out);
     CHECK(j && cJSON_GetObjectItemCaseSensitive(j, "best_draft_len")->valueint == 4);
     cJSON_Delete(j);
-    CHECK(sh("spec-plan --accept 0.6 --model qwen3-8b --hardware rtx-pro-6000 --batch 1 --context 2048", out,
+    CHECK(testrun_cli("spec-plan --accept 0.6 --model qwen3-8b --hardware rtx-pro-6000 --batch 1 --context 2048", out,
              sizeof out) == 0);
     CHECK_CONTAINS(out, "best draft length");
-    CHECK(sh("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --seed 3 --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --seed 3 --json", out, sizeof out) == 0);
     j = cJSON_Parse(out);
     CHECK(j != NULL);
     if (j) {
@@ -261,16 +243,16 @@ static void test_spec_and_workload_commands(void)
         CHECK_NEAR(cJSON_GetArrayItem(a, 0)->valuedouble, 0.75, 0.005);
         cJSON_Delete(j);
     }
-    CHECK(sh("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --rule resample-p --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("spec-verify --p 0.6,0.4 --q 0.8,0.2 --draws 200000 --rule resample-p --json", out, sizeof out) == 0);
     j = cJSON_Parse(out);
     CHECK(j && fabs(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "distribution"), 0)->valuedouble - 0.72) < 0.005);
     cJSON_Delete(j);
-    CHECK(sh("spec-verify --p 0.6,0.5 --q 0.8,0.2", out, sizeof out) == 2);
+    CHECK(testrun_cli("spec-verify --p 0.6,0.5 --q 0.8,0.2", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "sum to 1");
-    CHECK(sh("spec-plan --draft-len 4", out, sizeof out) == 2);
+    CHECK(testrun_cli("spec-plan --draft-len 4", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "--accept");
     /* the workload command on a small fixture */
-    CHECK(sh("workload " SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv "
+    CHECK(testrun_cli("workload " SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv "
              "--stats --json", out, sizeof out) == 0);
     j = cJSON_Parse(out);
     CHECK(j && cJSON_GetObjectItemCaseSensitive(j, "count")->valueint == 8819);
@@ -280,7 +262,7 @@ static void test_spec_and_workload_commands(void)
 static void test_calib_and_cost_commands(void)
 {
     static char out[65536];
-    CHECK(sh("cost --hardware h100-sxm --gemm 4096,4096,4096 --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("cost --hardware h100-sxm --gemm 4096,4096,4096 --json", out, sizeof out) == 0);
     cJSON *j = cJSON_Parse(out);
     CHECK(j != NULL);
     if (j) {
@@ -290,13 +272,13 @@ static void test_calib_and_cost_commands(void)
         CHECK(ms > 2 * 4096.0 * 4096 * 4096 / 989e12 * 1e3 && ms < 0.3);
         cJSON_Delete(j);
     }
-    CHECK(sh("cost --hardware h100-sxm --model qwen3-8b --batch 1:2048,2048:0 --json", out, sizeof out) == 0);
+    CHECK(testrun_cli("cost --hardware h100-sxm --model qwen3-8b --batch 1:2048,2048:0 --json", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "\"t_ms\"");
-    CHECK(sh("cost --hardware h100-sxm --gemm 4096,4096", out, sizeof out) != 0);
-    CHECK(sh("help calib", out, sizeof out) == 0);
+    CHECK(testrun_cli("cost --hardware h100-sxm --gemm 4096,4096", out, sizeof out) != 0);
+    CHECK(testrun_cli("help calib", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "calib");
     /* a scenario naming a profile, and one turning profiles off */
-    CHECK(sh("run --quiet " SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_static.json", out, sizeof out) == 0);
+    CHECK(testrun_cli("run --quiet " SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_static.json", out, sizeof out) == 0);
 }
 
 /* Runs "servesim ARGS" and checks that its output holds every line of
@@ -304,7 +286,7 @@ static void test_calib_and_cost_commands(void)
 static void readme_run(const char *args, const char *const *lines)
 {
     static char out[65536];
-    int rc = sh(args, out, sizeof out);
+    int rc = testrun_cli(args, out, sizeof out);
     if (rc != 0) fprintf(stderr, "  servesim %s: exit %d\n", args, rc);
     CHECK_INT(rc, 0);
     for (int i = 0; lines[i]; i++) {
@@ -439,18 +421,18 @@ static void test_readme_numbers(void)
                                         "\"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"requests\": "
                                         "[{\"arrival_ms\": 0, \"prompt_tokens\": -5, \"output_tokens\": 2}]}}");
     snprintf(args, sizeof args, "run %s", n);
-    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 1);
     CHECK_CONTAINS(out, "n.json: workload.requests[0].prompt_tokens: got -5, expected an integer in [1, 10000000]");
     const char *u = write_tmp("u.json", "{\"model\": \"qwen9-8b\", \"hardware\": \"h100-sxm\", "
                                         "\"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"requests\": "
                                         "[{\"arrival_ms\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}]}}");
     snprintf(args, sizeof args, "run %s", u);
-    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 1);
     CHECK_CONTAINS(out, "u.json: model: unknown model \"qwen9-8b\" (no ");
     CHECK_CONTAINS(out, "/models/qwen9-8b.json); available: deepseek-r1, ");
     const char *m = write_tmp("m.json", "{\n  \"model\": \"qwen3-8b\",\n  \"tp\": ,\n}\n");
     snprintf(args, sizeof args, "run %s", m);
-    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 1);
     CHECK_CONTAINS(out, "m.json: line 3, column 9: malformed JSON near ','");
 }
 
@@ -472,7 +454,7 @@ static void test_issue17_commands(void)
     static const char *const nofit[] = {"  kv and state             2.94 GiB (2 x 8192 tokens, bf16)",
                                         "  short by                 1.33 GiB: does NOT fit", NULL};
     readme_run("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192 --batch 2", nofit);
-    CHECK_INT(sh("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192 --json", out, sizeof out), 0);
+    CHECK_INT(testrun_cli("info --model qwen3-235b-a22b-q2_k --hardware m2-max --context 8192 --json", out, sizeof out), 0);
     cJSON *j = cJSON_Parse(out);
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
     const cJSON *wb = cJSON_GetObjectItemCaseSensitive(mem, "weights_bytes");
@@ -490,20 +472,20 @@ static void test_issue17_commands(void)
     /* MLA's latent is on every GPU of a TP group: 64 x 8192 x 70,272 B per GPU */
     static const char *const mla[] = {"  kv and state            34.31 GiB (64 x 8192 tokens, bf16)", NULL};
     readme_run("info --model deepseek-v3 --hardware h200-sxm --tp 8 --context 8192 --batch 64", mla);
-    CHECK_INT(sh("info --model deepseek-v3 --context 0", out, sizeof out), 2);
+    CHECK_INT(testrun_cli("info --model deepseek-v3 --context 0", out, sizeof out), 2);
     CHECK_CONTAINS(out, "--context needs an integer in [1, 1e8] (tokens): 0");
 
     /* 16 requests verifying 8 positions each at 8K: ~2.56 TFLOP */
     char batch[512] = "";
     for (int i = 0; i < 16; i++) strcat(batch, i ? ",8:8192:v" : "8:8192:v");
     snprintf(args, sizeof args, "cost --hardware rtx-pro-6000 --profile none --model qwen3-8b --batch %s --json", batch);
-    CHECK_INT(sh(args, out, sizeof out), 0);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 0);
     j = cJSON_Parse(out);
     const cJSON *fl = cJSON_GetObjectItemCaseSensitive(j, "flops");
     CHECK(cJSON_IsNumber(fl) && fabs(fl->valuedouble / 1e12 - 2.56) < 0.005);
     CHECK_CONTAINS(out, "\"kind\":\t\"verify\"");
     cJSON_Delete(j);
-    CHECK_INT(sh("cost --hardware rtx-pro-6000 --model qwen3-8b --batch 8:8192:x", out, sizeof out), 2);
+    CHECK_INT(testrun_cli("cost --hardware rtx-pro-6000 --model qwen3-8b --batch 8:8192:x", out, sizeof out), 2);
     CHECK_CONTAINS(out, "--batch needs C:H[:v][,C:H...]");
 
     /* a table of measured steps by new tokens: the chapter's 2K decode
@@ -514,7 +496,7 @@ static void test_issue17_commands(void)
                               "{\"kind\": \"continuous\"}, \"workload\": {\"requests\": [{\"arrival_ms\": 0, "
                               "\"prompt_tokens\": 2048, \"output_tokens\": 3}]}}");
     snprintf(args, sizeof args, "run %s", t);
-    CHECK_INT(sh(args, out, sizeof out), 0);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 0);
     CHECK_CONTAINS(out, "table cost model");
     CHECK_CONTAINS(out, "  TTFT           94.80     94.80     94.80     94.80     94.80 ms  (n=1)");
     CHECK_CONTAINS(out, "  TPOT           26.26     26.26     26.26     26.26     26.26 ms  (n=1)");
@@ -523,7 +505,7 @@ static void test_issue17_commands(void)
                                 "\"table\", \"points\": [[2e10, 27.44], [1.5e10, 26.26]]}, \"workload\": {\"requests\": "
                                 "[{\"arrival_ms\": 0, \"prompt_tokens\": 8, \"output_tokens\": 2}]}}");
     snprintf(args, sizeof args, "run %s", bad);
-    CHECK_INT(sh(args, out, sizeof out), 1);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 1);
     CHECK_CONTAINS(out, "table_bad.json: cost_model.points[1]: x 1.5e+10 does not exceed the previous point's 2e+10");
 }
 
@@ -579,9 +561,9 @@ static void test_stream_run(void)
     snprintf(ca, sizeof ca, "%s/sa.csv", dir);
     snprintf(cb, sizeof cb, "%s/sb.csv", dir);
     snprintf(args, sizeof args, "run --json %s --csv %s", ja, ca);
-    CHECK(sh(args, a, sizeof a) == 0);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
     snprintf(args, sizeof args, "run --stream --json %s --csv %s", jb, cb);
-    CHECK(sh(args, b, sizeof b) == 0);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
     CHECK_CONTAINS(b, "requests: 2000 (2000 finished, 0 rejected)");
     size_t na = 0, nb = 0;
@@ -603,14 +585,14 @@ static void test_stream_run(void)
     cJSON_Delete(y);
     free(ta);
     snprintf(args, sizeof args, "run --stream --quiet --json %s", ja);
-    CHECK(sh(args, a, sizeof a) == 0);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
     ta = read_file(ja, &la, &e);
     CHECK(ta && tb && la == lb && memcmp(ta, tb, la) == 0);
     free(ta);
     free(tb);
     /* --summary-only: the materialised run's JSON without the requests */
     snprintf(args, sizeof args, "run --quiet --summary-only --json %s", ca);
-    CHECK(sh(args, a, sizeof a) == 0);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
     ta = read_file(ca, &la, &e);
     x = ta ? cJSON_Parse(ta) : NULL;
     CHECK(x && !cJSON_GetObjectItem(x, "requests") && cJSON_GetObjectItem(x, "summary") &&
@@ -627,13 +609,13 @@ static void test_stream_run(void)
     for (int k = 0; quoted[k]; k++) CHECK(readme && strstr(readme, quoted[k]));
     free(readme);
     snprintf(args, sizeof args, "run --stream --trace-events %s/t.json", dir);
-    CHECK(sh(args, a, sizeof a) == 2);
+    CHECK(testrun_cli(args, a, sizeof a) == 2);
     CHECK_CONTAINS(a, "--stream keeps no per-iteration or per-token record");
     const char *p = write_tmp("sess.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": "
                                           "{\"kind\": \"continuous\"}, \"workload\": {\"kind\": \"sessions\", "
                                           "\"sessions\": 2, \"turns\": 2, \"prompt_tokens\": 10, \"output_tokens\": 5}}");
     snprintf(args, sizeof args, "run --stream %s", p);
-    CHECK(sh(args, a, sizeof a) == 1);
+    CHECK(testrun_cli(args, a, sizeof a) == 1);
     CHECK_CONTAINS(a, "a streamed run takes an open-loop generator (\"kind\": poisson");
 }
 
@@ -660,7 +642,7 @@ static void test_token_times_auto(void)
         snprintf(scen, sizeof scen, "%s", write_tmp(name[k], text));
         snprintf(js, sizeof js, "%s/%s.out", dir, name[k]);
         snprintf(args, sizeof args, "run %s --quiet --json %s", scen, js);
-        CHECK(sh(args, out, sizeof out) == 0);
+        CHECK(testrun_cli(args, out, sizeof out) == 0);
         Err e;
         char *t = read_file(js, NULL, &e);
         cJSON *j = t ? cJSON_Parse(t) : NULL;
@@ -679,7 +661,7 @@ static void test_token_times_auto(void)
     CHECK(itl_p99[1] == itl_p99[2] && itl_p99[1] > 0);
     /* --tokens-csv keeps them for the big one */
     snprintf(args, sizeof args, "run %s/%s --quiet --tokens-csv %s/tok.csv", dir, name[1], dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     snprintf(args, sizeof args, "%s/tok.csv", dir);
     Err e;
     size_t len = 0;
@@ -711,9 +693,9 @@ static void test_stream_trace(void)
     snprintf(ca, sizeof ca, "%s/tm.csv", dir);
     snprintf(cb, sizeof cb, "%s/ts.csv", dir);
     snprintf(args, sizeof args, "run %s --csv %s", scen, ca);
-    CHECK(sh(args, a, sizeof a) == 0);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
     snprintf(args, sizeof args, "run --stream %s --csv %s", scen, cb);
-    CHECK(sh(args, b, sizeof b) == 0);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
     CHECK_CONTAINS(b, "SLO verdict");
     size_t na = 0, nb = 0;
@@ -724,7 +706,7 @@ static void test_stream_trace(void)
     snprintf(text, sizeof text, fmt, "\"rate_per_s\": 2, ");
     snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream_rate.json", text));
     snprintf(args, sizeof args, "run --stream %s", scen);
-    CHECK(sh(args, b, sizeof b) == 1);
+    CHECK(testrun_cli(args, b, sizeof b) == 1);
     CHECK_CONTAINS(b, "rate_per_s: a streamed run cannot rescale a trace");
 }
 

@@ -28,6 +28,7 @@
 #include "costwrap.h"
 #include "qsketch.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 /* ------------------------------------------------- pricing from the sums */
 
@@ -233,24 +234,6 @@ static void test_fast_sketch_add_n(void)
 
 static char dir[256];
 
-static const char *bin(void)
-{
-    const char *b = getenv("SERVESIM_BIN");
-    return b ? b : "./servesim";
-}
-
-static int sh(const char *args, char *out, size_t n)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -287,12 +270,12 @@ static long fast_same(const char *name, const char *text, const char *extra, int
         snprintf(ja, sizeof ja, "%s/%s_%d_fast.json", dir, name, st);
         snprintf(jb, sizeof jb, "%s/%s_%d_slow.json", dir, name, st);
         snprintf(args, sizeof args, "run %s %s --quiet --json %s %s", st ? "--stream" : "", path, ja, extra);
-        int rc = sh(args, out, sizeof out);
+        int rc = testrun_cli(args, out, sizeof out);
         if (rc != 0) fprintf(stderr, "  %s: %s\n", name, out);
         CHECK_INT(rc, 0);
         snprintf(args, sizeof args, "run %s %s --quiet --json %s --no-fast-path %s", st ? "--stream" : "", path,
                  jb, extra);
-        CHECK_INT(sh(args, out, sizeof out), 0);
+        CHECK_INT(testrun_cli(args, out, sizeof out), 0);
         size_t na = 0, nb = 0;
         char *a = slurp(ja, &na), *b = slurp(jb, &nb);
         CHECK(a && b && na > 1000);
@@ -305,7 +288,7 @@ static long fast_same(const char *name, const char *text, const char *extra, int
         free(b);
     }
     snprintf(args, sizeof args, "bench --scenario %s", path);
-    CHECK_INT(sh(args, out, sizeof out), 0);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 0);
     const char *p = strstr(out, "decode fast path: ");
     CHECK(p != NULL);
     if (p) fast = strtol(p + strlen("decode fast path: "), NULL, 10);
@@ -426,7 +409,7 @@ static void test_fast_dissolve_cases(void)
 static void test_fast_default_scenario(void)
 {
     static char out[1 << 15], text[(1 << 15) + 64];
-    CHECK_INT(sh("run --print-default", out, sizeof out), 0);
+    CHECK_INT(testrun_cli("run --print-default", out, sizeof out), 0);
     char *brace = strrchr(out, '}');
     CHECK(brace != NULL);
     if (!brace) return;
@@ -442,7 +425,7 @@ static void test_fast_readme_azure(void)
 {
     static char out[8192];
     CHECK(access("workloads/bench_azure_conv.json", R_OK) == 0); /* make test runs from the repository root */
-    CHECK_INT(sh("bench --scenario workloads/bench_azure_conv.json", out, sizeof out), 0);
+    CHECK_INT(testrun_cli("bench --scenario workloads/bench_azure_conv.json", out, sizeof out), 0);
     CHECK_CONTAINS(out, "decode fast path: 418847 of 418867 iterations (100.0%; --no-fast-path: none)");
     CHECK_CONTAINS(out, "19366 requests, 418867 iterations, ITL n=4069299 p99 41.96 ms");
 }

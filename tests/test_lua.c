@@ -40,6 +40,7 @@
 #include "scenario.h"
 #include "sched.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 #define LT_DIR SERVESIM_DATA_DIR "/tests/lua/"
 #define LT_FCFS SERVESIM_DATA_DIR "/lua/policies/fcfs.lua"
@@ -1225,13 +1226,8 @@ static const char *lt_bin(void)
 static int lt_sh(const char *args, char *out, size_t n)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", SERVESIM_DATA_DIR, lt_bin(), args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s", SERVESIM_DATA_DIR, lt_bin(), args);
+    return testrun_popen(cmd, out, n);
 }
 
 static void lt_expect_cli(const char *args, int want_rc, const char *const *needles)

@@ -22,30 +22,13 @@
 #include "common.h"
 #include "jsonio.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 /* the source tree: scenarios and fixtures */
 #define ROOT SERVESIM_DATA_DIR "/"
 
 static char dir[256];
 static int have_gnuplot, have_chromium;
-
-static const char *bin(void)
-{
-    const char *b = getenv("SERVESIM_BIN");
-    return b ? b : "./servesim";
-}
-
-static int sh(const char *args, char *out, size_t n)
-{
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static char *slurp(const char *fmt, const char *a)
 {
@@ -83,7 +66,7 @@ static void plot_both(const char *kind, const char *inputs, const char *name)
     for (int svg = 0; svg < 2; svg++) {
         snprintf(args, sizeof args, "plot %s %s -o %s/%s.%s --data %s/%s.data", kind, inputs, dir, name,
                  svg ? "svg" : "png", dir, name);
-        int rc = sh(args, out, sizeof out);
+        int rc = testrun_cli(args, out, sizeof out);
         if (!have_gnuplot) {
             CHECK(rc == 1);
             CHECK_CONTAINS(out, "gnuplot is not installed");
@@ -109,9 +92,9 @@ static void test_plot_cdf(void)
     static char out[8192], args[1024];
     snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet --json %s/c.json "
              "--iterations-csv %s/it.csv --trace-events %s/trace.json", dir, dir, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_static.json --quiet --json %s/s.json", dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     snprintf(args, sizeof args, "%s/c.json %s/s.json", dir, dir);
     plot_both("cdf", args, "cdf");
     /* the CDF's points are the report's per-request TTFTs, sorted, in ms */
@@ -211,7 +194,7 @@ static void test_plot_rate_pareto(void)
     /* a real sweep's report has the same shape */
     snprintf(args, sizeof args, "sweep " ROOT "workloads/chapters/ch8_goodput_vs_rate.json --rates 1,2 --seeds 2 --json "
              "%s/sw.json --quiet", dir);
-    if (sh(args, out, sizeof out) == 0) {
+    if (testrun_cli(args, out, sizeof out) == 0) {
         snprintf(args, sizeof args, "%s/sw.json", dir);
         plot_both("rate", args, "rate2");
         t = slurp("%s/rate2.data/%s", "rate.dat");
@@ -259,38 +242,38 @@ static void test_plot_errors(void)
 {
     static char out[8192], args[1024];
     snprintf(args, sizeof args, "plot histogram %s/c.json -o %s/x.png", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "unknown kind \"histogram\"; expected one of cdf, timeline");
     snprintf(args, sizeof args, "plot cdf %s/nope.json -o %s/x.png", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "nope.json");
     /* a run report is not a sweep */
     snprintf(args, sizeof args, "plot rate %s/c.json -o %s/x.png", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "c.json: points: missing; expected a sweep report");
     snprintf(args, sizeof args, "plot pareto " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "candidates: missing; expected a plan report");
     snprintf(args, sizeof args, "plot kv %s/c.json -o %s/x.png", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "no column \"start_s\"");
     snprintf(args, sizeof args, "plot timeline " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "expected a run report");
     snprintf(args, sizeof args, "plot cdf " ROOT "tests/fixtures/list_truncated.json -o %s/x.png", dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "list_truncated.json");
     snprintf(args, sizeof args, "plot cdf %s/c.json -o %s/x.jpg", dir, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "must be .png or .svg");
-    CHECK(sh("plot cdf", out, sizeof out) == 2);
+    CHECK(testrun_cli("plot cdf", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "-o FILE.png or FILE.svg is required");
     CHECK(file_size("x.png") < 0);
     /* without gnuplot: a clear message, non-zero, no picture */
     snprintf(args, sizeof args, "plot cdf %s/c.json -o %s/y.png", dir, dir);
     {
         char cmd[2048];
-        snprintf(cmd, sizeof cmd, "SERVESIM_GNUPLOT=%s/no-such-gnuplot %s %s 2>&1", dir, bin(), args);
+        snprintf(cmd, sizeof cmd, "SERVESIM_GNUPLOT=%s/no-such-gnuplot %s %s 2>&1", dir, testrun_bin(), args);
         FILE *p = popen(cmd, "r");
         size_t len = p ? fread(out, 1, sizeof out - 1, p) : 0;
         out[len] = '\0';
@@ -308,7 +291,7 @@ static void test_trace_narrowing(void)
     static char out[8192], args[1024];
     snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet "
              "--trace-events %s/n.json --trace-requests 2 --trace-window 0.2,0.6", dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     char *t = slurp("%s/%s", "n.json");
     Err e;
     cJSON *root = t ? jsonio_parse(t, "n.json", &e) : NULL;
@@ -343,14 +326,14 @@ static void test_trace_narrowing(void)
     cJSON_Delete(root);
     free(t);
     snprintf(args, sizeof args, "run --quiet --trace-events %s/d.json --trace-window 100,110", dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     long size = file_size("d.json");
     CHECK(size > 100000 && size < 5000000);
     snprintf(args, sizeof args, "run --quiet --trace-window 1,2");
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "give it too");
     snprintf(args, sizeof args, "run --quiet --trace-events %s/z.json --trace-window 2,1", dir);
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "--trace-window: expected T0,T1");
 }
 
@@ -391,12 +374,12 @@ static void test_trace_ids(void)
     int lanes, ev, iters, counters, all_iters, all_counters;
     const char *sc = ROOT "workloads/chapters/ch8_four_requests_continuous.json";
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/ta.json", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     trace_count("ta.json", names, sizeof names, &lanes, &ev, &all_iters, &all_counters);
     CHECK(!strcmp(names, "r0,r1,r2,r3"));
     /* exactly the lanes named, whatever order the list gives them in */
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/ti.json --trace-ids r3,r1", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     trace_count("ti.json", names, sizeof names, &lanes, &ev, &iters, &counters);
     CHECK(!strcmp(names, "r1,r3"));
     CHECK_INT(lanes, 2);
@@ -408,7 +391,7 @@ static void test_trace_ids(void)
     free(t);
     /* engine only: no request lanes, every iteration and counter sample */
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/te.json --trace-engine-only", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     trace_count("te.json", names, sizeof names, &lanes, &ev, &iters, &counters);
     CHECK_INT(lanes, 0);
     CHECK_INT(ev, 0);
@@ -423,17 +406,17 @@ static void test_trace_ids(void)
     free(t);
     /* errors name what is wrong and write nothing */
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1,r9", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "--trace-ids: no request has the id \"r9\"");
     CHECK(file_size("tx.json") < 0);
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1,,r2", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "an empty id");
     snprintf(args, sizeof args, "run %s --quiet --trace-events %s/tx.json --trace-ids r1 --trace-engine-only", sc, dir);
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "give one");
     snprintf(args, sizeof args, "run %s --quiet --trace-engine-only", sc);
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "give it too");
 }
 
@@ -450,7 +433,7 @@ static void test_replay_trace(void)
         snprintf(sched, sizeof sched, ROOT "workloads/chapters/ch31_table_31_1_%s.json", which[w]);
         snprintf(file, sizeof file, "rt_%s.json", which[w]);
         snprintf(args, sizeof args, "replay %s --quiet --trace-events %s/%s", sched, dir, file);
-        CHECK(sh(args, out, sizeof out) == 0);
+        CHECK(testrun_cli(args, out, sizeof out) == 0);
         Err e;
         char *st = read_file(sched, NULL, &e), *t = slurp("%s/%s", file);
         cJSON *sj = st ? jsonio_parse(st, sched, &e) : NULL, *tj = t ? jsonio_parse(t, file, &e) : NULL;
@@ -510,7 +493,7 @@ static void test_replay_trace(void)
     /* servesim plot timeline draws it as the schedule's own lanes: arrival
      * to first token, then decode steps */
     snprintf(args, sizeof args, "plot timeline %s/rt_serial.json -o %s/rt.svg", dir, dir);
-    int prc = sh(args, out, sizeof out);
+    int prc = testrun_cli(args, out, sizeof out);
     CHECK(prc == (have_gnuplot ? 0 : 1));
     char *dat = slurp("%s/%s", "rt.data/timeline_1.dat");
     CHECK_CONTAINS(dat, "\n0 0.000000 100.000000 3\n0 100.000000 140.000000 2\n0 140.000000 180.000000 2\n");
@@ -519,14 +502,14 @@ static void test_replay_trace(void)
     /* the same bytes twice; narrowing is a run's */
     snprintf(args, sizeof args, "replay " ROOT "workloads/chapters/ch31_table_31_1_serial.json --quiet "
              "--trace-events %s/rt_again.json", dir);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     char *a = slurp("%s/%s", "rt_serial.json"), *b = slurp("%s/%s", "rt_again.json");
     CHECK(a && b && !strcmp(a, b));
     free(a);
     free(b);
     snprintf(args, sizeof args, "replay " ROOT "workloads/chapters/ch31_table_31_1_serial.json --quiet "
              "--trace-events %s/rt_x.json --trace-ids A", dir);
-    CHECK(sh(args, out, sizeof out) == 2);
+    CHECK(testrun_cli(args, out, sizeof out) == 2);
     CHECK_CONTAINS(out, "narrow a run's trace");
     CHECK(file_size("rt_x.json") < 0);
 }
@@ -556,7 +539,7 @@ static void test_plot_scatter(void)
     free(t);
     static char out[8192], args[1024];
     snprintf(args, sizeof args, "plot scatter " ROOT "tests/fixtures/sweep_small.json -o %s/x.png", dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "sweep_small.json: rows: missing; expected a validate report");
 }
 
@@ -660,7 +643,7 @@ static void test_html_reports(void)
     /* run: chapter 8's four requests, so the timeline is drawn */
     snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet --html %s/hrun",
              dir);
-    CHECK(sh(args, out, sizeof out) == want);
+    CHECK(testrun_cli(args, out, sizeof out) == want);
     char *t = html_page("hrun");
     CHECK_CONTAINS(t, "<title>servesim run: chapter 8 (003), figures 8-5/8-6/8-7");
     CHECK_CONTAINS(t, "--html ");
@@ -680,7 +663,7 @@ static void test_html_reports(void)
     if (t) html_browser("hrun");
     /* the same command gives the same page */
     rep = slurp("%s/%s", "hrun/index.html");
-    CHECK(sh(args, out, sizeof out) == want);
+    CHECK(testrun_cli(args, out, sizeof out) == want);
     ref = slurp("%s/%s", "hrun/index.html");
     CHECK(rep && ref && !strcmp(rep, ref));
     free(rep);
@@ -688,7 +671,7 @@ static void test_html_reports(void)
 
     snprintf(args, sizeof args, "sweep " ROOT "workloads/chapters/ch8_goodput_vs_rate.json --rates 1,2,4 --seeds 2 "
              "--jobs 1 --quiet --html %s/hsweep", dir);
-    CHECK(sh(args, out, sizeof out) == want);
+    CHECK(testrun_cli(args, out, sizeof out) == want);
     t = html_page("hsweep");
     CHECK_CONTAINS(t, "<a href=\"sweep.json\">");
     CHECK_CONTAINS(t, "<tr><td class=\"n\">1</td><td class=\"n\">2</td>");
@@ -699,7 +682,7 @@ static void test_html_reports(void)
 
     snprintf(args, sizeof args, "plan " ROOT "workloads/plans/chat_qwen32b_small.json --jobs 2 --quiet --html %s/hplan",
              dir);
-    CHECK(sh(args, out, sizeof out) == want);
+    CHECK(testrun_cli(args, out, sizeof out) == want);
     t = html_page("hplan");
     CHECK_CONTAINS(t, "<a href=\"plan.json\">");
     CHECK_CONTAINS(t, "<tr class=\"best\"><td>");
@@ -723,7 +706,7 @@ static void test_html_reports(void)
         fclose(f);
     }
     snprintf(args, sizeof args, "validate %s --jobs 1 --no-rows --html %s/hval", csv, dir);
-    CHECK(sh(args, out, sizeof out) == want);
+    CHECK(testrun_cli(args, out, sizeof out) == want);
     t = html_page("hval");
     CHECK_CONTAINS(t, "4 rows, 3 simulated, 1 not modelled, 0 failed.");
     CHECK_CONTAINS(t, "<td>qwen/qwen3-32b-fp8 | h200_sxm | trtllm | fp8</td>");
@@ -743,9 +726,9 @@ static void test_html_reports(void)
     /* bad input: the page's directory cannot be made */
     snprintf(args, sizeof args, "run " ROOT "workloads/chapters/ch8_four_requests_continuous.json --quiet "
              "--html %s/c.json", dir);
-    CHECK(sh(args, out, sizeof out) == 1);
+    CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "c.json: exists and is not a directory");
-    CHECK(sh("run --quiet --html", out, sizeof out) == 2);
+    CHECK(testrun_cli("run --quiet --html", out, sizeof out) == 2);
     CHECK_CONTAINS(out, "--html needs a directory");
 }
 
@@ -770,7 +753,7 @@ static void test_lua_plot(void)
             ROOT, dir, ROOT, dir, dir, dir);
     fclose(f);
     snprintf(args, sizeof args, "lua --allow-write %s %s", dir, script);
-    CHECK(sh(args, out, sizeof out) == 0);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
     if (have_gnuplot) {
         char want[700];
         snprintf(want, sizeof want, "cdf\ttrue\t%s/lua_cdf.svg\n", dir);

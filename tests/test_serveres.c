@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "offload.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -646,26 +647,12 @@ static void test_cache_value_exercise_8_4(void)
 
 /* ---------------------------------------------------- README numbers */
 
-/* Runs "servesim ARGS" (stdout) into out; the exit status. */
-static int cli_text(const char *args, char *out, size_t n)
-{
-    const char *b = getenv("SERVESIM_BIN");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", b ? b : "./servesim", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Every line the README quotes from a command is in the command's output
  * and in README.md, byte for byte. */
 static void readme_quotes(const char *readme, const char *args, const char *const *lines)
 {
     static char out[65536];
-    CHECK_INT(cli_text(args, out, sizeof out), 0);
+    CHECK_INT(testrun_cli(args, out, sizeof out), 0);
     for (int k = 0; lines[k]; k++) {
         CHECK_CONTAINS(out, lines[k]);
         CHECK_CONTAINS(readme, lines[k]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 TestRun *testrun_new(const char *text, const char *name)
 {
@@ -43,4 +44,36 @@ const Request *testrun_req(const TestRun *R, const char *id)
     for (uint32_t i = 0; i < R->s.wl.n; i++)
         if (!strcmp(R->s.wl.reqs[i].id, id)) return &R->s.wl.reqs[i];
     return NULL;
+}
+
+const char *testrun_bin(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    return b ? b : "./servesim";
+}
+
+int testrun_popen(const char *cmd, char *out, size_t n)
+{
+    size_t len = strlen(cmd) + 8;
+    char *c = malloc(len);
+    if (!c) return -1;
+    snprintf(c, len, "%s 2>&1", cmd);
+    FILE *p = popen(c, "r");
+    free(c);
+    if (!p) return -1;
+    size_t got = fread(out, 1, n - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int testrun_cli(const char *args, char *out, size_t n)
+{
+    size_t len = strlen(testrun_bin()) + strlen(args) + 2;
+    char *c = malloc(len);
+    if (!c) return -1;
+    snprintf(c, len, "%s %s", testrun_bin(), args);
+    int rc = testrun_popen(c, out, n);
+    free(c);
+    return rc;
 }

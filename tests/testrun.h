@@ -1,6 +1,7 @@
 /*
  * testrun.h -- a scenario text run through the cluster and summarised, for
- * the suites that check a whole run's numbers (test_policies, test_agents).
+ * the suites that check a whole run's numbers (test_policies, test_agents);
+ * and the command runner of the suites that run servesim itself.
  */
 #ifndef SERVESIM_TESTRUN_H
 #define SERVESIM_TESTRUN_H
@@ -25,5 +26,14 @@ TestRun *testrun_new(const char *text, const char *name);
 void testrun_free(TestRun *R);
 /* The request with this id, or NULL. */
 const Request *testrun_req(const TestRun *R, const char *id);
+
+/* The servesim binary the command-line tests run: $SERVESIM_BIN, else
+ * ./servesim. */
+const char *testrun_bin(void);
+/* Runs the shell command cmd with stderr folded into the captured output
+ * (at most n - 1 bytes, NUL-terminated); its exit status, or -1. */
+int testrun_popen(const char *cmd, char *out, size_t n);
+/* testrun_popen of "servesim ARGS". */
+int testrun_cli(const char *args, char *out, size_t n);
 
 #endif
