@@ -992,6 +992,20 @@ static int livelock_error(Engine *eng, Err *e)
                    (unsigned long long)v->generated, eng->cfg.sched.name, ENGINE_MAX_PREEMPTIONS);
 }
 
+/* The swap-in time the scheduler charged to this iteration (eng->extra_s)
+ * added to its price; the iteration's duration, at least 1 ns. */
+static int64_t add_swap_time(Engine *eng, CostBreakdown *cb, int64_t dur_ns)
+{
+    if (eng->extra_s > 0) {
+        cb->t_s += eng->extra_s;
+        cb->comm_s += eng->extra_s;
+        eng->st.swap_s += eng->extra_s;
+        dur_ns = (int64_t)(cb->t_s * 1e9 + 0.5);
+        eng->extra_s = 0;
+    }
+    return dur_ns < 1 ? 1 : dur_ns;
+}
+
 /* The boundary with the decode group: its step's blocks, the scheduler's
  * rest (Scheduler.schedule_rest), the batch priced from the group's sums
  * and the other items (CostModel.decode_time).  2: the group cannot take
@@ -1066,14 +1080,7 @@ static int g_boundary(Engine *eng, Err *e)
     if (!(cb.t_s >= 0) || cb.t_s > 1e6)
         return err_set(e, "cost model %s returned an iteration time of %g s", eng->cfg.cost.name, cb.t_s);
     int64_t dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
-    if (eng->extra_s > 0) {
-        cb.t_s += eng->extra_s;
-        cb.comm_s += eng->extra_s;
-        eng->st.swap_s += eng->extra_s;
-        dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
-        eng->extra_s = 0;
-    }
-    if (dur_ns < 1) dur_ns = 1;
+    dur_ns = add_swap_time(eng, &cb, dur_ns);
     eng->g_step_n = eng->g_n;
     eng->g_dur = dur_ns;
     record_iteration(eng, dur_ns, &cb);
@@ -1168,14 +1175,7 @@ static int launch_plan(Engine *eng, uint64_t admits0, uint64_t rejected0, uint64
         h->adjust(h->ctx, &eng->plan, eng->reqs, &cb, &eng->st.hooks);
         dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
     }
-    if (eng->extra_s > 0) {
-        cb.t_s += eng->extra_s;
-        cb.comm_s += eng->extra_s;
-        eng->st.swap_s += eng->extra_s;
-        dur_ns = (int64_t)(cb.t_s * 1e9 + 0.5);
-        eng->extra_s = 0;
-    }
-    if (dur_ns < 1) dur_ns = 1;
+    dur_ns = add_swap_time(eng, &cb, dur_ns);
     record_iteration(eng, dur_ns, &cb);
     eng->busy = 1;
     if (!eng->defer_end && fast_ok(eng, admits0, rejected0, preempt0)) return fast_run(eng, dur_ns, e);
