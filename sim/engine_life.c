@@ -1,0 +1,361 @@
+/*
+ * engine_life.c -- a replica's creation and release, the streamed run
+ * (requests pulled into a pool of slots as simulated time reaches them and
+ * retired when they leave), the read-only accessors, and the end-of-run
+ * checks (every request left, every clock in order).  The event loop
+ * itself is engine.c; both share engine_int.h.
+ */
+#include "engine.h"
+#include "engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+static int fast_default_off;
+
+void engine_fast_path_default(int on) { fast_default_off = !on; }
+void engine_set_fast_path(Engine *eng, int on) { eng->fast_off = !on; }
+
+/* ------------------------------------------------------------ accessors */
+
+int64_t eng_now_ns(const Engine *eng) { return eng->now_ns; }
+Request *eng_req(Engine *eng, uint32_t idx) { return &eng->reqs[idx]; }
+uint32_t eng_waiting_count(const Engine *eng) { return eng->w_len; }
+uint32_t eng_running_count(const Engine *eng) { return eng->n_running; }
+uint32_t eng_running_at(const Engine *eng, uint32_t pos) { return eng->running[pos]; }
+
+double eng_estimate_s(const Engine *eng, const BatchItem *items, uint32_t n)
+{
+    CostBreakdown cb;
+    if (eng->cfg.cost.iter_time(eng->cfg.cost.ctx, items, n, &cb) != 0) return 0;
+    return cb.t_s;
+}
+const EngineStats *engine_stats(const Engine *eng) { return &eng->st; }
+const int64_t *engine_token_times(const Engine *eng) { return eng->token_times; }
+
+const IterRecord *engine_iterations(const Engine *eng, uint64_t *n)
+{
+    *n = eng->n_iters;
+    return eng->iters;
+}
+
+uint32_t eng_waiting_at(const Engine *eng, uint32_t pos)
+{
+    return eng->waiting[(eng->w_head + pos) % eng->n_reqs];
+}
+
+/* ------------------------------------------------------------ checks */
+
+int engine_check_drained(Engine *eng, Err *e)
+{
+    /* the plug-ins' own counters join the run's statistics */
+    CostExtrap x;
+    if (eng->cfg.profile_cost.ctx && cost_extrapolation(&eng->cfg.profile_cost, &x) == 0) {
+        eng->st.cost_queries = x.queries;
+        eng->st.cost_outside = x.outside;
+        eng->st.cost_worst_ratio = x.worst_ratio;
+        memcpy(eng->st.cost_worst, x.worst, sizeof eng->st.cost_worst);
+    }
+    if (eng->cfg.kv.stats) {
+        eng->st.has_kv_stats = 1;
+        eng->cfg.kv.stats(eng->cfg.kv.ctx, &eng->st.kv);
+    }
+    /* Every request has left and returned its blocks: anything else is a
+     * bookkeeping bug, reported rather than hidden in the numbers. */
+    uint64_t used = eng->cfg.kv.used_blocks(eng->cfg.kv.ctx);
+    if (used != 0 || eng->n_running != 0)
+        return err_set(e, "internal: the run ended with %llu KV blocks in use and %u requests running",
+                       (unsigned long long)used, eng->n_running);
+    return 0;
+}
+
+static int invariant(Err *e, const Request *r, int64_t t_ns, const char *what)
+{
+    return err_set(e, "internal: invariant violated: request %s at t = %.9f s: %s", r->id ? r->id : "?",
+                   (double)t_ns / 1e9, what);
+}
+
+int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *token_times, const EngineStats *st,
+                            Err *e)
+{
+    uint64_t fin = 0, rej = 0, can = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const Request *r = &reqs[i];
+        if (r->state == REQ_FINISHED) fin++;
+        else if (r->state == REQ_REJECTED) rej++;
+        else if (r->state == REQ_CANCELLED) can++;
+        if (r->generated > r->output_tokens)
+            return invariant(e, r, r->t_last_token_ns, "emitted more tokens than its output_tokens");
+        if (r->state == REQ_PENDING) continue;
+        if (r->t_first_sched_ns >= 0 && r->t_first_sched_ns < r->t_arrive_ns)
+            return invariant(e, r, r->t_first_sched_ns, "scheduled before it arrived (clock not monotonic)");
+        if (r->state == REQ_FINISHED && r->generated != r->output_tokens)
+            return invariant(e, r, r->t_finish_ns, "finished without all its output tokens");
+        if (r->t_finish_ns >= 0 && r->t_finish_ns < r->t_arrive_ns)
+            return invariant(e, r, r->t_finish_ns, "finished before it arrived (clock not monotonic)");
+        if (!token_times) continue;
+        int64_t prev = r->t_arrive_ns;
+        for (uint32_t k = 0; k < r->generated; k++) {
+            int64_t t = token_times[r->token_off + k];
+            if (t < prev) return invariant(e, r, t, "a token before the previous one or the arrival (clock not monotonic)");
+            prev = t;
+        }
+        if (r->state == REQ_FINISHED && r->t_finish_ns < prev)
+            return invariant(e, r, r->t_finish_ns, "finished before its last token (clock not monotonic)");
+    }
+    if (st && can != st->cancelled)
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu cancelled by state, %llu "
+                          "counted", (unsigned long long)can, (unsigned long long)st->cancelled);
+    if (st && (fin != st->finished || rej != st->rejected)) {
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu finished and %llu rejected "
+                          "by state, %llu and %llu counted", (unsigned long long)fin, (unsigned long long)rej,
+                       (unsigned long long)st->finished, (unsigned long long)st->rejected);
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+/* A request's run-time fields before it arrives. */
+static void request_reset(Request *r, uint32_t idx, uint64_t token_off)
+{
+    r->state = REQ_PENDING;
+    r->reject_reason = REJECT_NONE;
+    r->kv_len = 0;
+    r->prefill_target = r->prompt_tokens;
+    r->generated = 0;
+    r->kv_blocks = 0;
+    r->preemptions = 0;
+    r->admit_seq = 0;
+    r->recomputed_tokens = 0;
+    r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
+    r->itl_max_ns = 0;
+    r->token_off = token_off;
+    r->idx = idx;
+    r->prefix_hit_tokens = 0;
+    r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
+    r->spec_credit = 0;
+    r->t_cancel_ns = -1;
+    r->cancel_blocks = 0;
+    r->cancel_pending = 0;
+}
+
+Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
+{
+    int64_t last = INT64_MIN;
+    const char *last_id = "";
+    for (uint32_t i = 0; i < n; i++) {
+        if (reqs[i].triggered) continue;
+        if (reqs[i].t_arrive_ns < last) {
+            err_set(e, "engine: requests not sorted by arrival (%s before %s)", last_id, reqs[i].id);
+            return NULL;
+        }
+        last = reqs[i].t_arrive_ns;
+        last_id = reqs[i].id;
+    }
+    Engine *eng = xcalloc(1, sizeof *eng);
+    eng->cfg = *cfg;
+    eng->reqs = reqs;
+    eng->n_reqs = n;
+    evq_init(&eng->own_evq);
+    eng->evq = &eng->own_evq;
+    eng->waiting = xmalloc((n ? n : 1) * sizeof *eng->waiting);
+    eng->running = xmalloc((n ? n : 1) * sizeof *eng->running);
+    eng->plan.items = xmalloc((n ? n : 1) * sizeof *eng->plan.items);
+    eng->plan.cap = n;
+    eng->plan_pos = xmalloc((n ? n : 1) * sizeof *eng->plan_pos);
+    for (uint32_t k = 0; k < cfg->n_hooks; k++)
+        if (cfg->hooks[k].order && !eng->order_tmp) eng->order_tmp = xmalloc((n ? n : 1) * sizeof *eng->order_tmp);
+    eng->parked = xmalloc((n ? n : 1) * sizeof *eng->parked);
+    uint64_t tokens = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        request_reset(&reqs[i], i, tokens);
+        tokens += reqs[i].output_tokens;
+        eng->plan_pos[i] = NO_POS;
+    }
+    if (cfg->token_times) eng->token_times = cfg->token_times;
+    else if (cfg->keep_token_times) eng->token_times = eng->own_token_times =
+        xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
+    eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    eng->fast_off = cfg->no_fast_path || fast_default_off;
+    return eng;
+}
+
+void engine_free(Engine *eng)
+{
+    if (!eng) return;
+    if (eng->cfg.sched.destroy) eng->cfg.sched.destroy(eng->cfg.sched.ctx);
+    if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
+    if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
+    if (eng->cfg.has_spec && eng->cfg.spec.destroy) eng->cfg.spec.destroy(eng->cfg.spec.ctx);
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++)
+        if (eng->cfg.hooks[k].destroy) eng->cfg.hooks[k].destroy(eng->cfg.hooks[k].ctx);
+    evq_free(&eng->own_evq);
+    free(eng->waiting);
+    free(eng->running);
+    free(eng->plan.items);
+    free(eng->plan_pos);
+    free(eng->order_tmp);
+    free(eng->parked);
+    free(eng->own_token_times);
+    free(eng->iters);
+    if (eng->pull) free(eng->reqs);
+    free(eng->free_slots);
+    free(eng->retiring);
+    free(eng->ids);
+    free(eng->fb_idx);
+    free(eng->fb_start);
+    free(eng->fb_cnt);
+    free(eng->g_mem);
+    free(eng->g_base);
+    free(eng->g_fin);
+    free(eng->g_bpos);
+    free(eng->g_heap);
+    free(eng->g_gone);
+    free(eng->g_gone_f);
+    for (uint32_t q = 0; eng->g_bk && q < eng->cfg.kv.grow_block_tokens; q++) free(eng->g_bk[q]);
+    free(eng->g_bk);
+    free(eng->g_bk_n);
+    free(eng->g_bk_cap);
+    free(eng->g_dq);
+    free(eng);
+}
+
+/* ------------------------------------------------------------- streaming */
+
+/* Doubles the slot pool.  Only called between events (stream_pull), when
+ * no Request pointer is held: every reference is by slot index. */
+static void grow_slots(Engine *eng)
+{
+    uint32_t old = eng->n_reqs, cap = old ? old * 2 : 1024;
+    eng->reqs = xrealloc(eng->reqs, cap * sizeof *eng->reqs);
+    memset(eng->reqs + old, 0, (cap - old) * sizeof *eng->reqs);
+    eng->ids = xrealloc(eng->ids, cap * sizeof *eng->ids);
+    for (uint32_t k = 0; k < old; k++) eng->reqs[k].id = eng->ids[k];
+    /* the waiting ring is unrolled into the larger one */
+    uint32_t *w = xmalloc(cap * sizeof *w);
+    for (uint32_t i = 0; i < eng->w_len; i++) w[i] = eng->waiting[(eng->w_head + i) % (old ? old : 1)];
+    free(eng->waiting);
+    eng->waiting = w;
+    eng->w_head = 0;
+    eng->running = xrealloc(eng->running, cap * sizeof *eng->running);
+    eng->plan.items = xrealloc(eng->plan.items, cap * sizeof *eng->plan.items);
+    eng->plan.cap = cap;
+    eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
+    eng->free_slots = xrealloc(eng->free_slots, cap * sizeof *eng->free_slots);
+    eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
+    for (uint32_t k = cap; k > old; k--) {
+        eng->plan_pos[k - 1] = NO_POS;
+        eng->free_slots[eng->n_free++] = k - 1;
+    }
+    eng->n_reqs = cap;
+}
+
+/* The next request from the stream into a free slot, its arrival on the
+ * queue; 0 at the end of the stream (or on an error, kept for the run). */
+static int stream_pull(Engine *eng)
+{
+    if (eng->stream_done) return 0;
+    if (eng->n_free == 0) grow_slots(eng);
+    uint32_t k = eng->free_slots[--eng->n_free];
+    Request *r = &eng->reqs[k];
+    int got = eng->pull(eng->pull_ctx, r, &eng->stream_err);
+    if (got > 0 && eng->pulled > 0 && r->t_arrive_ns < eng->last_pulled_ns) {
+        err_set(&eng->stream_err, "engine: streamed request %llu arrives at %.9f s, before the previous one "
+                                  "(%.9f s): a stream must be sorted by arrival", (unsigned long long)eng->pulled,
+                (double)r->t_arrive_ns / 1e9, (double)eng->last_pulled_ns / 1e9);
+        got = -1;
+    }
+    if (got <= 0) {
+        eng->free_slots[eng->n_free++] = k;
+        eng->stream_done = 1;
+        eng->stream_failed = got < 0;
+        return 0;
+    }
+    if (r->id) snprintf(eng->ids[k], sizeof eng->ids[k], "%s", r->id);
+    else snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
+    r->id = eng->ids[k];
+    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
+    r->triggered = 0;
+    request_reset(r, k, 0);
+    eng->pulled++;
+    eng->last_pulled_ns = r->t_arrive_ns;
+    if (++eng->live > eng->peak_live) eng->peak_live = eng->live;
+    evq_push(eng->evq, r->t_arrive_ns, ENGINE_EV_ARRIVAL, k);
+    return 1;
+}
+
+/* The requests that left since the last call: their clocks are checked,
+ * the caller folds them (retire), and their slots are free again. */
+static int stream_retire(Engine *eng, Err *e)
+{
+    for (uint32_t i = 0; i < eng->n_retiring; i++) {
+        uint32_t k = eng->retiring[i];
+        Request *r = &eng->reqs[k];
+        if (engine_check_invariants(r, 1, NULL, NULL, e) != 0) return -1;
+        if (eng->retire) eng->retire(eng->retire_ctx, r);
+        r->state = REQ_PENDING;
+        eng->free_slots[eng->n_free++] = k;
+        eng->live--;
+    }
+    eng->n_retiring = 0;
+    return 0;
+}
+
+int engine_stream_run(Engine *eng, Err *e)
+{
+    stream_pull(eng);
+    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
+    Event ev;
+    while (evq_pop(eng->evq, &ev)) {
+        do {
+            if (ev.kind == ENGINE_EV_ARRIVAL) {
+                stream_pull(eng);
+                engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else {
+                engine_iter_end(eng, ev.t_ns);
+            }
+        } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
+        if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
+        if (stream_retire(eng, e) != 0) return -1;
+    }
+    if (eng->stream_failed) {
+        *e = eng->stream_err;
+        return -1;
+    }
+    if (engine_check_drained(eng, e) != 0) return -1;
+    if (eng->live != 0 || eng->st.finished + eng->st.rejected != eng->pulled)
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
+                          "rejected, %u still held", (unsigned long long)eng->pulled,
+                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, eng->live);
+    return 0;
+}
+
+Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
+                          void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e)
+{
+    (void)e;
+    Engine *eng = xcalloc(1, sizeof *eng);
+    eng->cfg = *cfg;
+    eng->cfg.token_times = NULL;
+    eng->cfg.keep_token_times = 0; /* per-token times and per-iteration records would grow with the stream */
+    eng->cfg.keep_iterations = 0;
+    eng->pull = pull;
+    eng->pull_ctx = pull_ctx;
+    eng->retire = retire;
+    eng->retire_ctx = retire_ctx;
+    evq_init(&eng->own_evq);
+    eng->evq = &eng->own_evq;
+    grow_slots(eng);
+    eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
+    eng->fast_off = cfg->no_fast_path || fast_default_off;
+    return eng;
+}
+
+uint64_t engine_stream_pulled(const Engine *eng) { return eng->pulled; }
+uint32_t engine_live_peak(const Engine *eng) { return eng->peak_live; }
+uint32_t engine_live(const Engine *eng) { return eng->live; }
+uint32_t engine_slots(const Engine *eng) { return eng->n_reqs; }
