@@ -306,22 +306,6 @@ int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
     return 0;
 }
 
-/* The chapter's stated costs: an iteration with a prefill takes prefill_s,
- * every other (a decode or verify round of the batch) round_s. */
-typedef struct BoardCost {
-    double prefill_s, round_s;
-} BoardCost;
-
-static int board_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
-{
-    const BoardCost *b = ctx;
-    int prefill = 0;
-    for (uint32_t i = 0; i < n; i++) prefill |= items[i].kind == ITEM_PREFILL;
-    *out = (CostBreakdown){0};
-    out->t_s = prefill ? b->prefill_s : b->round_s;
-    return 0;
-}
-
 /* The engine runs `n` requests of `new_tokens` prompt tokens (what is left
  * to prefill) and `out_tokens` outputs, all at 0 ms, with speculation
  * emitting tokens_per_round tokens a round (0: none); returns the last
@@ -335,7 +319,6 @@ static double board_run(uint32_t n, uint32_t new_tokens, uint32_t out_tokens, do
         reqs[i].prompt_tokens = new_tokens;
         reqs[i].output_tokens = out_tokens;
     }
-    BoardCost bc = {prefill_s, round_s};
     EngineConfig cfg = {0};
     SchedConfig sc = {.kind = SCHED_CONTINUOUS, .max_running = n};
     KvConfig kc = {.capacity_bytes = 0, .block_tokens = 16, .bytes_per_token = 1, .reserve = KV_RESERVE_FINAL,
@@ -347,7 +330,11 @@ static double board_run(uint32_t n, uint32_t new_tokens, uint32_t out_tokens, do
         cfg.sched.destroy(cfg.sched.ctx);
         goto out;
     }
-    cfg.cost = (CostModel){.name = "board", .ctx = &bc, .iter_time = board_time};
+    if (cost_phase_new(prefill_s, round_s, &cfg.cost, e) < 0) {
+        cfg.sched.destroy(cfg.sched.ctx);
+        cfg.kv.destroy(cfg.kv.ctx);
+        goto out;
+    }
     if (tokens_per_round > 1) {
         SpecEngineCfg sp = {.dflt = {.enabled = 1, .method = SPEC_LOOKUP, .draft_len = (uint32_t)tokens_per_round - 1,
                                      .n_counts = (uint32_t)tokens_per_round, .draft_s = draft_s},
@@ -356,6 +343,7 @@ static double board_run(uint32_t n, uint32_t new_tokens, uint32_t out_tokens, do
         if (spec_policy_new(&sp, &cfg.spec, e) < 0) {
             cfg.sched.destroy(cfg.sched.ctx);
             cfg.kv.destroy(cfg.kv.ctx);
+            cfg.cost.destroy(cfg.cost.ctx);
             goto out;
         }
         cfg.has_spec = 1;

@@ -38,17 +38,6 @@ static int admit_count(const KvConfig *c, uint32_t prompt, uint32_t output, uint
     return n;
 }
 
-/* Admits r to a prefix cache, computes its whole prompt and commits it, as
- * one iteration does. */
-static int prefix_admit_compute(KvPolicy *kv, Request *r)
-{
-    if (!kv->admit(kv->ctx, r, r->prefill_target)) return 0;
-    if (!kv->grow(kv->ctx, r, r->prefill_target)) return 0;
-    r->kv_len = r->prefill_target;
-    kv->commit(kv->ctx, r);
-    return 1;
-}
-
 static void prefix_req(Request *r, uint32_t idx, const uint32_t *ids, uint32_t n_ids, uint32_t prompt, uint32_t output)
 {
     request_init(r);
@@ -85,7 +74,7 @@ int shared_admit_count(double cap_bytes, uint32_t block, double k, uint32_t prom
         uint32_t *t = ids + (size_t)n * prompt;
         for (uint32_t i = 0; i < prompt; i++) t[i] = i < shared ? i : 1000000u * (uint32_t)(n + 1) + i;
         prefix_req(&r[n], (uint32_t)n, t, prompt, prompt, output);
-        if (!prefix_admit_compute(&kv, &r[n])) break;
+        if (!kv_admit_whole_prompt(&kv, &r[n])) break;
     }
     for (int i = 0; i < n; i++) kv.release(kv.ctx, &r[i]);
     kv.destroy(kv.ctx);
@@ -203,7 +192,7 @@ int calc_paged(const cJSON *in, const char *w, cJSON *out, Err *e)
             entries += b;
             stored += (uint64_t)len[i];
             if (b * p - (uint64_t)len[i] > waste_max) waste_max = b * p - (uint64_t)len[i];
-            prefix_admit_compute(&kv, &r[i]);
+            kv_admit_whole_prompt(&kv, &r[i]);
         }
         char key[32];
         snprintf(key, sizeof key, "p%u", p);
@@ -254,7 +243,7 @@ int calc_branches(const cJSON *in, const char *w, cJSON *out, Err *e)
     double refs = 0;
     for (uint32_t s = 0; s < (uint32_t)nb; s++) {
         prefix_req(&r[s], s, ids + (size_t)s * len, len, len, 1);
-        prefix_admit_compute(&kv, &r[s]);
+        kv_admit_whole_prompt(&kv, &r[s]);
         refs += prefix_request_blocks(&kv, &r[s]);
     }
     double phys = (double)kv.used_blocks(kv.ctx);
@@ -313,7 +302,7 @@ int calc_prefix_reuse(const cJSON *in, const char *w, cJSON *out, Err *e)
                 r[i].tenant = (uint32_t)k;
                 break;
             }
-        prefix_admit_compute(&kv, &r[i]);
+        kv_admit_whole_prompt(&kv, &r[i]);
         cJSON_AddNumberToObject(hits, id, r[i].prefix_hit_tokens);
         i++;
     }

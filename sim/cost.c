@@ -66,6 +66,32 @@ int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ phase */
+
+typedef struct PhaseCost {
+    double prefill_s, round_s;
+} PhaseCost;
+
+static int phase_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
+{
+    const PhaseCost *c = ctx;
+    int prefill = 0;
+    for (uint32_t i = 0; i < n; i++) prefill |= items[i].kind == ITEM_PREFILL;
+    *out = (CostBreakdown){0};
+    out->t_s = prefill ? c->prefill_s : c->round_s;
+    return 0;
+}
+
+int cost_phase_new(double prefill_s, double round_s, CostModel *out, Err *e)
+{
+    if (!(prefill_s > 0) || !(round_s > 0))
+        return err_set(e, "cost_model: phase times must be > 0 (got prefill %g s, round %g s)", prefill_s, round_s);
+    PhaseCost *c = xmalloc(sizeof *c);
+    *c = (PhaseCost){prefill_s, round_s};
+    *out = (CostModel){.name = "phase", .ctx = c, .iter_time = phase_time, .destroy = free};
+    return 0;
+}
+
 /* ------------------------------------------------------------------ table */
 
 double cost_table_at(const TableCostCfg *c, double x)

@@ -50,6 +50,11 @@ typedef struct LinearCostCfg {
 
 int cost_linear_new(const LinearCostCfg *cfg, CostModel *out, Err *e);
 
+/* A stated step time per phase: an iteration with a prefill takes
+ * prefill_s, any other (decode or verify rounds) round_s -- how a chapter
+ * prices a design from two measured numbers (its design board, 8.6.3). */
+int cost_phase_new(double prefill_s, double round_s, CostModel *out, Err *e);
+
 #define COST_TABLE_MAX 64
 typedef struct TableCostCfg {
     int by_tokens;             /* 0: x = bytes moved by the step; 1: x = new tokens */

@@ -174,3 +174,12 @@ int kv_pool_new(const KvConfig *cfg, KvPolicy *out, Err *e)
     };
     return 0;
 }
+
+int kv_admit_whole_prompt(KvPolicy *kv, Request *r)
+{
+    if (!kv->admit(kv->ctx, r, r->prefill_target)) return 0;
+    if (!kv->grow(kv->ctx, r, r->prefill_target)) return 0;
+    r->kv_len = r->prefill_target;
+    kv->commit(kv->ctx, r);
+    return 1;
+}

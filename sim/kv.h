@@ -66,6 +66,11 @@ uint64_t kv_seq_blocks(const KvConfig *cfg, uint64_t tokens);
 /* The tokens a request reserves at admission under a mode (0 for on_demand). */
 uint64_t kv_reserve_tokens(KvReserve mode, const Request *r, uint32_t max_tokens);
 
+/* Admits r to kv and computes its whole prompt in one step, as one
+ * iteration would (admit, grow, commit): for calculators and tests that
+ * drive a KV policy without an engine.  0 when it does not fit. */
+int kv_admit_whole_prompt(KvPolicy *kv, Request *r);
+
 const char *kv_reserve_name(KvReserve mode);
 
 #endif

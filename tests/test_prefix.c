@@ -35,16 +35,6 @@ static void req(Request *r, uint32_t idx, const uint32_t *ids, uint32_t n_ids, u
     r->prefill_target = prompt;
 }
 
-/* Admits r, computes its whole prompt and commits (as one iteration would). */
-static int admit_compute(KvPolicy *kv, Request *r)
-{
-    if (!kv->admit(kv->ctx, r, r->prefill_target)) return 0;
-    if (!kv->grow(kv->ctx, r, r->prefill_target)) return 0;
-    r->kv_len = r->prefill_target;
-    kv->commit(kv->ctx, r);
-    return 1;
-}
-
 static void test_paged_example_sharing(void)
 {
     /* A 9, B 13 (its first 8 tokens are A's), C 5, D 15; final reservation */
@@ -63,7 +53,7 @@ static void test_paged_example_sharing(void)
         req(&r[1], 1, B, 13, 13, 1);
         req(&r[2], 2, C, 5, 5, 1);
         req(&r[3], 3, D, 15, 15, 1);
-        for (int i = 0; i < 4; i++) CHECK(admit_compute(&kv, &r[i]));
+        for (int i = 0; i < 4; i++) CHECK(kv_admit_whole_prompt(&kv, &r[i]));
         CHECK_INT(kv.used_blocks(kv.ctx) * p, shared_slots[k]);
         /* without the shared prefix: every request its own blocks */
         uint64_t own = 0;
@@ -91,7 +81,7 @@ static void test_branches_416_131(void)
     uint32_t refs = 0;
     for (uint32_t s = 0; s < 4; s++) {
         req(&r[s], s, ids + s * len, len, len, 1);
-        CHECK(admit_compute(&kv, &r[s]));
+        CHECK(kv_admit_whole_prompt(&kv, &r[s]));
         refs += prefix_request_blocks(&kv, &r[s]);
     }
     CHECK_INT(refs, 416);
@@ -124,7 +114,7 @@ static void test_shared_prefix_35(void)
         int n = 0;
         for (; n < 40; n++) {
             req(&r[n], (uint32_t)n, share ? ids + n * L : NULL, share ? L : 0, L, 256);
-            if (!admit_compute(&kv, &r[n])) break;
+            if (!kv_admit_whole_prompt(&kv, &r[n])) break;
         }
         CHECK_INT(n, share ? 35 : 10);
         if (share) CHECK_INT(kv.used_blocks(kv.ctx), 384 + 35 * 144);
@@ -242,9 +232,9 @@ static void test_lru_eviction_and_cow(void)
     req(&x, 0, X, 8, 8, 1);
     req(&y, 1, Y, 12, 12, 1);
     req(&x2, 2, X, 8, 8, 3);
-    CHECK(admit_compute(&kv, &x));
+    CHECK(kv_admit_whole_prompt(&kv, &x));
     kv.release(kv.ctx, &x);
-    CHECK(admit_compute(&kv, &y));
+    CHECK(kv_admit_whole_prompt(&kv, &y));
     KvStats st;
     kv.stats(kv.ctx, &st);
     CHECK_INT(st.evictions, 1);
@@ -444,7 +434,7 @@ static void test_hybrid_snapshots(void)
         CHECK(prefix_new(&c, &kv, &e) == 0);
         Request r[2];
         req(&r[0], 0, ids, L, L, 4);
-        CHECK(admit_compute(&kv, &r[0]));
+        CHECK(kv_admit_whole_prompt(&kv, &r[0]));
         req(&r[1], 1, ids + L, L, L, 4);
         CHECK(kv.admit(kv.ctx, &r[1], L));
         CHECK_INT(r[1].kv_len, snap ? 8192 : match);

@@ -150,22 +150,6 @@ static void test_simulated_rounds_converge(void)
 
 /* ------------------------------------------- the design board (8.6.3) */
 
-/* The chapter's stated costs: the batch's prefill takes prefill_s, every
- * later iteration (a decode or verify round of the 16 requests) round_s. */
-typedef struct BoardCost {
-    double prefill_s, round_s;
-} BoardCost;
-
-static int board_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
-{
-    const BoardCost *b = ctx;
-    int prefill = 0;
-    for (uint32_t i = 0; i < n; i++) prefill |= items[i].kind == ITEM_PREFILL;
-    *out = (CostBreakdown){0};
-    out->t_s = prefill ? b->prefill_s : b->round_s;
-    return 0;
-}
-
 static double board(double prefill_s, double round_s, const SpecCfg *spec, uint32_t out_tokens)
 {
     SimRun *R = calloc(1, sizeof *R);
@@ -177,7 +161,6 @@ static double board(double prefill_s, double round_s, const SpecCfg *spec, uint3
         R->reqs[i].prompt_tokens = 2048;
         R->reqs[i].output_tokens = out_tokens;
     }
-    BoardCost bc = {prefill_s, round_s};
     EngineConfig cfg = {0};
     Err e;
     SchedConfig sc = {.kind = SCHED_CONTINUOUS, .max_running = 16};
@@ -185,7 +168,7 @@ static double board(double prefill_s, double round_s, const SpecCfg *spec, uint3
                    .reserve = KV_RESERVE_FINAL};
     sched_new(&sc, &cfg.sched, &e);
     kv_pool_new(&kc, &cfg.kv, &e);
-    cfg.cost = (CostModel){.name = "board", .ctx = &bc, .iter_time = board_time};
+    cost_phase_new(prefill_s, round_s, &cfg.cost, &e); /* the chapter's stated costs */
     if (spec) {
         SpecEngineCfg sp = {.dflt = *spec, .seed = 1};
         spec_policy_new(&sp, &cfg.spec, &e);
