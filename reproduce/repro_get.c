@@ -97,32 +97,27 @@ static int expr_factor(ExprCur *c, double *out)
     return 0;
 }
 
-static int expr_term(ExprCur *c, double *out)
+/* Operands of `next` joined left to right by the two operators of one
+ * precedence level ("*" and "/", or "+" and "-"; each followed by a space). */
+static int expr_level(ExprCur *c, double *out, char op1, char op2, int (*next)(ExprCur *, double *))
 {
-    if (expr_factor(c, out) < 0) return -1;
+    if (next(c, out) < 0) return -1;
     for (;;) {
         expr_skip(c);
         char op = *c->s;
-        if ((op != '*' && op != '/') || c->s[1] != ' ') return 0;
+        if ((op != op1 && op != op2) || c->s[1] != ' ') return 0;
         c->s++;
         double b;
-        if (expr_factor(c, &b) < 0) return -1;
-        *out = op == '*' ? *out * b : *out / b;
+        if (next(c, &b) < 0) return -1;
+        *out = op == '*' ? *out * b : op == '/' ? *out / b : op == '+' ? *out + b : *out - b;
     }
 }
 
+static int expr_term(ExprCur *c, double *out) { return expr_level(c, out, '*', '/', expr_factor); }
+
 static int expr_sum(ExprCur *c, double *out)
 {
-    if (expr_term(c, out) < 0) return -1;
-    for (;;) {
-        expr_skip(c);
-        char op = *c->s;
-        if ((op != '+' && op != '-') || c->s[1] != ' ') return 0;
-        c->s++;
-        double b;
-        if (expr_term(c, &b) < 0) return -1;
-        *out = op == '+' ? *out + b : *out - b;
-    }
+    return expr_level(c, out, '+', '-', expr_term);
 }
 
 int repro_get(const cJSON *doc, const char *expr, double *out, Err *e)
