@@ -117,34 +117,42 @@ static void test_moe_calib_import(void)
     calib_meas_free(&s);
 }
 
-/* DeepSeek-V3's decode step, 8 sequences at 2,047 cached tokens, FP8 block
- * weights and FP8 KV on H200 with TensorRT-LLM's tables. */
-static double moe_step_ms(int tp, int ep, int adp, CostBreakdown *cb)
+/* DeepSeek-V3 with FP8 block weights and FP8 KV on H200, priced by
+ * TensorRT-LLM's tables under a layout (shared-expert overlap on or off). */
+static int dsv3_cost(int tp, int ep, int adp, int overlap, CostModel *cm)
 {
     Err e = {{0}};
     ModelDesc *m = malloc(sizeof *m);
     HwDesc *h = malloc(sizeof *h);
-    double t = NAN;
+    int rc = -1;
     if (model_load("deepseek-v3", m, &e) == 0 && hw_load("h200-sxm", h, &e) == 0 &&
         hw_attach_profile(h, "h200-sxm-trtllm", &e) == 0) {
         RooflineCfg c = {.model = *m, .hw = *h, .tp = tp, .compute_dtype = DTYPE_FP8_BLOCK,
                          .kv_bytes_per_token = model_kv_bytes_per_token(m, DTYPE_FP8), .act_bytes = 2,
-                         .ep = ep, .attn_dp = adp};
-        CostModel cm;
-        if (cost_roofline_new(&c, &cm, &e) == 0) {
-            BatchItem it[8];
-            for (int i = 0; i < 8; i++) it[i] = (BatchItem){.c = 1, .h = 2047, .kind = ITEM_DECODE, .samples = 1};
-            if (cm.iter_time(cm.ctx, it, 8, cb) == 0) t = cb->t_s * 1e3;
-            double xs, as;
-            CHECK_INT(cost_moe_layer(&cm, 8.0 * (adp ? adp : 1), &xs, &as), 0);
-            CHECK(xs > 0);
-            CHECK(adp > 1 ? as > 0 : as == 0);
-            cm.destroy(cm.ctx);
-        }
+                         .ep = ep, .attn_dp = adp, .moe_shared_overlap = overlap};
+        rc = cost_roofline_new(&c, cm, &e);
     }
-    if (isnan(t)) fprintf(stderr, "  %s\n", e.msg);
+    if (rc < 0) fprintf(stderr, "  %s\n", e.msg);
     free(m);
     free(h);
+    return rc;
+}
+
+/* DeepSeek-V3's decode step, 8 sequences at 2,047 cached tokens. */
+static double moe_step_ms(int tp, int ep, int adp, CostBreakdown *cb)
+{
+    double t = NAN;
+    CostModel cm;
+    if (dsv3_cost(tp, ep, adp, 0, &cm) == 0) {
+        BatchItem it[8];
+        for (int i = 0; i < 8; i++) it[i] = (BatchItem){.c = 1, .h = 2047, .kind = ITEM_DECODE, .samples = 1};
+        if (cm.iter_time(cm.ctx, it, 8, cb) == 0) t = cb->t_s * 1e3;
+        double xs, as;
+        CHECK_INT(cost_moe_layer(&cm, 8.0 * (adp ? adp : 1), &xs, &as), 0);
+        CHECK(xs > 0);
+        CHECK(adp > 1 ? as > 0 : as == 0);
+        cm.destroy(cm.ctx);
+    }
     return t;
 }
 
@@ -425,29 +433,17 @@ static void test_moe_adp_groups(void)
  * shared-expert overlap. */
 static double moe_overlap_ms(int overlap, uint32_t n_dec, int with_prefill)
 {
-    Err e = {{0}};
-    ModelDesc *m = malloc(sizeof *m);
-    HwDesc *h = malloc(sizeof *h);
     double t = NAN;
-    if (model_load("deepseek-v3", m, &e) == 0 && hw_load("h200-sxm", h, &e) == 0 &&
-        hw_attach_profile(h, "h200-sxm-trtllm", &e) == 0) {
-        RooflineCfg c = {.model = *m, .hw = *h, .tp = 8, .compute_dtype = DTYPE_FP8_BLOCK,
-                         .kv_bytes_per_token = model_kv_bytes_per_token(m, DTYPE_FP8), .act_bytes = 2,
-                         .ep = 8, .moe_shared_overlap = overlap};
-        CostModel cm;
-        if (cost_roofline_new(&c, &cm, &e) == 0) {
-            BatchItem it[130];
-            uint32_t n = 0;
-            for (uint32_t i = 0; i < n_dec; i++) it[n++] = (BatchItem){.c = 1, .h = 2047, .kind = ITEM_DECODE, .samples = 1};
-            if (with_prefill) it[n++] = (BatchItem){.c = 512, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
-            CostBreakdown cb;
-            if (cm.iter_time(cm.ctx, it, n, &cb) == 0) t = cb.t_s * 1e3;
-            cm.destroy(cm.ctx);
-        }
+    CostModel cm;
+    if (dsv3_cost(8, 8, 0, overlap, &cm) == 0) {
+        BatchItem it[130];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < n_dec; i++) it[n++] = (BatchItem){.c = 1, .h = 2047, .kind = ITEM_DECODE, .samples = 1};
+        if (with_prefill) it[n++] = (BatchItem){.c = 512, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+        CostBreakdown cb;
+        if (cm.iter_time(cm.ctx, it, n, &cb) == 0) t = cb.t_s * 1e3;
+        cm.destroy(cm.ctx);
     }
-    if (isnan(t)) fprintf(stderr, "  %s\n", e.msg);
-    free(m);
-    free(h);
     return t;
 }
 
