@@ -109,24 +109,26 @@ static int roof_pair(const char *model, const char *hw, const char *profile, int
     return 0;
 }
 
+/* check_sums_match, then both models released. */
+static void check_sums_then_free(CostModel *a, CostModel *b, int seed, int expect)
+{
+    check_sums_match(a, b, seed, expect);
+    a->destroy(a->ctx);
+    b->destroy(b->ctx);
+}
+
 static void test_fast_decode_sums_roofline(void)
 {
     CostModel a, b;
     /* the calibrated H100 profile (the default scenario's pricing) */
     CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
-    check_sums_match(&a, &b, 1, 1);
-    a.destroy(a.ctx);
-    b.destroy(b.ctx);
+    check_sums_then_free(&a, &b, 1, 1);
     /* the hardware file's flat efficiencies, tensor parallelism's ring */
     CHECK(roof_pair("llama-3.1-70b", "h100-sxm", "none", 4, &a, &b) == 0);
-    check_sums_match(&a, &b, 2, 1);
-    a.destroy(a.ctx);
-    b.destroy(b.ctx);
+    check_sums_then_free(&a, &b, 2, 1);
     /* the profile's all-reduce class with TP 2 */
     CHECK(roof_pair("llama-2-70b", "h100-sxm", NULL, 2, &a, &b) == 0);
-    check_sums_match(&a, &b, 3, 1);
-    a.destroy(a.ctx);
-    b.destroy(b.ctx);
+    check_sums_then_free(&a, &b, 3, 1);
 }
 
 static void test_fast_decode_sums_wrap_linear(void)
@@ -139,30 +141,22 @@ static void test_fast_decode_sums_wrap_linear(void)
                       .overlap = 1};
     CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
     CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
-    check_sums_match(&wa, &wb, 4, 1);
-    wa.destroy(wa.ctx);
-    wb.destroy(wb.ctx);
+    check_sums_then_free(&wa, &wb, 4, 1);
     /* mixed batches padded too, host time added (no overlap) */
     CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
     wc.mixed_graphs = 1;
     wc.overlap = 0;
     CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
     CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
-    check_sums_match(&wa, &wb, 7, 1);
-    wa.destroy(wa.ctx);
-    wb.destroy(wb.ctx);
+    check_sums_then_free(&wa, &wb, 7, 1);
     LinearCostCfg lc = {.fixed_s = 26.22e-3, .per_token_s = 30.4e-6, .per_pair_s = 3e-9};
     CHECK(cost_linear_new(&lc, &a, &e) == 0);
     CHECK(cost_linear_new(&lc, &b, &e) == 0);
-    check_sums_match(&a, &b, 5, 1);
-    a.destroy(a.ctx);
-    b.destroy(b.ctx);
+    check_sums_then_free(&a, &b, 5, 1);
     /* sliding-window layers price each sequence's window: not from sums
      * (the engine then prices the items) */
     CHECK(roof_pair("gpt-oss-120b", "h100-sxm", NULL, 1, &a, &b) == 0);
-    check_sums_match(&a, &b, 6, 0);
-    a.destroy(a.ctx);
-    b.destroy(b.ctx);
+    check_sums_then_free(&a, &b, 6, 0);
 }
 
 /* ------------------------------------------------------- gaps at once */
