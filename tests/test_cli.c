@@ -429,7 +429,7 @@ static void test_readme_numbers(void)
     snprintf(args, sizeof args, "run %s", u);
     CHECK_INT(testrun_cli(args, out, sizeof out), 1);
     CHECK_CONTAINS(out, "u.json: model: unknown model \"qwen9-8b\" (no ");
-    CHECK_CONTAINS(out, "/models/qwen9-8b.json); available: deepseek-r1, ");
+    CHECK_CONTAINS(out, "/models/qwen9-8b.json); available: bloom-176b, deepseek-r1, ");
     const char *m = write_tmp("m.json", "{\n  \"model\": \"qwen3-8b\",\n  \"tp\": ,\n}\n");
     snprintf(args, sizeof args, "run %s", m);
     CHECK_INT(testrun_cli(args, out, sizeof out), 1);

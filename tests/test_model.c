@@ -18,7 +18,7 @@ void suite_model(void);
 static const char *const bundled[] = {
     "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "llama-3.1-8b", "llama-3.1-70b",
     "llama-2-7b", "llama-2-70b", "mistral-7b", "deepseek-v3", "deepseek-r1", "qwen3-235b-a22b",
-    "qwen3-235b-a22b-q2_k", "gpt-oss-120b", "kimi-linear-48b-a3b", NULL,
+    "qwen3-235b-a22b-q2_k", "gpt-oss-120b", "kimi-linear-48b-a3b", "bloom-176b", NULL,
 };
 
 static int load(const char *name, ModelDesc *m)
@@ -103,6 +103,15 @@ static void test_model_published_param_counts(void)
     } else CHECK(0);
     if (!load("mistral-7b", &m)) CHECK_INT(m.params, 7248023552LL); else CHECK(0);
     if (!load("qwen3-32b", &m)) CHECK_INT(m.params, 32762123264LL); else CHECK(0);
+    /* BLOOM-176B: 176,247,271,424 with the linear layers' and LayerNorms'
+     * biases, which the description does not count (70 x 9 x 14336 +
+     * 70 x 2 x 14336 + 3 x 14336 = 11,081,728); multi-head attention, so
+     * K and V of all 112 heads per layer */
+    if (!load("bloom-176b", &m)) {
+        CHECK_INT(m.params, 176247271424LL - 11081728LL);
+        CHECK_NEAR(model_kv_bytes_per_token(&m, DTYPE_BF16), 2.0 * 70 * 112 * 128 * 2, 0);
+        CHECK_NEAR(m.lm_head_flops, 2.0 * 250880 * 14336, 0);
+    } else CHECK(0);
 }
 
 static void test_model_moe(void)

@@ -11,9 +11,12 @@
  *   2. host time: measured TPOT - TPOT0 = base + per_seq x B, weighted
  *      least squares on relative errors (GSL gsl_multifit_wlinear),
  *      terms that come out negative dropped;
- *   3. the training rows are simulated with that host time (run B), and
- *      the request overhead is the weighted mean of measured TTFT - TTFT_B
- *      (relative weights), clamped at 0.
+ *   3. the request overhead: the training rows simulated with that host
+ *      time and each overhead of a grid (vfit_request), the one with the
+ *      least TTFT MAPE kept;
+ *   4. the host time again as in 2, from the rows simulated with that
+ *      request overhead and no host time (the overhead moves how prompts
+ *      bunch, and so the prefill stalls each TPOT holds).
  * Constants are fitted per engine from that engine's rows when it has at
  * least VFIT_MIN_ROWS of them, and otherwise from all engines' rows
  * together (an engine with no visible rows borrows what the others show).
@@ -251,11 +254,12 @@ typedef struct VFitCtx {
  * errors.  Every subset of the three terms is fitted and the best one
  * whose coefficients are all >= 0 kept (a negative host time means the
  * term is not in the data). */
-static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th)
+static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *run0, const uint32_t *use, uint32_t m,
+                         VTheta *th)
 {
     th->base_us = th->per_seq_us = th->per_gpu_us = 0;
     uint32_t k = 0;
-    for (uint32_t j = 0; j < m; j++) k += c->tpot0[use[j]] == c->tpot0[use[j]] && c->run0[use[j]] == c->run0[use[j]];
+    for (uint32_t j = 0; j < m; j++) k += tpot0[use[j]] == tpot0[use[j]] && run0[use[j]] == run0[use[j]];
     if (k < 4) return;
     double best = INFINITY;
     for (int mask = 1; mask < 8; mask++) {
@@ -265,12 +269,12 @@ static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta 
         size_t r = 0;
         for (uint32_t j = 0; j < m; j++) {
             uint32_t i = use[j];
-            if (!(c->tpot0[i] == c->tpot0[i] && c->run0[i] == c->run0[i])) continue;
-            double meas = c->rows[i].meas_tpot_ms, x[3] = {1.0, c->run0[i], c->rows[i].tp - 1.0};
+            if (!(tpot0[i] == tpot0[i] && run0[i] == run0[i])) continue;
+            double meas = c->rows[i].meas_tpot_ms, x[3] = {1.0, run0[i], c->rows[i].tp - 1.0};
             size_t col = 0;
             for (int t = 0; t < 3; t++)
                 if (mask >> t & 1) gsl_matrix_set(X, r, col++, x[t]);
-            gsl_vector_set(y, r, (meas - c->tpot0[i]) * 1e3); /* us */
+            gsl_vector_set(y, r, (meas - tpot0[i]) * 1e3); /* us */
             gsl_vector_set(w, r, 1.0 / (meas * meas));
             r++;
         }
@@ -300,26 +304,83 @@ static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta 
     }
 }
 
-/* The request overhead: run B over `use` with host time th, then the
- * relative-weighted mean of the TTFT shortfall. */
-static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th)
+{
+    vfit_host_on(c, c->tpot0, c->run0, use, m, th);
+}
+
+/* The host time again, from the rows simulated with no host time but the
+ * request overhead th->before_us in place (which moves how prompts bunch,
+ * and so the prefill stalls in TPOT). */
+static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
 {
     VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
-    th->before_us = 0;
-    for (uint32_t j = 0; j < m; j++) ths[use[j]] = *th;
+    double *tp = xmalloc((c->n ? c->n : 1) * sizeof *tp), *ru = xmalloc((c->n ? c->n : 1) * sizeof *ru);
+    VTheta z = {.before_us = th->before_us};
+    for (uint32_t j = 0; j < m; j++) ths[use[j]] = z;
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
+    if (rc == 0) {
+        for (uint32_t j = 0; j < m; j++) {
+            tp[use[j]] = c->rows[use[j]].pred_tpot_ms;
+            ru[use[j]] = c->rows[use[j]].mean_running;
+        }
+        double b = th->before_us;
+        vfit_host_on(c, tp, ru, use, m, th);
+        th->before_us = b;
+    }
     free(ths);
-    if (rc < 0) return -1;
-    double num = 0, den = 0;
+    free(tp);
+    free(ru);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The request overhead: the rows of `use` simulated with host time th and
+ * each before_us of a grid -- 0 and 2 .. 128 ms in doublings, then the
+ * geometric midpoints beside the best of those -- and the one whose TTFT
+ * MAPE is least kept (the first of equals).  A search, not a formula: the
+ * overhead also delays a closed-loop client's next request, which moves
+ * how the clients' prompts bunch, so TTFT does not grow by the overhead
+ * alone (validate/README.md); and MAPE, the figure validate reports, not a
+ * least-squares fit that follows whichever slice is furthest off. */
+#define VFIT_BEFORE_STEPS 8 /* 0, 2, 4, ..., 128 ms */
+#define VFIT_SQRT2 1.4142135623730951
+static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b,
+                            double *best, double *best_b, Err *e)
+{
+    th->before_us = b;
+    for (uint32_t j = 0; j < m; j++) ths[use[j]] = *th;
+    if (vrun(c->rows, use, m, ths, c->jobs, e) < 0) return -1;
+    double sum = 0;
+    uint32_t k = 0;
     for (uint32_t j = 0; j < m; j++) {
         const VRow *r = &c->rows[use[j]];
         if (!(r->pred_ttft_ms == r->pred_ttft_ms)) continue;
-        double w = 1.0 / (r->meas_ttft_ms * r->meas_ttft_ms);
-        num += w * (r->meas_ttft_ms - r->pred_ttft_ms);
-        den += w;
+        sum += fabs(r->pred_ttft_ms - r->meas_ttft_ms) / r->meas_ttft_ms;
+        k++;
     }
-    th->before_us = den > 0 && num > 0 ? num / den * 1e3 : 0;
+    if (k > 0 && sum / k < *best) {
+        *best = sum / k;
+        *best_b = b;
+    }
     return 0;
+}
+
+static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+{
+    VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
+    double best = INFINITY, best_b = 0;
+    int rc = 0;
+    for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
+        rc = vfit_request_try(c, use, m, th, ths, g ? 1000.0 * (1 << g) : 0, &best, &best_b, e);
+    double coarse = best_b;
+    if (rc == 0 && coarse > 0) {
+        rc = vfit_request_try(c, use, m, th, ths, coarse / VFIT_SQRT2, &best, &best_b, e);
+        if (rc == 0 && coarse < 1000.0 * (1 << (VFIT_BEFORE_STEPS - 1)))
+            rc = vfit_request_try(c, use, m, th, ths, coarse * VFIT_SQRT2, &best, &best_b, e);
+    }
+    free(ths);
+    th->before_us = best_b;
+    return rc < 0 ? -1 : 0;
 }
 
 /* Fits one theta per engine over the training rows (train[i] != 0): an
@@ -331,20 +392,34 @@ typedef struct VEngFit {
     int own;         /* fitted on its own rows (else the shared fit) */
 } VEngFit;
 
-static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uint32_t n_fits, Err *e)
+/* keep (may be NULL): the fit over every row, whose own-row fits are kept
+ * for the engines none of whose rows the training set leaves out (the same
+ * rows give the same fit; leave-one-slice-out refits only the engine of
+ * the slice). */
+static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uint32_t n_fits, const VEngFit *keep,
+                Err *e)
 {
     uint32_t *use = xmalloc((c->n ? c->n : 1) * sizeof *use), m;
     int shared_done = 0, rc = 0;
     VTheta shared = {0};
     for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
         m = 0;
+        uint32_t all_rows = 0;
         for (uint32_t i = 0; i < c->n; i++)
-            if (train[i] && !strcmp(c->rows[i].engine, fits[f].engine)) use[m++] = i;
+            if (!strcmp(c->rows[i].engine, fits[f].engine) && !c->rows[i].skip[0]) {
+                all_rows++;
+                if (train[i]) use[m++] = i;
+            }
         fits[f].rows = m;
         fits[f].own = m >= VFIT_MIN_ROWS;
+        if (fits[f].own && keep && m == all_rows && keep[f].own) {
+            fits[f] = keep[f];
+            continue;
+        }
         if (fits[f].own) {
             vfit_host(c, use, m, &fits[f].th);
             rc = vfit_request(c, use, m, &fits[f].th, e);
+            if (rc == 0) rc = vfit_host_again(c, use, m, &fits[f].th, e);
             continue;
         }
         if (!shared_done) {
@@ -353,6 +428,7 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
                 if (train[i]) use[m++] = i;
             vfit_host(c, use, m, &shared);
             rc = vfit_request(c, use, m, &shared, e);
+            if (rc == 0) rc = vfit_host_again(c, use, m, &shared, e);
             shared_done = 1;
         }
         fits[f].th = shared;
@@ -525,6 +601,16 @@ int validate_main(int argc, char **argv)
             fc.run0[i] = rows[i].mean_running;
         }
     }
+    /* the fit over every row (--fit prints and uses it; --loso keeps its
+     * fits of the engines a slice does not touch) */
+    VEngFit full[16];
+    if (rc == 0 && (do_fit || do_loso)) {
+        unsigned char *train = xmalloc(n ? n : 1);
+        for (uint32_t i = 0; i < n; i++) train[i] = !rows[i].skip[0];
+        memcpy(full, fits, n_fits * sizeof *full);
+        rc = vfit(&fc, train, full, n_fits, NULL, &e);
+        free(train);
+    }
     if (rc == 0 && do_loso) {
         lt = xmalloc((n ? n : 1) * sizeof *lt);
         lp = xmalloc((n ? n : 1) * sizeof *lp);
@@ -536,7 +622,7 @@ int validate_main(int argc, char **argv)
             for (uint32_t i = 0; i < n; i++) train[i] = vs.of_row[i] != UINT32_MAX && vs.of_row[i] != sl;
             VEngFit ff[16];
             memcpy(ff, fits, n_fits * sizeof *ff);
-            if ((rc = vfit(&fc, train, ff, n_fits, &e)) < 0) break;
+            if ((rc = vfit(&fc, train, ff, n_fits, full, &e)) < 0) break;
             uint32_t k = 0;
             for (uint32_t i = 0; i < n; i++)
                 if (vs.of_row[i] == sl) {
@@ -554,11 +640,8 @@ int validate_main(int argc, char **argv)
         free(ths);
     }
     if (rc == 0 && do_fit) {
-        unsigned char *train = xmalloc(n ? n : 1);
-        for (uint32_t i = 0; i < n; i++) train[i] = !rows[i].skip[0];
-        rc = vfit(&fc, train, fits, n_fits, &e);
-        free(train);
-        if (rc == 0) {
+        memcpy(fits, full, n_fits * sizeof *fits);
+        {
             printf("fitted engine constants (%u rows of %s):\n", m, file);
             for (uint32_t f = 0; f < n_fits; f++)
                 printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "

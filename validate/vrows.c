@@ -489,11 +489,43 @@ out:
  * TensorRT-LLM rows are the exception: their TTFT shows every prompt
  * prefilled in full (with reused prompts the simulation puts their TTFT 56%
  * and TPOT 24% below the measurements, validate/README.md), so their
- * harness sent unique prompts. */
+ * harness sent unique prompts or ran without block reuse -- as the
+ * configurations aiconfigurator's generator writes do: its TensorRT-LLM
+ * rule turns the prefix cache on only for a workload that declares a
+ * shared prefix (generator/rule_plugin/trtllm.rule, "when prefix > 0:
+ * disable_prefix_cache = false"). */
 #define VROWS_DATASET_ENTRIES 100
 static int vrows_dataset_entries(const char *engine)
 {
     return strncmp(engine, "trtllm", 6) == 0 ? 0 : VROWS_DATASET_ENTRIES;
+}
+
+/* The scheduler the benchmark harness deployed (../shared/data/README.md:
+ * the rows are aiconfigurator's benchmark runs of configurations its
+ * generator wrote).  Its TensorRT-LLM and vLLM rules for an aggregated
+ * worker (aiconfigurator generator/rule_plugin/benchmark/{trtllm,vllm}.rule)
+ * set max_batch_size to the benchmark's concurrency per worker and
+ * max_num_tokens to max_batch_size + isl + 1500 -- for TensorRT-LLM rounded
+ * up to the 32-token KV block (rule_plugin/trtllm.rule: "Ensure
+ * maxNumTokens.value() % tokensPerBlock == 0", tokens_per_block 32).  So
+ * one 2,048- to 8,192-token prompt (or two of 1,024) joins an iteration
+ * beside the decodes, not the 8,192 tokens of the engine's own default.
+ * Writes `"scheduler": {...},` (or nothing for another engine) into buf. */
+#define VROWS_HARNESS_EXTRA_TOKENS 1500
+#define VROWS_HARNESS_BLOCK 32
+static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
+{
+    long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
+    long mnt = per_worker + r->isl + VROWS_HARNESS_EXTRA_TOKENS;
+    buf[0] = 0;
+    if (!strncmp(r->engine, "trtllm", 6)) {
+        mnt = (mnt + VROWS_HARNESS_BLOCK - 1) / VROWS_HARNESS_BLOCK * VROWS_HARNESS_BLOCK;
+        snprintf(buf, n, " \"scheduler\": {\"kind\": \"continuous\", \"max_num_tokens\": %ld, \"max_running\": %ld},\n",
+                 mnt, per_worker);
+    } else if (!strncmp(r->engine, "vllm", 4)) {
+        snprintf(buf, n, " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"max_running\": %ld},\n",
+                 mnt, per_worker);
+    }
 }
 
 char *vrows_scenario(const VRow *r, const VTheta *th)
@@ -530,7 +562,8 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
         if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "]}}\n");
     } else {
         int c = r->conc;
-        char par[160] = "", mdl[200], cm[120];
+        char par[160] = "", mdl[200], cm[120], sch[200];
+        vrows_harness_scheduler(r, sch, sizeof sch);
         if (r->ep || r->adp || r->moe_tp)
             snprintf(par, sizeof par, " \"parallel\": {\"ep\": %d, \"moe_tp\": %d, \"attention_dp\": %d},\n", r->ep,
                      r->moe_tp, r->adp);
@@ -545,14 +578,14 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
         k = snprintf(buf, n,
                      "{\"name\": \"%s\", \"model\": %s, \"hardware\": \"%s\", "
                      "\"tp\": %d,\n%s"
-                     " \"engine\": %s,\n"
+                     " \"engine\": %s,\n%s"
                      " \"cost_model\": %s,\n"
                      " \"workload\": {\"kind\": \"closed_loop\", \"clients\": %d, \"count\": %d, "
                      "\"warmup_requests\": %d, \"prompt_tokens\": %d, \"output_tokens\": %d, "
                      "\"dataset_entries\": %d},\n"
                      " \"metrics\": {\"warmup_requests\": %d},\n"
                      " \"report\": {\"token_times\": false, \"iterations\": false}}\n",
-                     r->id, mdl, r->hw, r->tp, par, eng, cm, c,
+                     r->id, mdl, r->hw, r->tp, par, eng, sch, cm, c,
                      (VROWS_REQS_PER_CLIENT + VROWS_WARMUP_PER_CLIENT) * c, VROWS_WARMUP_PER_CLIENT * c, r->isl,
                      r->osl, vrows_dataset_entries(r->engine), VROWS_WARMUP_PER_CLIENT * c);
     }
