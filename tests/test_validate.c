@@ -329,6 +329,17 @@ static void test_validate_rows(void)
 
 static double json_num_at(const char *path, const char *k1, const char *k2, const char *k3);
 
+/* A silicon CSV of Llama-3.1-8B TensorRT-LLM rows on H100: shape[i] =
+ * {isl, osl, clients, tp}, with the given measured TTFT and TPOT. */
+static void fit_rows_csv(char *text, size_t size, const int (*shape)[4], int ns, const double *ttft, const double *tpot)
+{
+    int k = snprintf(text, size, "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,"
+                                 "pp_size,silicon_ttft_ms,silicon_tpot_ms\n");
+    for (int i = 0; i < ns && k > 0 && (size_t)k < size; i++)
+        k += snprintf(text + k, size - (size_t)k, "r%d,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,%d,%d,,%d,%d,1,%.9g,%.9g\n",
+                      i, shape[i][0], shape[i][1], shape[i][2], shape[i][3], ttft[i], tpot[i]);
+}
+
 /* --fit on rows the simulator itself "measured" with known constants: the
  * request overhead is found on its grid (16 ms: 0 and 2 .. 128 ms in
  * doublings), though the overhead also delays each client's next request
@@ -345,33 +356,25 @@ static void test_validate_fit_recovers(void)
                                    {256, 112, 6, 2}, {1024, 128, 3, 1}, {640, 96, 7, 1}, {1536, 112, 2, 2}};
     enum { NS = sizeof shape / sizeof shape[0] };
     char text[4096], path[512];
-    int k = snprintf(text, sizeof text, "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,"
-                                        "pp_size,silicon_ttft_ms,silicon_tpot_ms\n");
-    for (int i = 0; i < NS; i++)
-        k += snprintf(text + k, sizeof text - (size_t)k, "r%d,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,%d,%d,,%d,%d,1,1,1\n",
-                      i, shape[i][0], shape[i][1], shape[i][2], shape[i][3]);
+    double ttft[NS], tpot[NS];
+    for (int i = 0; i < NS; i++) ttft[i] = tpot[i] = 1; /* placeholders until simulated */
+    fit_rows_csv(text, sizeof text, shape, NS, ttft, tpot);
     VRow *rows;
     uint32_t n;
     VFormat fmt;
     CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0);
     CHECK_INT(n, NS);
     VTheta th = {.base_us = 1500, .per_seq_us = 20, .per_gpu_us = 100, .before_us = 16000};
-    k = snprintf(text, sizeof text, "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,"
-                                    "pp_size,silicon_ttft_ms,silicon_tpot_ms\n");
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && i < NS; i++) {
         vrows_simulate(&rows[i], &th);
         CHECK(rows[i].err[0] == 0);
-        k += snprintf(text + k, sizeof text - (size_t)k, "r%u,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,%d,%d,,%d,%d,1,%.9g,%.9g\n",
-                      i, shape[i][0], shape[i][1], shape[i][2], shape[i][3], rows[i].pred_ttft_ms, rows[i].pred_tpot_ms);
+        ttft[i] = rows[i].pred_ttft_ms;
+        tpot[i] = rows[i].pred_tpot_ms;
     }
     free(rows);
-    snprintf(path, sizeof path, "%s/meas.csv", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
+    fit_rows_csv(text, sizeof text, shape, NS, ttft, tpot);
+    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0); /* path: the measured rows */
+    free(rows);
     char cmd[2048], js[600];
     snprintf(js, sizeof js, "%s/fit.json", dir);
     snprintf(cmd, sizeof cmd, "%s validate %s --fit --no-rows --jobs 2 --json %s > %s/fit.txt 2>&1", b, path, js, dir);
@@ -391,10 +394,6 @@ static void test_validate_fit_recovers(void)
     /* with the fitted constants the rows come back within a few percent */
     CHECK(json_num_at(js, "overall", "ttft", "mape") < 0.02);
     CHECK(json_num_at(js, "overall", "tpot", "mape") < 0.02);
-    if (json_num_at(js, "overall", "tpot", "mape") >= 0.02) {
-        snprintf(cmd, sizeof cmd, "cat %s/fit.txt", dir);
-        if (system(cmd)) {}
-    }
     cJSON_Delete(root);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0);

@@ -324,9 +324,7 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, VT
             tp[use[j]] = c->rows[use[j]].pred_tpot_ms;
             ru[use[j]] = c->rows[use[j]].mean_running;
         }
-        double b = th->before_us;
-        vfit_host_on(c, tp, ru, use, m, th);
-        th->before_us = b;
+        vfit_host_on(c, tp, ru, use, m, th); /* sets the host terms only */
     }
     free(ths);
     free(tp);
@@ -350,16 +348,12 @@ static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, V
     th->before_us = b;
     for (uint32_t j = 0; j < m; j++) ths[use[j]] = *th;
     if (vrun(c->rows, use, m, ths, c->jobs, e) < 0) return -1;
-    double sum = 0;
-    uint32_t k = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        const VRow *r = &c->rows[use[j]];
-        if (!(r->pred_ttft_ms == r->pred_ttft_ms)) continue;
-        sum += fabs(r->pred_ttft_ms - r->meas_ttft_ms) / r->meas_ttft_ms;
-        k++;
-    }
-    if (k > 0 && sum / k < *best) {
-        *best = sum / k;
+    VAcc a = {xmalloc((m ? m : 1) * sizeof(double)), 0};
+    for (uint32_t j = 0; j < m; j++) vacc_add(&a, c->rows[use[j]].pred_ttft_ms, c->rows[use[j]].meas_ttft_ms);
+    VStats st = vacc_stats(&a);
+    free(a.rel);
+    if (st.n > 0 && st.mape < *best) {
+        *best = st.mape;
         *best_b = b;
     }
     return 0;
@@ -641,15 +635,13 @@ int validate_main(int argc, char **argv)
     }
     if (rc == 0 && do_fit) {
         memcpy(fits, full, n_fits * sizeof *fits);
-        {
-            printf("fitted engine constants (%u rows of %s):\n", m, file);
-            for (uint32_t f = 0; f < n_fits; f++)
-                printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
-                       "\"request_overhead\": {\"before_us\": %.0f}   (%s, %u rows)\n",
-                       fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
-                       fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
-            printf("\n");
-        }
+        printf("fitted engine constants (%u rows of %s):\n", m, file);
+        for (uint32_t f = 0; f < n_fits; f++)
+            printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
+                   "\"request_overhead\": {\"before_us\": %.0f}   (%s, %u rows)\n",
+                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
+                   fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
+        printf("\n");
     }
     /* the predictions: with --fit the fitted constants, else the engine files' */
     if (rc == 0) {
