@@ -22,6 +22,17 @@ uint32_t costwrap_padded(const CostWrapCfg *cfg, uint32_t n)
     return n;
 }
 
+/* The exposed all-reduce of an iteration of `tokens` new tokens, added
+ * to the communication and total time. */
+static void wrap_allreduce(const CostWrap *w, double tokens, CostBreakdown *out)
+{
+    if (w->cfg.ar_s_per_token > 0 && tokens > w->cfg.ar_above_tokens) {
+        double t = tokens * w->cfg.ar_s_per_token;
+        out->comm_s += t;
+        out->t_s += t;
+    }
+}
+
 static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdown *out)
 {
     CostWrap *w = ctx;
@@ -49,6 +60,11 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
         }
     }
     if (w->inner.iter_time(w->inner.ctx, use, m, out) != 0) return -1;
+    if (w->cfg.ar_s_per_token > 0) {
+        double tokens = 0;
+        for (uint32_t i = 0; i < n; i++) tokens += items[i].c;
+        wrap_allreduce(w, tokens, out);
+    }
     if (w->cfg.conversion_s_per_token > 0) {
         double read = 0;
         for (uint32_t i = 0; i < n; i++) read += (double)items[i].h + items[i].c;
@@ -89,6 +105,11 @@ static int wrap_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem *ite
     }
     int rc = w->inner.decode_time(w->inner.ctx, &in, items, n, out);
     if (rc != 0) return rc;
+    if (w->cfg.ar_s_per_token > 0) {
+        double tokens = agg->n;
+        for (uint32_t i = 0; i < n; i++) tokens += items[i].c;
+        wrap_allreduce(w, tokens, out);
+    }
     if (w->cfg.conversion_s_per_token > 0) {
         double read = (double)agg->sum_h + agg->n;
         for (uint32_t i = 0; i < n; i++) read += (double)items[i].h + items[i].c;
@@ -120,6 +141,7 @@ int costwrap_new(const CostWrapCfg *cfg, CostModel inner, CostModel *out, Err *e
             return err_set(e, "engine.cuda_graph_sizes: expected ascending sizes >= 1 (entry %u is %u)", i,
                            cfg->graph_sizes[i]);
     if (!(cfg->conversion_s_per_token >= 0)) return err_set(e, "kv.conversion_ns_per_token: must be >= 0");
+    if (!(cfg->ar_s_per_token >= 0)) return err_set(e, "engine.large_allreduce: the time per token must be >= 0");
     CostWrap *w = xcalloc(1, sizeof *w);
     w->cfg = *cfg;
     w->inner = inner;

@@ -13,6 +13,10 @@
  *    x the batch's sequences, added to the GPU time, or with overlap the
  *    iteration takes max(GPU, host) (the host prepared it during the
  *    previous one).  With mixed_graphs, mixed batches are padded too.
+ *  - Exposed large all-reduces (engprof.h "large_allreduce"): an iteration
+ *    of more than ar_above_tokens tokens (new tokens: prompt chunks and
+ *    decode rows) adds ar_s_per_token x its tokens to the communication
+ *    time.
  */
 #ifndef SERVESIM_COSTWRAP_H
 #define SERVESIM_COSTWRAP_H
@@ -30,6 +34,8 @@ typedef struct CostWrapCfg {
     double host_base_s;     /* per iteration (with the TP group's share already in) */
     double host_per_seq_s;  /* per sequence in the batch */
     int overlap;            /* iteration = max(GPU, host) instead of GPU + host */
+    double ar_above_tokens; /* exposed all-reduce: above this many tokens ... */
+    double ar_s_per_token;  /* ... this much per token (0: none) */
 } CostWrapCfg;
 
 /* Wraps inner (taking ownership of it). */

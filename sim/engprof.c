@@ -52,7 +52,7 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
 {
     static const char *const keys[] = {"name", "version", "source", "sources", "kernel_tables", "scheduler",
                                        "cuda_graph_sizes", "mixed_batch_graphs", "iter_overhead",
-                                       "overlap_scheduler", "request_overhead", "kv", "base", NULL};
+                                       "overlap_scheduler", "request_overhead", "large_allreduce", "kv", "base", NULL};
     char k[300];
     engprof_free(p);
     engprof_init(p);
@@ -99,6 +99,14 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
         if (parse_us(v, "before_us", k, &p->req_before_s, e) < 0 || parse_us(v, "after_us", k, &p->req_after_s, e) < 0 ||
             parse_us(v, "jitter_us", k, &p->req_jitter_s, e) < 0 ||
             parse_us(v, "jitter_per_token_us", k, &p->req_jitter_per_token_s, e) < 0)
+            return -1;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "large_allreduce"))) {
+        static const char *const ak[] = {"above_tokens", "link_fraction", NULL};
+        jsonio_path(k, sizeof k, where, "large_allreduce");
+        if (jsonio_expect_object(v, k, e) < 0 || jsonio_check_keys(v, k, ak, e) < 0 ||
+            jsonio_num(v, "above_tokens", k, 1, 0, 1e7, &p->ar_above_tokens, e) < 0 ||
+            jsonio_num(v, "link_fraction", k, 1, 0, 1, &p->ar_link_fraction, e) < 0)
             return -1;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "kv"))) {

@@ -39,6 +39,17 @@
  *                                client received in its previous response
  *                                (a longer stream, more client-side
  *                                variation)
+ *   "large_allreduce": {"above_tokens", "link_fraction"}
+ *                                an iteration of more than above_tokens
+ *                                tokens also moves its tensor-parallel
+ *                                all-reduce traffic (2 per layer, the
+ *                                tokens' hidden states, ring volume
+ *                                2 (tp - 1) / tp) at link_fraction of the
+ *                                GPU link's bandwidth, on top of the
+ *                                priced all-reduce: a stack whose large
+ *                                all-reduces are exposed (fitted for the
+ *                                Splitwise rows, validate/README.md);
+ *                                link_fraction 0: none
  *   "kv": {"fp8_checkpoint": "fp8"|"bf16",  KV dtype for FP8/FP4 weights
  *          "memory": "total_fraction"|"free_fraction", "fraction": 0.9}
  *          total_fraction (vLLM gpu_memory_utilization, SGLang
@@ -73,6 +84,8 @@ typedef struct EngineProfile {
     double req_before_s, req_after_s;
     double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */
     double req_jitter_per_token_s; /* ... plus this much per output token of its predecessor */
+    double ar_above_tokens;      /* large_allreduce (ar_link_fraction 0: none) */
+    double ar_link_fraction;
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */
     int prefix_cache;            /* -1 = the scenario's; else the engine's default prefix caching (kv.prefix_cache) */
     EngKvRule kv_rule;

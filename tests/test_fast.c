@@ -138,7 +138,7 @@ static void test_fast_decode_sums_wrap_linear(void)
     CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
     CostWrapCfg wc = {.graph_sizes = {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160}, .n_sizes = 12,
                       .conversion_s_per_token = 3e-12, .has_host = 1, .host_base_s = 2e-3, .host_per_seq_s = 1e-5,
-                      .overlap = 1};
+                      .overlap = 1, .ar_above_tokens = 8, .ar_s_per_token = 1e-7}; /* batches of > 8 rows: the exposed all-reduce */
     CHECK(costwrap_new(&wc, a, &wa, &e) == 0);
     CHECK(costwrap_new(&wc, b, &wb, &e) == 0);
     check_sums_then_free(&wa, &wb, 4, 1);

@@ -235,6 +235,45 @@ static void test_request_overhead(void)
     scenario_free(&b);
 }
 
+/* An engine's exposed large all-reduce (engprof.h "large_allreduce"): an
+ * iteration of more than above_tokens tokens pays its all-reduce traffic
+ * again at link_fraction of the link -- Qwen3-8B (36 layers, hidden 4096)
+ * at TP 2 on H100 (450 GB/s a direction): 2 x 36 x 4096 x 2 B x 2 (2-1)/2
+ * = 589,824 B a token at half the link, 2.62144 us; nothing at or below
+ * the threshold. */
+static void test_large_allreduce(void)
+{
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"tp\": 2, "
+                      "\"cost_model\": {\"kind\": \"linear\", \"fixed_ms\": 10, \"per_token_us\": 100, \"per_pair_ns\": 0}, "
+                      "\"scheduler\": {\"kind\": \"continuous\"}, \"engine\": {\"large_allreduce\": {\"above_tokens\": %d, \"link_fraction\": %s}}, "
+                      "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 200, \"output_tokens\": 2}]}}";
+    char text[1024];
+    Scenario a, b, c;
+    Summary sa, sb, sc;
+    snprintf(text, sizeof text, fmt, 100, "0");
+    CHECK(load(text, &a) == 0);
+    snprintf(text, sizeof text, fmt, 100, "0.5");
+    CHECK(load(text, &b) == 0);
+    snprintf(text, sizeof text, fmt, 200, "0.5");
+    CHECK(load(text, &c) == 0);
+    Engine *ea = run1(&a, &sa), *eb = run1(&b, &sb), *ec = run1(&c, &sc);
+    CHECK(ea && eb && ec);
+    CHECK_NEAR(sb.ttft_s.mean - sa.ttft_s.mean, 200 * 589824.0 / (0.5 * 450e9), 2e-9); /* 0.524288 ms */
+    CHECK_NEAR(sc.ttft_s.mean, sa.ttft_s.mean, 1e-12); /* 200 tokens: not above 200 */
+    CHECK_NEAR(sb.tpot_s.mean, sa.tpot_s.mean, 1e-12); /* a decode row of 1 token: below */
+    engine_free(ea);
+    engine_free(eb);
+    engine_free(ec);
+    scenario_free(&a);
+    scenario_free(&b);
+    scenario_free(&c);
+    /* a fraction above 1: the key, the value and the range */
+    Err e = {{0}};
+    snprintf(text, sizeof text, fmt, 100, "1.5");
+    CHECK(scenario_load_text(text, "t.json", 0, 0, &a, &e) < 0);
+    CHECK(strstr(e.msg, "large_allreduce") && strstr(e.msg, "link_fraction"));
+}
+
 /* Writes text to DIR/rows.csv (its path into path) and reads it as rows. */
 static int read_rows_text(const char *dir, const char *text, char *path, size_t n_path, VRow **rows, uint32_t *n,
                           VFormat *fmt)
@@ -462,8 +501,10 @@ static void test_validate_published_figures(void)
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 630, 0); /* BLOOM-176B included */
     CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 630, 0); /* 10 of them below the compute floor */
-    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.2085, 0.0005);
-    CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.1348, 0.0005);
+    /* 0.2085 / 0.1348 before the stack's exposed large all-reduce
+     * (models/engines/splitwise.json "large_allreduce") */
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.1012, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.0827, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.0527, 0.0005);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0);
@@ -642,6 +683,7 @@ void suite_validate(void)
     RUN(test_kv_memory_rules);
     RUN(test_warmup_barrier);
     RUN(test_request_overhead);
+    RUN(test_large_allreduce);
     RUN(test_validate_rows);
     RUN(test_validate_fit_recovers);
     RUN(test_compare_warns_on_workload);

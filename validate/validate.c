@@ -68,7 +68,8 @@ const char validate_usage[] =
     "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
     "  --rows/--no-rows  print (default) or omit the per-row table\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
-    "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us;\n"
+    "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us,\n"
+    "                    ar_above_tokens, ar_link_fraction;\n"
     "                    unset = 0)\n";
 
 /* ------------------------------------------------------------ running */
@@ -316,7 +317,8 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, VT
 {
     VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
     double *tp = xmalloc((c->n ? c->n : 1) * sizeof *tp), *ru = xmalloc((c->n ? c->n : 1) * sizeof *ru);
-    VTheta z = {.before_us = th->before_us};
+    VTheta z = {.before_us = th->before_us, .ar_above_tokens = th->ar_above_tokens,
+                .ar_link_fraction = th->ar_link_fraction};
     for (uint32_t j = 0; j < m; j++) ths[use[j]] = z;
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
     if (rc == 0) {
@@ -377,6 +379,46 @@ static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VThet
     return rc < 0 ? -1 : 0;
 }
 
+/* The exposed all-reduce of large iterations (engprof.h
+ * "large_allreduce"), for an engine whose rows are all static batches
+ * (splitwise format: prompt_time is the batch's prefill, nothing queues):
+ * the rows of `use` simulated with th and each (above_tokens,
+ * link_fraction) of a grid -- above 0, 1,024, 2,048 or 4,096 tokens, at
+ * 1/32 .. 1 of the link in steps of sqrt 2, and none -- and the pair
+ * whose TTFT (prompt_time) MAPE is least kept (the first of equals: none
+ * first).  Closed-loop rows are not searched: their TTFT is mostly
+ * queueing, which the all-reduce would stand in for. */
+static const double vfit_ar_above[] = {0, 1024, 2048, 4096};
+#define VFIT_AR_STEPS 11 /* 1/32, 1/(16 sqrt 2), ..., 1 */
+static int vfit_allreduce(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+{
+    for (uint32_t j = 0; j < m; j++)
+        if (c->rows[use[j]].fmt != VFMT_SPLITWISE) return 0;
+    VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths), t = *th;
+    double best = INFINITY, best_a = 0, best_f = 0;
+    int rc = 0;
+    for (int g = -1; g < (int)(sizeof vfit_ar_above / sizeof vfit_ar_above[0]) * VFIT_AR_STEPS && rc == 0; g++) {
+        int nsteps = VFIT_AR_STEPS;
+        t.ar_above_tokens = g < 0 ? 0 : vfit_ar_above[g / nsteps];
+        t.ar_link_fraction = g < 0 ? 0 : pow(VFIT_SQRT2, (double)(g % nsteps) - (nsteps - 1));
+        for (uint32_t j = 0; j < m; j++) ths[use[j]] = t;
+        if ((rc = vrun(c->rows, use, m, ths, c->jobs, e)) < 0) break;
+        VAcc a = {xmalloc((m ? m : 1) * sizeof(double)), 0};
+        for (uint32_t j = 0; j < m; j++) vacc_add(&a, c->rows[use[j]].pred_ttft_ms, c->rows[use[j]].meas_ttft_ms);
+        VStats st = vacc_stats(&a);
+        free(a.rel);
+        if (st.n > 0 && st.mape < best) {
+            best = st.mape;
+            best_a = t.ar_above_tokens;
+            best_f = t.ar_link_fraction;
+        }
+    }
+    free(ths);
+    th->ar_above_tokens = best_a;
+    th->ar_link_fraction = best_f;
+    return rc < 0 ? -1 : 0;
+}
+
 /* Fits one theta per engine over the training rows (train[i] != 0): an
  * engine's own rows when it has VFIT_MIN_ROWS, else all rows. */
 typedef struct VEngFit {
@@ -413,6 +455,8 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
         if (fits[f].own) {
             vfit_host(c, use, m, &fits[f].th);
             rc = vfit_request(c, use, m, &fits[f].th, e);
+            if (rc == 0) rc = vfit_allreduce(c, use, m, &fits[f].th, e);
+            if (rc == 0 && fits[f].th.ar_link_fraction > 0) rc = vfit_request(c, use, m, &fits[f].th, e);
             if (rc == 0) rc = vfit_host_again(c, use, m, &fits[f].th, e);
             continue;
         }
@@ -422,6 +466,8 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
                 if (train[i]) use[m++] = i;
             vfit_host(c, use, m, &shared);
             rc = vfit_request(c, use, m, &shared, e);
+            if (rc == 0) rc = vfit_allreduce(c, use, m, &shared, e);
+            if (rc == 0 && shared.ar_link_fraction > 0) rc = vfit_request(c, use, m, &shared, e);
             if (rc == 0) rc = vfit_host_again(c, use, m, &shared, e);
             shared_done = 1;
         }
@@ -528,14 +574,18 @@ int validate_main(int argc, char **argv)
                 if (!eq) return bad("--set: expected K=V, got", tok);
                 *eq = 0;
                 double v = strtod(eq + 1, &end);
-                if (*end || !(v >= 0) || v > 1e7) return bad("--set: expected a value in [0, 1e7] us, got", eq + 1);
+                if (*end || !(v >= 0) || v > 1e7) return bad("--set: expected a value in [0, 1e7], got", eq + 1);
                 if (!strcmp(tok, "base_us")) set.base_us = v;
                 else if (!strcmp(tok, "per_seq_us")) set.per_seq_us = v;
                 else if (!strcmp(tok, "per_gpu_us")) set.per_gpu_us = v;
                 else if (!strcmp(tok, "before_us")) set.before_us = v;
                 else if (!strcmp(tok, "jitter_us")) set.jitter_us = v;
                 else if (!strcmp(tok, "jitter_per_token_us")) set.jitter_per_token_us = v;
-                else return bad("--set: unknown constant (base_us, per_seq_us, per_gpu_us, before_us, jitter_us)", tok);
+                else if (!strcmp(tok, "ar_above_tokens")) set.ar_above_tokens = v;
+                else if (!strcmp(tok, "ar_link_fraction") && v <= 1) set.ar_link_fraction = v;
+                else if (!strcmp(tok, "ar_link_fraction")) return bad("--set: ar_link_fraction: expected 0 to 1, got", eq + 1);
+                else return bad("--set: unknown constant (base_us, per_seq_us, per_gpu_us, before_us, jitter_us, "
+                                "jitter_per_token_us, ar_above_tokens, ar_link_fraction)", tok);
             }
             has_set = 1;
         } else if (!strcmp(a, "--fit")) {
@@ -636,11 +686,15 @@ int validate_main(int argc, char **argv)
     if (rc == 0 && do_fit) {
         memcpy(fits, full, n_fits * sizeof *fits);
         printf("fitted engine constants (%u rows of %s):\n", m, file);
-        for (uint32_t f = 0; f < n_fits; f++)
+        for (uint32_t f = 0; f < n_fits; f++) {
             printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
-                   "\"request_overhead\": {\"before_us\": %.0f}   (%s, %u rows)\n",
-                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
-                   fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
+                   "\"request_overhead\": {\"before_us\": %.0f}",
+                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us);
+            if (fits[f].th.ar_link_fraction > 0)
+                printf(", \"large_allreduce\": {\"above_tokens\": %.0f, \"link_fraction\": %.4f}",
+                       fits[f].th.ar_above_tokens, fits[f].th.ar_link_fraction);
+            printf("   (%s, %u rows)\n", fits[f].own ? "own rows" : "all engines' rows", fits[f].rows);
+        }
         printf("\n");
     }
     /* the predictions: with --fit the fitted constants, else the engine files' */
@@ -772,6 +826,8 @@ int validate_main(int argc, char **argv)
                 jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
                 jsonio_add_num(o, "per_gpu_us", fits[f].th.per_gpu_us);
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
+                jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);
+                jsonio_add_num(o, "ar_link_fraction", fits[f].th.ar_link_fraction);
                 cJSON_AddBoolToObject(o, "own_rows", fits[f].own);
                 cJSON_AddItemToArray(fa, o);
             }

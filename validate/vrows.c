@@ -531,15 +531,16 @@ static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
 char *vrows_scenario(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[640];
+    char *buf = xmalloc(n), eng[760];
     int k;
     if (th)
         snprintf(eng, sizeof eng,
                  "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
                  "\"per_gpu_us\": %.17g}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
-                 "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g}}",
+                 "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g}, "
+                 "\"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
                  r->engine, th->base_us, th->per_seq_us, th->per_gpu_us, th->before_us, th->jitter_us,
-                 th->jitter_per_token_us);
+                 th->jitter_per_token_us, th->ar_above_tokens, th->ar_link_fraction);
     else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {
