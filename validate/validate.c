@@ -14,12 +14,18 @@
  *   3. the request overhead: the training rows simulated with that host
  *      time and each overhead of a grid (vfit_request), the one with the
  *      least TTFT MAPE kept;
+ *   3b. for an engine whose rows are all static batches (splitwise), the
+ *      exposed large all-reduce on a grid (vfit_allreduce), then 3 again;
  *   4. the host time again as in 2, from the rows simulated with that
  *      request overhead and no host time (the overhead moves how prompts
  *      bunch, and so the prefill stalls each TPOT holds).
  * Constants are fitted per engine from that engine's rows when it has at
  * least VFIT_MIN_ROWS of them, and otherwise from all engines' rows
  * together (an engine with no visible rows borrows what the others show).
+ * The versions of one engine ("trtllm", "trtllm-1.0": one family, the name
+ * before the '-') share the host time, fitted on all their rows in 2 and
+ * 4; each version keeps its own request overhead (3), as the host loop is
+ * the same code and the serving front end the part that changed.
  * Leave-one-slice-out: for each slice, the fit runs without the slice's
  * rows and the slice is predicted with the result.
  */
@@ -64,7 +70,9 @@ const char validate_usage[] =
     "  --html DIR        DIR/index.html: the per-slice table and the measured-vs-predicted scatter\n"
     "  --jobs N          worker processes (default: the online CPUs)\n"
     "  --fit             fit the engine constants (host time per iteration and per\n"
-    "                    sequence, per-request overhead) to these rows and print them\n"
+    "                    sequence, shared by an engine's versions; per-request overhead;\n"
+    "                    for static batches the exposed large all-reduce) to these rows\n"
+    "                    and print them\n"
     "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
     "  --rows/--no-rows  print (default) or omit the per-row table\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
@@ -311,15 +319,18 @@ static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta 
 }
 
 /* The host time again, from the rows simulated with no host time but the
- * request overhead th->before_us in place (which moves how prompts bunch,
- * and so the prefill stalls in TPOT). */
-static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+ * request overhead in place (which moves how prompts bunch, and so the
+ * prefill stalls in TPOT): per[row]'s (per NULL: th's) for each row;
+ * sets th's host terms. */
+static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, const VTheta *per, VTheta *th, Err *e)
 {
     VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
     double *tp = xmalloc((c->n ? c->n : 1) * sizeof *tp), *ru = xmalloc((c->n ? c->n : 1) * sizeof *ru);
-    VTheta z = {.before_us = th->before_us, .ar_above_tokens = th->ar_above_tokens,
-                .ar_link_fraction = th->ar_link_fraction};
-    for (uint32_t j = 0; j < m; j++) ths[use[j]] = z;
+    for (uint32_t j = 0; j < m; j++) {
+        const VTheta *q = per ? &per[use[j]] : th;
+        ths[use[j]] = (VTheta){.before_us = q->before_us, .ar_above_tokens = q->ar_above_tokens,
+                               .ar_link_fraction = q->ar_link_fraction};
+    }
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
     if (rc == 0) {
         for (uint32_t j = 0; j < m; j++) {
@@ -428,52 +439,98 @@ typedef struct VEngFit {
     int own;         /* fitted on its own rows (else the shared fit) */
 } VEngFit;
 
+/* An engine's family: its name before a version suffix ("trtllm-1.0" ->
+ * "trtllm"). */
+static int vfit_same_family(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "-"), lb = strcspn(b, "-");
+    return la == lb && !strncmp(a, b, la);
+}
+
+/* The request overhead and (static batches) the exposed all-reduce of one
+ * engine's rows under th's host time. */
+static int vfit_engine_rest(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+{
+    int rc = vfit_request(c, use, m, th, e);
+    if (rc == 0) rc = vfit_allreduce(c, use, m, th, e);
+    if (rc == 0 && th->ar_link_fraction > 0) rc = vfit_request(c, use, m, th, e);
+    return rc;
+}
+
 /* keep (may be NULL): the fit over every row, whose own-row fits are kept
- * for the engines none of whose rows the training set leaves out (the same
- * rows give the same fit; leave-one-slice-out refits only the engine of
- * the slice). */
+ * for the engine families none of whose rows the training set leaves out
+ * (the same rows give the same fit; leave-one-slice-out refits only the
+ * family of the slice). */
 static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uint32_t n_fits, const VEngFit *keep,
                 Err *e)
 {
-    uint32_t *use = xmalloc((c->n ? c->n : 1) * sizeof *use), m;
+    uint32_t *use = xmalloc((c->n ? c->n : 1) * sizeof *use), *fam = xmalloc((c->n ? c->n : 1) * sizeof *fam), m;
+    uint32_t all_rows[16] = {0};
+    unsigned char done[16] = {0};
+    VTheta *per = xcalloc(c->n ? c->n : 1, sizeof *per);
     int shared_done = 0, rc = 0;
     VTheta shared = {0};
-    for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
-        m = 0;
-        uint32_t all_rows = 0;
+    for (uint32_t f = 0; f < n_fits; f++) {
+        fits[f].rows = 0;
         for (uint32_t i = 0; i < c->n; i++)
             if (!strcmp(c->rows[i].engine, fits[f].engine) && !c->rows[i].skip[0]) {
-                all_rows++;
-                if (train[i]) use[m++] = i;
+                all_rows[f]++;
+                fits[f].rows += train[i] != 0;
             }
-        fits[f].rows = m;
-        fits[f].own = m >= VFIT_MIN_ROWS;
-        if (fits[f].own && keep && m == all_rows && keep[f].own) {
-            fits[f] = keep[f];
+        fits[f].own = fits[f].rows >= VFIT_MIN_ROWS;
+    }
+    for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
+        if (done[f] || !fits[f].own) continue;
+        /* the family's versions with rows of their own */
+        int whole = keep != NULL;
+        uint32_t mf = 0;
+        for (uint32_t g = f; g < n_fits; g++)
+            if (fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) {
+                done[g] = 1;
+                whole = whole && fits[g].rows == all_rows[g] && keep[g].own;
+                for (uint32_t i = 0; i < c->n; i++)
+                    if (train[i] && !c->rows[i].skip[0] && !strcmp(c->rows[i].engine, fits[g].engine)) fam[mf++] = i;
+            }
+        if (whole) {
+            for (uint32_t g = f; g < n_fits; g++)
+                if (done[g] && fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) fits[g] = keep[g];
             continue;
         }
-        if (fits[f].own) {
-            vfit_host(c, use, m, &fits[f].th);
-            rc = vfit_request(c, use, m, &fits[f].th, e);
-            if (rc == 0) rc = vfit_allreduce(c, use, m, &fits[f].th, e);
-            if (rc == 0 && fits[f].th.ar_link_fraction > 0) rc = vfit_request(c, use, m, &fits[f].th, e);
-            if (rc == 0) rc = vfit_host_again(c, use, m, &fits[f].th, e);
-            continue;
+        VTheta host = {0};
+        vfit_host(c, fam, mf, &host);
+        for (uint32_t g = f; g < n_fits && rc == 0; g++) {
+            if (!(fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine))) continue;
+            m = 0;
+            for (uint32_t i = 0; i < c->n; i++)
+                if (train[i] && !c->rows[i].skip[0] && !strcmp(c->rows[i].engine, fits[g].engine)) use[m++] = i;
+            fits[g].th = host;
+            rc = vfit_engine_rest(c, use, m, &fits[g].th, e);
+            for (uint32_t j = 0; j < m; j++) per[use[j]] = fits[g].th;
         }
+        if (rc == 0) rc = vfit_host_again(c, fam, mf, per, &host, e);
+        for (uint32_t g = f; g < n_fits && rc == 0; g++)
+            if (fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) {
+                fits[g].th.base_us = host.base_us;
+                fits[g].th.per_seq_us = host.per_seq_us;
+                fits[g].th.per_gpu_us = host.per_gpu_us;
+            }
+    }
+    for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
+        if (fits[f].own) continue;
         if (!shared_done) {
             m = 0;
             for (uint32_t i = 0; i < c->n; i++)
                 if (train[i]) use[m++] = i;
             vfit_host(c, use, m, &shared);
-            rc = vfit_request(c, use, m, &shared, e);
-            if (rc == 0) rc = vfit_allreduce(c, use, m, &shared, e);
-            if (rc == 0 && shared.ar_link_fraction > 0) rc = vfit_request(c, use, m, &shared, e);
-            if (rc == 0) rc = vfit_host_again(c, use, m, &shared, e);
+            rc = vfit_engine_rest(c, use, m, &shared, e);
+            if (rc == 0) rc = vfit_host_again(c, use, m, NULL, &shared, e);
             shared_done = 1;
         }
         fits[f].th = shared;
     }
     free(use);
+    free(fam);
+    free(per);
     return rc;
 }
 
