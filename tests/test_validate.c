@@ -373,7 +373,7 @@ static double json_num_at(const char *path, const char *k1, const char *k2, cons
 /* The rows of fit tests: TensorRT-LLM, Llama-3.1-8B on H100, one row a
  * shape (isl, osl, clients, tp); rows from `versioned` on name
  * backend_version 1.0.0rc3 (models/engines/trtllm-1.0.json). */
-static void fit_rows_csv_v(char *text, size_t size, const int (*shape)[4], int ns, const double *ttft,
+static void fit_rows_csv(char *text, size_t size, const int (*shape)[4], int ns, const double *ttft,
                            const double *tpot, int versioned)
 {
     int k = snprintf(text, size, "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,"
@@ -385,138 +385,105 @@ static void fit_rows_csv_v(char *text, size_t size, const int (*shape)[4], int n
                       tpot[i]);
 }
 
-static void fit_rows_csv(char *text, size_t size, const int (*shape)[4], int ns, const double *ttft, const double *tpot)
+
+/* The twelve row shapes of the fit tests (isl, osl, clients, tp). */
+static const int fit_shapes[][4] = {{256, 96, 2, 1}, {512, 128, 4, 1}, {1024, 96, 6, 1}, {256, 128, 8, 2},
+                                    {512, 96, 3, 2}, {2048, 128, 4, 2}, {384, 112, 5, 1}, {768, 96, 2, 2},
+                                    {256, 112, 6, 2}, {1024, 128, 3, 1}, {640, 96, 7, 1}, {1536, 112, 2, 2}};
+enum { FIT_NSHAPES = sizeof fit_shapes / sizeof fit_shapes[0] };
+
+/* Rows the simulator itself "measured": `copies` x the twelve shapes,
+ * copy k >= 1 naming backend_version 1.0.0rc3 (trtllm-1.0.json), each
+ * simulated with th[copy]; then `servesim validate --fit` over them, its
+ * JSON into dir/fit.json (js).  Returns the command's status. */
+static int fit_synthetic(const char *bin, const char *dir, int copies, const VTheta *th, char *js, size_t n_js)
 {
-    fit_rows_csv_v(text, size, shape, ns, ttft, tpot, ns);
+    enum { MAXS = 2 * FIT_NSHAPES };
+    int shape[MAXS][4], ns = copies * FIT_NSHAPES;
+    char text[8192], path[512], cmd[2048];
+    double ttft[MAXS], tpot[MAXS];
+    if (ns > MAXS) return -1;
+    for (int i = 0; i < ns; i++) {
+        memcpy(shape[i], fit_shapes[i % FIT_NSHAPES], sizeof shape[i]);
+        ttft[i] = tpot[i] = 1; /* placeholders until simulated */
+    }
+    fit_rows_csv(text, sizeof text, (const int(*)[4])shape, ns, ttft, tpot, FIT_NSHAPES);
+    VRow *rows;
+    uint32_t n;
+    VFormat fmt;
+    if (read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) < 0) return -1;
+    CHECK_INT(n, ns);
+    for (uint32_t i = 0; i < n && (int)i < ns; i++) {
+        int k = (int)i / FIT_NSHAPES;
+        CHECK(!strcmp(rows[i].engine, k ? "trtllm-1.0" : "trtllm"));
+        vrows_simulate(&rows[i], &th[k]);
+        CHECK(rows[i].err[0] == 0);
+        ttft[i] = rows[i].pred_ttft_ms;
+        tpot[i] = rows[i].pred_tpot_ms;
+    }
+    free(rows);
+    fit_rows_csv(text, sizeof text, (const int(*)[4])shape, ns, ttft, tpot, FIT_NSHAPES);
+    if (read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) < 0) return -1; /* path: the measured rows */
+    free(rows);
+    snprintf(js, n_js, "%s/fit.json", dir);
+    snprintf(cmd, sizeof cmd, "%s validate %s --fit --no-rows --jobs 2 --json %s > %s/fit.txt 2>&1", bin, path, js, dir);
+    return system(cmd);
+}
+
+/* One fitted engine's constants from fit.json (NAN where absent). */
+static void fit_of(const cJSON *root, const char *engine, double *base, double *per_seq, double *per_gpu, double *before)
+{
+    *base = *per_seq = *per_gpu = *before = NAN;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "fit")) {
+        const cJSON *en = cJSON_GetObjectItemCaseSensitive(x, "engine");
+        if (!cJSON_IsString(en) || strcmp(en->valuestring, engine)) continue;
+        *base = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "base_us"));
+        *per_seq = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "per_seq_us"));
+        *per_gpu = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "per_gpu_us"));
+        *before = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "before_us"));
+    }
 }
 
 /* --fit on rows the simulator itself "measured" with known constants: the
  * request overhead is found on its grid (16 ms: 0 and 2 .. 128 ms in
  * doublings), though the overhead also delays each client's next request
  * and so moves the bunching (a formula would not recover it), and the
- * host time comes back within a few percent. */
+ * host time comes back within a few percent.  Two versions of one engine
+ * ("trtllm" and "trtllm-1.0", one family) made with one host time and an
+ * overhead each (16 ms and 4 ms): the host time is fitted on both
+ * versions' rows together, so the two fits carry the same host terms, and
+ * each version's overhead comes back. */
 static void test_validate_fit_recovers(void)
 {
     const char *b = getenv("SERVESIM_BIN");
     if (!b) return;
-    char dir[] = "/tmp/servesim-valfit-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    static const int shape[][4] = {{256, 96, 2, 1}, {512, 128, 4, 1}, {1024, 96, 6, 1}, {256, 128, 8, 2},
-                                   {512, 96, 3, 2}, {2048, 128, 4, 2}, {384, 112, 5, 1}, {768, 96, 2, 2},
-                                   {256, 112, 6, 2}, {1024, 128, 3, 1}, {640, 96, 7, 1}, {1536, 112, 2, 2}};
-    enum { NS = sizeof shape / sizeof shape[0] };
-    char text[4096], path[512];
-    double ttft[NS], tpot[NS];
-    for (int i = 0; i < NS; i++) ttft[i] = tpot[i] = 1; /* placeholders until simulated */
-    fit_rows_csv(text, sizeof text, shape, NS, ttft, tpot);
-    VRow *rows;
-    uint32_t n;
-    VFormat fmt;
-    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0);
-    CHECK_INT(n, NS);
-    VTheta th = {.base_us = 1500, .per_seq_us = 20, .per_gpu_us = 100, .before_us = 16000};
-    for (uint32_t i = 0; i < n && i < NS; i++) {
-        vrows_simulate(&rows[i], &th);
-        CHECK(rows[i].err[0] == 0);
-        ttft[i] = rows[i].pred_ttft_ms;
-        tpot[i] = rows[i].pred_tpot_ms;
-    }
-    free(rows);
-    fit_rows_csv(text, sizeof text, shape, NS, ttft, tpot);
-    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0); /* path: the measured rows */
-    free(rows);
-    char cmd[2048], js[600];
-    snprintf(js, sizeof js, "%s/fit.json", dir);
-    snprintf(cmd, sizeof cmd, "%s validate %s --fit --no-rows --jobs 2 --json %s > %s/fit.txt 2>&1", b, path, js, dir);
-    CHECK(system(cmd) == 0);
-    Err e = {{0}};
-    cJSON *root = jsonio_parse_file(js, &e);
-    const cJSON *fits = cJSON_GetObjectItemCaseSensitive(root, "fit"), *x = cJSON_GetArrayItem(fits, 0);
-    const cJSON *bu = cJSON_GetObjectItemCaseSensitive(x, "before_us"), *base = cJSON_GetObjectItemCaseSensitive(x, "base_us");
-    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(x, "per_seq_us");
-    CHECK(cJSON_IsNumber(bu) && cJSON_IsNumber(base) && cJSON_IsNumber(ps));
-    if (cJSON_IsNumber(bu) && cJSON_IsNumber(base) && cJSON_IsNumber(ps)) {
-        CHECK_NEAR(bu->valuedouble, 16000, 0);
+    const VTheta th[2] = {{.base_us = 1500, .per_seq_us = 20, .per_gpu_us = 100, .before_us = 16000},
+                          {.base_us = 1500, .per_seq_us = 20, .per_gpu_us = 100, .before_us = 4000}};
+    for (int copies = 1; copies <= 2; copies++) {
+        char dir[] = "/tmp/servesim-valfit-XXXXXX", js[600], cmd[600];
+        CHECK(mkdtemp(dir) != NULL);
+        CHECK(fit_synthetic(b, dir, copies, th, js, sizeof js) == 0);
+        Err e = {{0}};
+        cJSON *root = jsonio_parse_file(js, &e);
+        double h[2][4];
+        fit_of(root, "trtllm", &h[0][0], &h[0][1], &h[0][2], &h[0][3]);
+        CHECK_NEAR(h[0][3], 16000, 0);
         /* the host terms share what the rows show: per-sequence time and
          * the base trade against each other over so few batch sizes */
-        CHECK_NEAR(base->valuedouble + 5 * ps->valuedouble, 1500 + 5 * 20, 160);
+        CHECK_NEAR(h[0][0] + 5 * h[0][1], 1500 + 5 * 20, 160);
+        if (copies == 2) {
+            fit_of(root, "trtllm-1.0", &h[1][0], &h[1][1], &h[1][2], &h[1][3]);
+            for (int t = 0; t < 3; t++) CHECK_NEAR(h[1][t], h[0][t], 0); /* one host time for the family */
+            CHECK_NEAR(h[1][3], 4000, 0);
+        }
+        /* with the fitted constants the rows come back within a few percent */
+        CHECK(json_num_at(js, "overall", "ttft", "mape") < 0.02);
+        CHECK(json_num_at(js, "overall", "tpot", "mape") < 0.02);
+        cJSON_Delete(root);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
     }
-    /* with the fitted constants the rows come back within a few percent */
-    CHECK(json_num_at(js, "overall", "ttft", "mape") < 0.02);
-    CHECK(json_num_at(js, "overall", "tpot", "mape") < 0.02);
-    cJSON_Delete(root);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
-}
-
-/* Two versions of one engine ("trtllm" and "trtllm-1.0", one family):
- * rows the simulator "measured" with one host time and a request
- * overhead per version (16 ms and 4 ms).  --fit fits the host time on
- * both versions' rows together, so the two fits carry the same host
- * terms, and each version's overhead comes back on its grid. */
-static void test_validate_fit_family(void)
-{
-    const char *b = getenv("SERVESIM_BIN");
-    if (!b) return;
-    char dir[] = "/tmp/servesim-valfam-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    /* each version gets the twelve shapes (an engine needs 10 rows of its
-     * own to be fitted on them) */
-    static const int one[][4] = {{256, 96, 2, 1}, {512, 128, 4, 1}, {1024, 96, 6, 1}, {256, 128, 8, 2},
-                                 {512, 96, 3, 2}, {2048, 128, 4, 2}, {384, 112, 5, 1}, {768, 96, 2, 2},
-                                 {256, 112, 6, 2}, {1024, 128, 3, 1}, {640, 96, 7, 1}, {1536, 112, 2, 2}};
-    enum { NV = sizeof one / sizeof one[0], NS = 2 * NV };
-    int shape[NS][4];
-    char text[8192], path[512];
-    double ttft[NS], tpot[NS];
-    for (int i = 0; i < NS; i++) {
-        memcpy(shape[i], one[i % NV], sizeof shape[i]);
-        ttft[i] = tpot[i] = 1;
-    }
-    fit_rows_csv_v(text, sizeof text, (const int(*)[4])shape, NS, ttft, tpot, NV);
-    VRow *rows;
-    uint32_t n;
-    VFormat fmt;
-    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0);
-    CHECK_INT(n, NS);
-    for (uint32_t i = 0; i < n && i < NS; i++) {
-        VTheta th = {.base_us = 1500, .per_seq_us = 20, .per_gpu_us = 100, .before_us = i >= NV ? 4000 : 16000};
-        CHECK(!strcmp(rows[i].engine, i >= NV ? "trtllm-1.0" : "trtllm"));
-        vrows_simulate(&rows[i], &th);
-        CHECK(rows[i].err[0] == 0);
-        ttft[i] = rows[i].pred_ttft_ms;
-        tpot[i] = rows[i].pred_tpot_ms;
-    }
-    free(rows);
-    fit_rows_csv_v(text, sizeof text, (const int(*)[4])shape, NS, ttft, tpot, NV);
-    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0);
-    free(rows);
-    char cmd[2048], js[600];
-    snprintf(js, sizeof js, "%s/fit.json", dir);
-    snprintf(cmd, sizeof cmd, "%s validate %s --fit --no-rows --jobs 2 --json %s > %s/fit.txt 2>&1", b, path, js, dir);
-    CHECK(system(cmd) == 0);
-    Err e = {{0}};
-    cJSON *root = jsonio_parse_file(js, &e);
-    const cJSON *fits = cJSON_GetObjectItemCaseSensitive(root, "fit"), *x;
-    double host[2][3] = {{NAN, NAN, NAN}, {NAN, NAN, NAN}}, before[2] = {NAN, NAN};
-    cJSON_ArrayForEach(x, fits) {
-        const cJSON *en = cJSON_GetObjectItemCaseSensitive(x, "engine");
-        int v = cJSON_IsString(en) && !strcmp(en->valuestring, "trtllm-1.0");
-        if (!cJSON_IsString(en) || (!v && strcmp(en->valuestring, "trtllm"))) continue;
-        host[v][0] = cJSON_GetObjectItemCaseSensitive(x, "base_us")->valuedouble;
-        host[v][1] = cJSON_GetObjectItemCaseSensitive(x, "per_seq_us")->valuedouble;
-        host[v][2] = cJSON_GetObjectItemCaseSensitive(x, "per_gpu_us")->valuedouble;
-        before[v] = cJSON_GetObjectItemCaseSensitive(x, "before_us")->valuedouble;
-    }
-    for (int t = 0; t < 3; t++) CHECK_NEAR(host[0][t], host[1][t], 0); /* one host time for the family */
-    CHECK_NEAR(before[0], 16000, 0);
-    CHECK_NEAR(before[1], 4000, 0);
-    CHECK_NEAR(host[0][0] + 5 * host[0][1], 1500 + 5 * 20, 160);
-    CHECK(json_num_at(js, "overall", "ttft", "mape") < 0.02);
-    CHECK(json_num_at(js, "overall", "tpot", "mape") < 0.02);
-    cJSON_Delete(root);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
 }
 
 static void test_compare_warns_on_workload(void)
@@ -767,7 +734,6 @@ void suite_validate(void)
     RUN(test_large_allreduce);
     RUN(test_validate_rows);
     RUN(test_validate_fit_recovers);
-    RUN(test_validate_fit_family);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);
     RUN(test_validate_moe_figures);
