@@ -486,6 +486,53 @@ static void test_validate_fit_recovers(void)
     }
 }
 
+/* --scenario ID prints the scenario a row runs as: `servesim run` of it
+ * gives the row's predicted TTFT and TPOT; an id no row has is an error
+ * naming it. */
+static void test_validate_scenario_of_row(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    if (!b) return;
+    char dir[] = "/tmp/servesim-valscn-XXXXXX", text[2048], path[512], cmd[4096], js[600], out[600];
+    CHECK(mkdtemp(dir) != NULL);
+    double ttft[2] = {100, 200}, tpot[2] = {5, 6};
+    fit_rows_csv(text, sizeof text, fit_shapes, 2, ttft, tpot, 2);
+    VRow *rows;
+    uint32_t n;
+    VFormat fmt;
+    CHECK(read_rows_text(dir, text, path, sizeof path, &rows, &n, &fmt) == 0);
+    free(rows);
+    snprintf(js, sizeof js, "%s/v.json", dir);
+    snprintf(out, sizeof out, "%s/o.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "%s validate %s --no-rows --json %s > /dev/null && %s validate %s --scenario r1 > %s/s.json && "
+             "%s run %s/s.json --quiet --summary-only --json %s",
+             b, path, js, b, path, dir, b, dir, out);
+    CHECK(system(cmd) == 0);
+    Err e = {{0}};
+    cJSON *v = jsonio_parse_file(js, &e), *o = jsonio_parse_file(out, &e);
+    const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "rows"), 1);
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(o, "summary");
+    CHECK(r1 && sum);
+    if (r1 && sum) {
+        double pt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r1, "predicted_ttft_ms"));
+        double pp = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r1, "predicted_tpot_ms"));
+        double rt = 1e3 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "ttft_s"), "mean"));
+        double rp = 1e3 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "tpot_s"), "mean"));
+        CHECK(pt > 0 && pp > 0);
+        CHECK_NEAR(rt, pt, 1e-6 * pt);
+        CHECK_NEAR(rp, pp, 1e-6 * pp);
+    }
+    cJSON_Delete(v);
+    cJSON_Delete(o);
+    snprintf(cmd, sizeof cmd, "%s validate %s --scenario r9 > %s/none.txt 2>&1", b, path, dir);
+    CHECK(system(cmd) != 0);
+    snprintf(cmd, sizeof cmd, "grep -q 'no row of .* has the id \"r9\"' %s/none.txt", dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void test_compare_warns_on_workload(void)
 {
     const char *b = getenv("SERVESIM_BIN");
@@ -734,6 +781,7 @@ void suite_validate(void)
     RUN(test_large_allreduce);
     RUN(test_validate_rows);
     RUN(test_validate_fit_recovers);
+    RUN(test_validate_scenario_of_row);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);
     RUN(test_validate_moe_figures);

@@ -55,6 +55,7 @@
 const char validate_usage[] =
     "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
     "                         [--json OUT] [--html DIR] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
+    "                         [--scenario ID]\n"
     "                         [--set K=V[,K=V...]]\n"
     "\n"
     "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
@@ -75,6 +76,7 @@ const char validate_usage[] =
     "                    and print them\n"
     "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
     "  --rows/--no-rows  print (default) or omit the per-row table\n"
+    "  --scenario ID     print the scenario the row with that id runs as (for `servesim run`)\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
     "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us,\n"
     "                    ar_above_tokens, ar_link_fraction;\n"
@@ -569,6 +571,34 @@ static void num_or_null(cJSON *o, const char *k, double v)
 
 /* ------------------------------------------------------------ command */
 
+/* --scenario ID: the scenario the row of that id runs as (a silicon row's
+ * "id"; a Splitwise row's "model/gpu/tpN/pP/bB/oO:LINE"), to stdout, for
+ * `servesim run`; th NULL: the engine files' constants.  Frees rows. */
+static int validate_print_scenario(const char *file, VRow *rows, uint32_t n, const char *id, const VTheta *th)
+{
+    int rc = 1;
+    uint32_t i = 0;
+    while (i < n && strcmp(rows[i].id, id)) i++;
+    if (i == n) {
+        fprintf(stderr, "servesim: validate: --scenario: no row of %s has the id \"%s\"%s\n", file, id,
+                n ? "" : " (no rows)");
+    } else if (rows[i].skip[0]) {
+        fprintf(stderr, "servesim: validate: --scenario: %s line %u (\"%s\") is not modelled: %s\n", file,
+                rows[i].line, id, rows[i].skip);
+    } else {
+        char *text = vrows_scenario(&rows[i], th);
+        if (text) {
+            fputs(text, stdout);
+            free(text);
+            rc = 0;
+        } else {
+            fprintf(stderr, "servesim: validate: --scenario: %s line %u: scenario text too long\n", file, rows[i].line);
+        }
+    }
+    free(rows);
+    return rc;
+}
+
 static int bad(const char *msg, const char *arg)
 {
     fprintf(stderr, "servesim validate: %s%s%s\n\n%s", msg, arg ? ": " : "", arg ? arg : "", validate_usage);
@@ -583,7 +613,7 @@ static int fail(const Err *e)
 
 int validate_main(int argc, char **argv)
 {
-    const char *file = NULL, *json = NULL, *html = NULL;
+    const char *file = NULL, *json = NULL, *html = NULL, *scen_id = NULL;
     VFormat fmt = VFMT_AUTO;
     VFilter flt[VALIDATE_MAX_FILTERS];
     int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0;
@@ -617,6 +647,9 @@ int validate_main(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             if (++i >= argc) return bad("--json needs a file", NULL);
             json = argv[i];
+        } else if (!strcmp(a, "--scenario")) {
+            if (++i >= argc) return bad("--scenario needs a row id", NULL);
+            scen_id = argv[i];
         } else if (!strcmp(a, "--jobs")) {
             char *end;
             if (++i >= argc) return bad("--jobs needs a number", NULL);
@@ -666,6 +699,7 @@ int validate_main(int argc, char **argv)
     VRow *rows;
     uint32_t n;
     if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
+    if (scen_id) return validate_print_scenario(file, rows, n, scen_id, has_set ? &set : NULL);
     uint32_t *all = xmalloc((n ? n : 1) * sizeof *all), m = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!rows[i].skip[0]) all[m++] = i;
