@@ -40,7 +40,9 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
     uint32_t m = n;
     int decode_only = n > 0;
     uint32_t rows = 0;
+    double tokens = 0; /* new tokens: prompt chunks and decode rows */
     for (uint32_t i = 0; i < n; i++) {
+        tokens += items[i].c;
         if (items[i].kind == ITEM_PREFILL) decode_only = 0;
         else rows += items[i].c;
     }
@@ -60,11 +62,7 @@ static int wrap_time(void *ctx, const BatchItem *items, uint32_t n, CostBreakdow
         }
     }
     if (w->inner.iter_time(w->inner.ctx, use, m, out) != 0) return -1;
-    if (w->cfg.ar_s_per_token > 0) {
-        double tokens = 0;
-        for (uint32_t i = 0; i < n; i++) tokens += items[i].c;
-        wrap_allreduce(w, tokens, out);
-    }
+    wrap_allreduce(w, tokens, out);
     if (w->cfg.conversion_s_per_token > 0) {
         double read = 0;
         for (uint32_t i = 0; i < n; i++) read += (double)items[i].h + items[i].c;

@@ -1169,19 +1169,20 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
         rc = cost_roofline_new(&rc_cfg, &cfg.cost, e);
     }
     cfg.profile_cost = cfg.cost; /* non-owned: its extrapolation counters */
-    if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0 || s->wrap.has_host ||
-                    (s->engine.ar_link_fraction > 0 && pool->tp > 1))) {
+    /* the engine's exposed large all-reduce: two a layer of each token's
+     * hidden state (BF16 activations), the ring's 2 (tp - 1) / tp of it
+     * over link_fraction of the link */
+    double ar_s = 0;
+    if (s->engine.ar_link_fraction > 0 && pool->tp > 1 && pool->hw.link_bw_bytes_per_s > 0) {
+        double tp = pool->tp, bytes = 2.0 * s->model.layers * s->model.hidden * dtype_bytes(DTYPE_BF16, 1);
+        ar_s = bytes * 2.0 * (tp - 1) / tp / (s->engine.ar_link_fraction * pool->hw.link_bw_bytes_per_s);
+    }
+    if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0 || s->wrap.has_host || ar_s > 0)) {
         CostModel inner = cfg.cost;
         CostWrapCfg wc = s->wrap;
         wc.host_base_s = engprof_iter_overhead_s(&s->engine, 0, pool->tp);
-        if (s->engine.ar_link_fraction > 0 && pool->tp > 1 && pool->hw.link_bw_bytes_per_s > 0) {
-            /* two all-reduces a layer of each token's hidden state (BF16
-             * activations), the ring's 2 (tp - 1) / tp of it over the link */
-            double tp = pool->tp, bytes = 2.0 * s->model.layers * s->model.hidden * dtype_bytes(DTYPE_BF16, 1);
-            wc.ar_above_tokens = s->engine.ar_above_tokens;
-            wc.ar_s_per_token = bytes * 2.0 * (tp - 1) / tp /
-                                (s->engine.ar_link_fraction * pool->hw.link_bw_bytes_per_s);
-        }
+        wc.ar_above_tokens = s->engine.ar_above_tokens;
+        wc.ar_s_per_token = ar_s;
         rc = costwrap_new(&wc, inner, &cfg.cost, e);
         if (rc < 0) inner.destroy(inner.ctx);
     }

@@ -357,18 +357,29 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
  * least-squares fit that follows whichever slice is furthest off. */
 #define VFIT_BEFORE_STEPS 8 /* 0, 2, 4, ..., 128 ms */
 #define VFIT_SQRT2 1.4142135623730951
-static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b,
-                            double *best, double *best_b, Err *e)
+/* The TTFT MAPE of the rows of `use` simulated with t (ths: scratch, one
+ * per row): NAN when none came back; -1 on a failed run. */
+static int vfit_ttft_mape(const VFitCtx *c, const uint32_t *use, uint32_t m, const VTheta *t, VTheta *ths,
+                          double *mape, Err *e)
 {
-    th->before_us = b;
-    for (uint32_t j = 0; j < m; j++) ths[use[j]] = *th;
+    for (uint32_t j = 0; j < m; j++) ths[use[j]] = *t;
     if (vrun(c->rows, use, m, ths, c->jobs, e) < 0) return -1;
     VAcc a = {xmalloc((m ? m : 1) * sizeof(double)), 0};
     for (uint32_t j = 0; j < m; j++) vacc_add(&a, c->rows[use[j]].pred_ttft_ms, c->rows[use[j]].meas_ttft_ms);
     VStats st = vacc_stats(&a);
     free(a.rel);
-    if (st.n > 0 && st.mape < *best) {
-        *best = st.mape;
+    *mape = st.n > 0 ? st.mape : NAN;
+    return 0;
+}
+
+static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b,
+                            double *best, double *best_b, Err *e)
+{
+    double mape;
+    th->before_us = b;
+    if (vfit_ttft_mape(c, use, m, th, ths, &mape, e) < 0) return -1;
+    if (mape < *best) { /* false for NAN */
+        *best = mape;
         *best_b = b;
     }
     return 0;
@@ -414,14 +425,10 @@ static int vfit_allreduce(const VFitCtx *c, const uint32_t *use, uint32_t m, VTh
         int nsteps = VFIT_AR_STEPS;
         t.ar_above_tokens = g < 0 ? 0 : vfit_ar_above[g / nsteps];
         t.ar_link_fraction = g < 0 ? 0 : pow(VFIT_SQRT2, (double)(g % nsteps) - (nsteps - 1));
-        for (uint32_t j = 0; j < m; j++) ths[use[j]] = t;
-        if ((rc = vrun(c->rows, use, m, ths, c->jobs, e)) < 0) break;
-        VAcc a = {xmalloc((m ? m : 1) * sizeof(double)), 0};
-        for (uint32_t j = 0; j < m; j++) vacc_add(&a, c->rows[use[j]].pred_ttft_ms, c->rows[use[j]].meas_ttft_ms);
-        VStats st = vacc_stats(&a);
-        free(a.rel);
-        if (st.n > 0 && st.mape < best) {
-            best = st.mape;
+        double mape;
+        if ((rc = vfit_ttft_mape(c, use, m, &t, ths, &mape, e)) < 0) break;
+        if (mape < best) { /* false for NAN */
+            best = mape;
             best_a = t.ar_above_tokens;
             best_f = t.ar_link_fraction;
         }
@@ -459,6 +466,15 @@ static int vfit_engine_rest(const VFitCtx *c, const uint32_t *use, uint32_t m, V
     return rc;
 }
 
+/* The training rows of one engine into use; their count. */
+static uint32_t vfit_rows_of(const VFitCtx *c, const unsigned char *train, const char *engine, uint32_t *use)
+{
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (train[i] && !c->rows[i].skip[0] && !strcmp(c->rows[i].engine, engine)) use[m++] = i;
+    return m;
+}
+
 /* keep (may be NULL): the fit over every row, whose own-row fits are kept
  * for the engine families none of whose rows the training set leaves out
  * (the same rows give the same fit; leave-one-slice-out refits only the
@@ -468,7 +484,7 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
 {
     uint32_t *use = xmalloc((c->n ? c->n : 1) * sizeof *use), *fam = xmalloc((c->n ? c->n : 1) * sizeof *fam), m;
     uint32_t all_rows[16] = {0};
-    unsigned char done[16] = {0};
+    unsigned char done[16] = {0}, member[16];
     VTheta *per = xcalloc(c->n ? c->n : 1, sizeof *per);
     int shared_done = 0, rc = 0;
     VTheta shared = {0};
@@ -483,35 +499,33 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
     }
     for (uint32_t f = 0; f < n_fits && rc == 0; f++) {
         if (done[f] || !fits[f].own) continue;
-        /* the family's versions with rows of their own */
+        /* the family's versions with rows of their own, and all their rows */
         int whole = keep != NULL;
         uint32_t mf = 0;
-        for (uint32_t g = f; g < n_fits; g++)
-            if (fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) {
-                done[g] = 1;
-                whole = whole && fits[g].rows == all_rows[g] && keep[g].own;
-                for (uint32_t i = 0; i < c->n; i++)
-                    if (train[i] && !c->rows[i].skip[0] && !strcmp(c->rows[i].engine, fits[g].engine)) fam[mf++] = i;
-            }
+        for (uint32_t g = 0; g < n_fits; g++) {
+            member[g] = g >= f && fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine);
+            if (!member[g]) continue;
+            done[g] = 1;
+            whole = whole && fits[g].rows == all_rows[g] && keep[g].own;
+            mf += vfit_rows_of(c, train, fits[g].engine, fam + mf);
+        }
         if (whole) {
             for (uint32_t g = f; g < n_fits; g++)
-                if (done[g] && fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) fits[g] = keep[g];
+                if (member[g]) fits[g] = keep[g];
             continue;
         }
         VTheta host = {0};
         vfit_host(c, fam, mf, &host);
         for (uint32_t g = f; g < n_fits && rc == 0; g++) {
-            if (!(fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine))) continue;
-            m = 0;
-            for (uint32_t i = 0; i < c->n; i++)
-                if (train[i] && !c->rows[i].skip[0] && !strcmp(c->rows[i].engine, fits[g].engine)) use[m++] = i;
+            if (!member[g]) continue;
+            m = vfit_rows_of(c, train, fits[g].engine, use);
             fits[g].th = host;
             rc = vfit_engine_rest(c, use, m, &fits[g].th, e);
             for (uint32_t j = 0; j < m; j++) per[use[j]] = fits[g].th;
         }
         if (rc == 0) rc = vfit_host_again(c, fam, mf, per, &host, e);
         for (uint32_t g = f; g < n_fits && rc == 0; g++)
-            if (fits[g].own && vfit_same_family(fits[f].engine, fits[g].engine)) {
+            if (member[g]) {
                 fits[g].th.base_us = host.base_us;
                 fits[g].th.per_seq_us = host.per_seq_us;
                 fits[g].th.per_gpu_us = host.per_gpu_us;
@@ -573,8 +587,8 @@ static void num_or_null(cJSON *o, const char *k, double v)
 
 /* --scenario ID: the scenario the row of that id runs as (a silicon row's
  * "id"; a Splitwise row's "model/gpu/tpN/pP/bB/oO:LINE"), to stdout, for
- * `servesim run`; th NULL: the engine files' constants.  Frees rows. */
-static int validate_print_scenario(const char *file, VRow *rows, uint32_t n, const char *id, const VTheta *th)
+ * `servesim run`; th NULL: the engine files' constants. */
+static int validate_print_scenario(const char *file, const VRow *rows, uint32_t n, const char *id, const VTheta *th)
 {
     int rc = 1;
     uint32_t i = 0;
@@ -595,7 +609,6 @@ static int validate_print_scenario(const char *file, VRow *rows, uint32_t n, con
             fprintf(stderr, "servesim: validate: --scenario: %s line %u: scenario text too long\n", file, rows[i].line);
         }
     }
-    free(rows);
     return rc;
 }
 
@@ -699,7 +712,11 @@ int validate_main(int argc, char **argv)
     VRow *rows;
     uint32_t n;
     if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
-    if (scen_id) return validate_print_scenario(file, rows, n, scen_id, has_set ? &set : NULL);
+    if (scen_id) {
+        int src = validate_print_scenario(file, rows, n, scen_id, has_set ? &set : NULL);
+        free(rows);
+        return src;
+    }
     uint32_t *all = xmalloc((n ? n : 1) * sizeof *all), m = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!rows[i].skip[0]) all[m++] = i;
