@@ -486,6 +486,52 @@ static void test_validate_fit_recovers(void)
     }
 }
 
+/* A row that repeats an earlier row's measurement (the same isl, osl,
+ * clients, TP, TTFT and TPOT, under another model name: the MoE file's
+ * DeepSeek-R1 / V3 pairs) is counted and named: the JSON's
+ * overall.repeated_measurements and the row's "repeats"; a row differing
+ * in the clients alone, or in the last digit of TPOT, is not a repeat. */
+static void test_validate_repeats(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    if (!b) return;
+    char dir[] = "/tmp/servesim-valrep-XXXXXX", path[600], js[600], cmd[2048];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    snprintf(js, sizeof js, "%s/v.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
+          "silicon_ttft_ms,silicon_tpot_ms\n"
+          "a,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
+          "b,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,4,1,1,40.125,8.5\n"
+          "c,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.50001\n"
+          "d,trtllm,nvidia/Llama-3.1-8B-Instruct-FP8,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
+          "e,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s validate %s --rows --json %s > %s/o.txt 2>&1", b, path, js, dir);
+    CHECK(system(cmd) == 0);
+    CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 2, 0);
+    Err e = {{0}};
+    cJSON *root = jsonio_parse_file(js, &e);
+    const cJSON *x;
+    char got[64] = "";
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "rows")) {
+        const cJSON *rep = cJSON_GetObjectItemCaseSensitive(x, "repeats");
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof got - k, "%s:%s ", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id")),
+                 cJSON_IsString(rep) ? rep->valuestring : "-");
+    }
+    CHECK(!strcmp(got, "a:- b:- c:- d:a e:a "));
+    cJSON_Delete(root);
+    snprintf(cmd, sizeof cmd, "grep -q '^  repeats line 2: line 6 e$' %s/o.txt", dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* --scenario ID prints the scenario a row runs as: `servesim run` of it
  * gives the row's predicted TTFT and TPOT; an id no row has is an error
  * naming it. */
@@ -587,6 +633,7 @@ static void test_validate_published_figures(void)
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "rows", NULL), 594, 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 594, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 0, 0);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.323, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.084, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.274, 0.0005);
@@ -596,6 +643,8 @@ static void test_validate_published_figures(void)
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 630, 0); /* BLOOM-176B included */
     CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 630, 0); /* 10 of them below the compute floor */
+    /* the file lists 120 of its measurements twice, digit for digit */
+    CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 120, 0);
     /* 0.2085 / 0.1348 before the stack's exposed large all-reduce
      * (models/engines/splitwise.json "large_allreduce") */
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.1012, 0.0005);
@@ -628,6 +677,8 @@ static void test_validate_moe_figures(void)
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 185, 0);
     CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 0, 0);
     CHECK_NEAR(json_num_at(js, "overall", "failed", NULL), 0, 0);
+    /* DeepSeek-R1 / V3 pairs and two writings of one layout (validate/README.md) */
+    CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 28, 0);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.3942, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.2032, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.3802, 0.0005);
@@ -781,6 +832,7 @@ void suite_validate(void)
     RUN(test_large_allreduce);
     RUN(test_validate_rows);
     RUN(test_validate_fit_recovers);
+    RUN(test_validate_repeats);
     RUN(test_validate_scenario_of_row);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);

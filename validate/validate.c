@@ -559,6 +559,54 @@ static const VTheta *vfit_for(const VEngFit *fits, uint32_t n_fits, const char *
 
 /* ------------------------------------------------------------ output */
 
+/* Rows that repeat an earlier row's measurement: the same isl, osl,
+ * clients (or batch), TP and measured TTFT and TPOT to the last digit --
+ * one run listed twice, under two model names or two writings of its
+ * layout, as the MoE file does (validate/README.md).  The figures count
+ * such a measurement once per row, so the count is reported beside them.
+ * first[i]: the index of the earliest row with row i's measurement when it
+ * is another row, else UINT32_MAX.  Returns how many rows repeat one. */
+typedef struct VMeasKey {
+    double ttft, tpot;
+    int isl, osl, conc, tp;
+    uint32_t i;
+} VMeasKey;
+
+static int vmeas_cmp(const void *a, const void *b)
+{
+    const VMeasKey *x = a, *y = b;
+    if (x->ttft != y->ttft) return x->ttft < y->ttft ? -1 : 1;
+    if (x->tpot != y->tpot) return x->tpot < y->tpot ? -1 : 1;
+    if (x->isl != y->isl) return x->isl < y->isl ? -1 : 1;
+    if (x->osl != y->osl) return x->osl < y->osl ? -1 : 1;
+    if (x->conc != y->conc) return x->conc < y->conc ? -1 : 1;
+    if (x->tp != y->tp) return x->tp < y->tp ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static uint32_t vrepeats(const VRow *rows, uint32_t n, uint32_t *first)
+{
+    VMeasKey *k = xmalloc((n ? n : 1) * sizeof *k);
+    for (uint32_t i = 0; i < n; i++) {
+        /* no NAN in a key (qsort needs a consistent order); -1: no measurement */
+        double t = rows[i].meas_ttft_ms, p = rows[i].meas_tpot_ms;
+        k[i] = (VMeasKey){t > 0 ? t : -1, p > 0 ? p : -1, rows[i].isl, rows[i].osl, rows[i].conc, rows[i].tp, i};
+        first[i] = UINT32_MAX;
+    }
+    qsort(k, n, sizeof *k, vmeas_cmp);
+    uint32_t reps = 0;
+    for (uint32_t j = 1; j < n; j++) {
+        VMeasKey a = k[j - 1], b = k[j];
+        a.i = b.i = 0;
+        if (vmeas_cmp(&a, &b) != 0 || !(k[j].ttft > 0) || !(k[j].tpot > 0)) continue;
+        /* sorted by index within a group: the group's first is its earliest */
+        first[k[j].i] = first[k[j - 1].i] != UINT32_MAX ? first[k[j - 1].i] : k[j - 1].i;
+        reps++;
+    }
+    free(k);
+    return reps;
+}
+
 static void print_stats_line(const char *label, const VStats *t, const VStats *p)
 {
     printf("  %-58.58s %4u  %6.1f%% %6.1f%% %+6.1f%% %4.0f%%   %6.1f%% %6.1f%% %+6.1f%% %4.0f%%\n", label, t->n,
@@ -724,6 +772,7 @@ int validate_main(int argc, char **argv)
     vslices_build(rows, n, &vs);
     double *pt = xmalloc((n ? n : 1) * sizeof *pt), *pp = xmalloc((n ? n : 1) * sizeof *pp);
     double *lt = NULL, *lp = NULL;
+    uint32_t *first = xmalloc((n ? n : 1) * sizeof *first), n_rep = vrepeats(rows, n, first);
     VEngFit fits[16];
     uint32_t n_fits = 0;
     int rc = 0;
@@ -872,6 +921,13 @@ int validate_main(int argc, char **argv)
     printf("\n%u rows: %u simulated, %u not modelled, %u failed\n", n, m - n_fail, n_skip, n_fail);
     for (uint32_t i = 0; i < n; i++)
         if (rows[i].skip[0]) printf("  not modelled: line %u %s: %s\n", rows[i].line, rows[i].id, rows[i].skip);
+    if (n_rep)
+        printf("%u rows repeat an earlier row's measurement (the same isl, osl, clients, TP, TTFT and TPOT): the "
+               "figures count each such measurement once per row%s\n",
+               n_rep, show_rows ? "" : " (--rows lists them)");
+    for (uint32_t i = 0; show_rows && i < n; i++)
+        if (first[i] != UINT32_MAX)
+            printf("  repeats line %u: line %u %s\n", rows[first[i]].line, rows[i].line, rows[i].id);
     if (json || html) {
         cJSON *root = cJSON_CreateObject(), *ra = cJSON_AddArrayToObject(root, "rows");
         cJSON_AddStringToObject(root, "file", file);
@@ -884,6 +940,7 @@ int validate_main(int argc, char **argv)
             cJSON_AddStringToObject(o, "slice", r->slice);
             jsonio_add_num(o, "measured_ttft_ms", r->meas_ttft_ms);
             jsonio_add_num(o, "measured_tpot_ms", r->meas_tpot_ms);
+            if (first[i] != UINT32_MAX) cJSON_AddStringToObject(o, "repeats", rows[first[i]].id);
             if (r->skip[0]) {
                 cJSON_AddStringToObject(o, "not_modelled", r->skip);
             } else {
@@ -925,6 +982,7 @@ int validate_main(int argc, char **argv)
         cJSON_AddNumberToObject(ov, "simulated", m - n_fail);
         cJSON_AddNumberToObject(ov, "not_modelled", n_skip);
         cJSON_AddNumberToObject(ov, "failed", n_fail);
+        cJSON_AddNumberToObject(ov, "repeated_measurements", n_rep);
         if (do_fit) {
             cJSON *fa = cJSON_AddArrayToObject(root, "fit");
             for (uint32_t f = 0; f < n_fits; f++) {
@@ -957,6 +1015,7 @@ done:
     free(pp);
     free(lt);
     free(lp);
+    free(first);
     free(rows);
     return rc < 0 ? 1 : 0;
 }
