@@ -495,22 +495,22 @@ static void test_validate_repeats(void)
 {
     const char *b = getenv("SERVESIM_BIN");
     if (!b) return;
-    char dir[] = "/tmp/servesim-valrep-XXXXXX", path[600], js[600], cmd[2048];
+    char dir[] = "/tmp/servesim-valrep-XXXXXX", path[512], js[600], cmd[2048];
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
     snprintf(js, sizeof js, "%s/v.json", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
-          "silicon_ttft_ms,silicon_tpot_ms\n"
-          "a,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
-          "b,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,4,1,1,40.125,8.5\n"
-          "c,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.50001\n"
-          "d,trtllm,nvidia/Llama-3.1-8B-Instruct-FP8,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
-          "e,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n",
-          f);
-    fclose(f);
+    VRow *rows = NULL;
+    uint32_t n;
+    VFormat fmt;
+    CHECK(read_rows_text(dir,
+                         "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
+                         "silicon_ttft_ms,silicon_tpot_ms\n"
+                         "a,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
+                         "b,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,4,1,1,40.125,8.5\n"
+                         "c,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.50001\n"
+                         "d,trtllm,nvidia/Llama-3.1-8B-Instruct-FP8,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n"
+                         "e,trtllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,2,1,1,40.125,8.5\n",
+                         path, sizeof path, &rows, &n, &fmt) == 0);
+    free(rows);
     snprintf(cmd, sizeof cmd, "%s validate %s --rows --json %s > %s/o.txt 2>&1", b, path, js, dir);
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 2, 0);
