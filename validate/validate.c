@@ -572,16 +572,23 @@ typedef struct VMeasKey {
     uint32_t i;
 } VMeasKey;
 
-static int vmeas_cmp(const void *a, const void *b)
+/* The measurement alone (0: the same run), then qsort's order: by it and
+ * within it by row index. */
+static int vmeas_key_cmp(const VMeasKey *x, const VMeasKey *y)
 {
-    const VMeasKey *x = a, *y = b;
     if (x->ttft != y->ttft) return x->ttft < y->ttft ? -1 : 1;
     if (x->tpot != y->tpot) return x->tpot < y->tpot ? -1 : 1;
     if (x->isl != y->isl) return x->isl < y->isl ? -1 : 1;
     if (x->osl != y->osl) return x->osl < y->osl ? -1 : 1;
     if (x->conc != y->conc) return x->conc < y->conc ? -1 : 1;
-    if (x->tp != y->tp) return x->tp < y->tp ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    return (x->tp > y->tp) - (x->tp < y->tp);
+}
+
+static int vmeas_cmp(const void *a, const void *b)
+{
+    const VMeasKey *x = a, *y = b;
+    int c = vmeas_key_cmp(x, y);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 static uint32_t vrepeats(const VRow *rows, uint32_t n, uint32_t *first)
@@ -596,10 +603,8 @@ static uint32_t vrepeats(const VRow *rows, uint32_t n, uint32_t *first)
     qsort(k, n, sizeof *k, vmeas_cmp);
     uint32_t reps = 0;
     for (uint32_t j = 1; j < n; j++) {
-        VMeasKey a = k[j - 1], b = k[j];
-        a.i = b.i = 0;
-        if (vmeas_cmp(&a, &b) != 0 || !(k[j].ttft > 0) || !(k[j].tpot > 0)) continue;
-        /* sorted by index within a group: the group's first is its earliest */
+        if (vmeas_key_cmp(&k[j - 1], &k[j]) != 0 || !(k[j].ttft > 0) || !(k[j].tpot > 0)) continue;
+        /* a group is in row order: its first row is the earliest */
         first[k[j].i] = first[k[j - 1].i] != UINT32_MAX ? first[k[j - 1].i] : k[j - 1].i;
         reps++;
     }
