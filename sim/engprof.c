@@ -93,13 +93,17 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
         p->has_iter_overhead = 1;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "request_overhead"))) {
-        static const char *const rk[] = {"before_us", "after_us", "jitter_us", "jitter_per_token_us", NULL};
+        static const char *const rk[] = {"before_us",           "after_us",          "jitter_us",
+                                         "jitter_per_token_us", "end_spread_tokens", NULL};
         jsonio_path(k, sizeof k, where, "request_overhead");
         if (jsonio_expect_object(v, k, e) < 0 || jsonio_check_keys(v, k, rk, e) < 0) return -1;
         if (parse_us(v, "before_us", k, &p->req_before_s, e) < 0 || parse_us(v, "after_us", k, &p->req_after_s, e) < 0 ||
             parse_us(v, "jitter_us", k, &p->req_jitter_s, e) < 0 ||
             parse_us(v, "jitter_per_token_us", k, &p->req_jitter_per_token_s, e) < 0)
             return -1;
+        int64_t sp = 0;
+        if (jsonio_int(v, "end_spread_tokens", k, 0, 0, ENGPROF_END_SPREAD_MAX, &sp, e) < 0) return -1;
+        p->req_end_spread = (uint32_t)sp;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "large_allreduce"))) {
         static const char *const ak[] = {"above_tokens", "link_fraction", NULL};

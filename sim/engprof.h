@@ -22,7 +22,8 @@
  *                                each token reaches the client one
  *                                iteration later (its output is processed
  *                                during the next iteration)
- *   "request_overhead": {"before_us", "after_us", "jitter_us", "jitter_per_token_us"}
+ *   "request_overhead": {"before_us", "after_us", "jitter_us", "jitter_per_token_us",
+ *                        "end_spread_tokens"}
  *                                per request, outside the engine loop:
  *                                HTTP + tokenisation before the scheduler
  *                                sees it, detokenisation + streaming after
@@ -38,7 +39,18 @@
  *                                grows by jitter_per_token_us per token the
  *                                client received in its previous response
  *                                (a longer stream, more client-side
- *                                variation)
+ *                                variation).  end_spread_tokens d: each
+ *                                request of a closed-loop workload
+ *                                generates its length + k tokens, k drawn
+ *                                uniformly from -d .. d (at least 1 token):
+ *                                a measured benchmark's responses do not
+ *                                all end in the same iteration, so clients
+ *                                that started together drift apart instead
+ *                                of sending their next prompts as one
+ *                                bunch; a stand-in, fitted in decode steps,
+ *                                for what moves them (stop detection one
+ *                                step late under the overlap scheduler,
+ *                                streaming, the client), validate/README.md
  *   "large_allreduce": {"above_tokens", "link_fraction"}
  *                                an iteration of more than above_tokens
  *                                tokens also moves its tensor-parallel
@@ -66,6 +78,7 @@
 #include "model.h"
 
 #define ENGPROF_SIZES_MAX 64
+#define ENGPROF_END_SPREAD_MAX 4096 /* end_spread_tokens: at most this */
 
 typedef enum { ENGKV_HW = 0, ENGKV_TOTAL_FRACTION, ENGKV_FREE_FRACTION } EngKvRule;
 
@@ -84,6 +97,7 @@ typedef struct EngineProfile {
     double req_before_s, req_after_s;
     double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */
     double req_jitter_per_token_s; /* ... plus this much per output token of its predecessor */
+    uint32_t req_end_spread;     /* closed-loop output lengths +- this many tokens (uniform) */
     double ar_above_tokens;      /* large_allreduce (ar_link_fraction 0: none) */
     double ar_link_fraction;
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */

@@ -16,6 +16,7 @@ enum {
     RNG_STREAM_PROMPT = 2,
     RNG_STREAM_OUTPUT = 3,
     RNG_STREAM_CLIENT_JITTER = 30, /* per-request client overhead (scenario.c; workloads use 16..29) */
+    RNG_STREAM_END_SPREAD = 31,    /* closed-loop output lengths' spread (scenario.c, engprof.h) */
 };
 
 uint64_t rng_mix(uint64_t seed, uint64_t stream);

@@ -987,6 +987,24 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
+    if (s->engine.req_end_spread > 0 && !s->wl_stream && !strcmp(s->wl.kind, "closed_loop")) {
+        /* the engine profile's end spread (engprof.h): one draw per
+         * request, in workload order, from its own stream; a client asking
+         * for exactly its length (ignore_eos) still gets what it generates */
+        int64_t d = s->engine.req_end_spread;
+        gsl_rng *rs = rng_stream(s->seed, RNG_STREAM_END_SPREAD);
+        for (uint32_t i = 0; i < s->wl.n; i++) {
+            Request *r = &s->wl.reqs[i];
+            int64_t k = (int64_t)gsl_rng_uniform_int(rs, (unsigned long)(2 * d + 1)) - d;
+            int64_t out = (int64_t)r->output_tokens + k;
+            if (out < 1) out = 1;
+            if (out > WL_LEN_MAX) out = WL_LEN_MAX;
+            if (r->max_output_tokens == r->output_tokens || r->max_output_tokens < out)
+                r->max_output_tokens = (uint32_t)out;
+            r->output_tokens = (uint32_t)out;
+        }
+        gsl_rng_free(rs);
+    }
     if (s->keep_token_times < 0) {
         /* report.token_times not given: kept while the workload's output
          * is at most SCENARIO_TOKEN_TIMES_AUTO tokens (8 MB of times; the

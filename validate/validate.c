@@ -79,7 +79,7 @@ const char validate_usage[] =
     "  --scenario ID     print the scenario the row with that id runs as (for `servesim run`)\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
     "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us,\n"
-    "                    ar_above_tokens, ar_link_fraction;\n"
+    "                    jitter_per_token_us, end_spread_tokens, ar_above_tokens, ar_link_fraction;\n"
     "                    unset = 0)\n";
 
 /* ------------------------------------------------------------ running */
@@ -330,7 +330,8 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
     double *tp = xmalloc((c->n ? c->n : 1) * sizeof *tp), *ru = xmalloc((c->n ? c->n : 1) * sizeof *ru);
     for (uint32_t j = 0; j < m; j++) {
         const VTheta *q = per ? &per[use[j]] : th;
-        ths[use[j]] = (VTheta){.before_us = q->before_us, .ar_above_tokens = q->ar_above_tokens,
+        ths[use[j]] = (VTheta){.before_us = q->before_us, .end_spread_tokens = q->end_spread_tokens,
+                               .ar_above_tokens = q->ar_above_tokens,
                                .ar_link_fraction = q->ar_link_fraction};
     }
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
@@ -385,9 +386,10 @@ static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, V
     return 0;
 }
 
-static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+/* The before_us grid alone (static batches: nothing bunches, so no end
+ * spread): the coarse grid, then the geometric midpoints beside its best. */
+static int vfit_before(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, Err *e)
 {
-    VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
     double best = INFINITY, best_b = 0;
     int rc = 0;
     for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
@@ -398,8 +400,72 @@ static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VThet
         if (rc == 0 && coarse < 1000.0 * (1 << (VFIT_BEFORE_STEPS - 1)))
             rc = vfit_request_try(c, use, m, th, ths, coarse * VFIT_SQRT2, &best, &best_b, e);
     }
-    free(ths);
     th->before_us = best_b;
+    return rc;
+}
+
+/* Closed-loop rows: before_us and the end spread (engprof.h
+ * request_overhead.end_spread_tokens) together, as the spread moves how
+ * the prompts bunch and so what the overhead has to stand for (one, then
+ * the other, stops short: rows made with a spread of 2 and 16 ms find 5.7
+ * ms and no spread that way).  Every pair of the before_us grid and a
+ * spread of 0 .. VFIT_SPREAD_MAX tokens (decode steps) is simulated over
+ * every VFIT_SUB_EVERY-th row of `use` when it has VFIT_SUB_MIN rows (all
+ * of them below), then the best pair and its neighbours -- before_us
+ * / sqrt 2 and x sqrt 2 (from 0: 1 ms), the spread -+1 -- over all of
+ * them, and the best of those kept (the first of equals). */
+#define VFIT_SPREAD_MAX 4
+#define VFIT_SUB_EVERY 4
+#define VFIT_SUB_MIN 64
+static int vfit_request_closed(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, Err *e)
+{
+    uint32_t *sub = xmalloc((m ? m : 1) * sizeof *sub), ms = 0;
+    for (uint32_t j = 0; j < m; j++)
+        if (m < VFIT_SUB_MIN || j % VFIT_SUB_EVERY == 0) sub[ms++] = use[j];
+    double best = INFINITY, best_b = 0, best_sp = 0, mape;
+    int rc = 0;
+    for (int sp = 0; sp <= VFIT_SPREAD_MAX && rc == 0; sp++)
+        for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++) {
+            th->end_spread_tokens = sp;
+            th->before_us = g ? 1000.0 * (1 << g) : 0;
+            rc = vfit_ttft_mape(c, sub, ms, th, ths, &mape, e);
+            if (rc == 0 && mape < best) { /* false for NAN */
+                best = mape;
+                best_b = th->before_us;
+                best_sp = sp;
+            }
+        }
+    /* the neighbours: before_us / sqrt 2, as found, x sqrt 2 (0 and 1 ms
+     * from 0) at the spread found, and the spread -+1 at the before_us */
+    double b0 = best_b, sp0 = best_sp;
+    double nb[5] = {b0 > 0 ? b0 / VFIT_SQRT2 : 0, b0 > 0 ? b0 : 1000, b0 * VFIT_SQRT2, b0, b0};
+    double nsp[5] = {sp0, sp0, sp0, sp0 - 1, sp0 + 1};
+    best = INFINITY;
+    for (int g = 0; g < 5 && rc == 0; g++) {
+        if (nsp[g] < 0 || nsp[g] > VFIT_SPREAD_MAX || (b0 == 0 && g == 2)) continue;
+        th->end_spread_tokens = nsp[g];
+        th->before_us = nb[g];
+        rc = vfit_ttft_mape(c, use, m, th, ths, &mape, e);
+        if (rc == 0 && mape < best) { /* false for NAN */
+            best = mape;
+            best_b = nb[g];
+            best_sp = nsp[g];
+        }
+    }
+    th->end_spread_tokens = best_sp;
+    th->before_us = best_b;
+    free(sub);
+    return rc;
+}
+
+static int vfit_request(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, Err *e)
+{
+    VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
+    int closed = 0;
+    for (uint32_t j = 0; j < m; j++) closed = closed || c->rows[use[j]].fmt == VFMT_SILICON;
+    th->end_spread_tokens = 0;
+    int rc = closed ? vfit_request_closed(c, use, m, th, ths, e) : vfit_before(c, use, m, th, ths, e);
+    free(ths);
     return rc < 0 ? -1 : 0;
 }
 
@@ -737,11 +803,14 @@ int validate_main(int argc, char **argv)
                 else if (!strcmp(tok, "before_us")) set.before_us = v;
                 else if (!strcmp(tok, "jitter_us")) set.jitter_us = v;
                 else if (!strcmp(tok, "jitter_per_token_us")) set.jitter_per_token_us = v;
+                else if (!strcmp(tok, "end_spread_tokens") && v == floor(v) && v <= 4096) set.end_spread_tokens = v;
+                else if (!strcmp(tok, "end_spread_tokens"))
+                    return bad("--set: end_spread_tokens: expected a whole number 0 to 4096, got", eq + 1);
                 else if (!strcmp(tok, "ar_above_tokens")) set.ar_above_tokens = v;
                 else if (!strcmp(tok, "ar_link_fraction") && v <= 1) set.ar_link_fraction = v;
                 else if (!strcmp(tok, "ar_link_fraction")) return bad("--set: ar_link_fraction: expected 0 to 1, got", eq + 1);
                 else return bad("--set: unknown constant (base_us, per_seq_us, per_gpu_us, before_us, jitter_us, "
-                                "jitter_per_token_us, ar_above_tokens, ar_link_fraction)", tok);
+                                "jitter_per_token_us, end_spread_tokens, ar_above_tokens, ar_link_fraction)", tok);
             }
             has_set = 1;
         } else if (!strcmp(a, "--fit")) {
@@ -850,8 +919,9 @@ int validate_main(int argc, char **argv)
         printf("fitted engine constants (%u rows of %s):\n", m, file);
         for (uint32_t f = 0; f < n_fits; f++) {
             printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
-                   "\"request_overhead\": {\"before_us\": %.0f}",
-                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us);
+                   "\"request_overhead\": {\"before_us\": %.0f, \"end_spread_tokens\": %.0f}",
+                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
+                   fits[f].th.end_spread_tokens);
             if (fits[f].th.ar_link_fraction > 0)
                 printf(", \"large_allreduce\": {\"above_tokens\": %.0f, \"link_fraction\": %.4f}",
                        fits[f].th.ar_above_tokens, fits[f].th.ar_link_fraction);
@@ -997,6 +1067,7 @@ int validate_main(int argc, char **argv)
                 jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
                 jsonio_add_num(o, "per_gpu_us", fits[f].th.per_gpu_us);
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
+                jsonio_add_num(o, "end_spread_tokens", fits[f].th.end_spread_tokens);
                 jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);
                 jsonio_add_num(o, "ar_link_fraction", fits[f].th.ar_link_fraction);
                 cJSON_AddBoolToObject(o, "own_rows", fits[f].own);

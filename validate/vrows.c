@@ -537,10 +537,10 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
         snprintf(eng, sizeof eng,
                  "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
                  "\"per_gpu_us\": %.17g}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
-                 "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g}, "
+                 "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g, \"end_spread_tokens\": %.0f}, "
                  "\"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
                  r->engine, th->base_us, th->per_seq_us, th->per_gpu_us, th->before_us, th->jitter_us,
-                 th->jitter_per_token_us, th->ar_above_tokens, th->ar_link_fraction);
+                 th->jitter_per_token_us, th->end_spread_tokens, th->ar_above_tokens, th->ar_link_fraction);
     else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {

@@ -27,11 +27,13 @@
 typedef enum { VFMT_AUTO = -1, VFMT_SILICON = 0, VFMT_SPLITWISE } VFormat;
 
 /* Engine constants that kernel tables do not hold (engprof.h): host time
- * per iteration and per sequence, the per-request overhead, and the
- * exposed all-reduce of large iterations (ar_link_fraction 0: none). */
+ * per iteration and per sequence, the per-request overhead, the spread of
+ * closed-loop responses' ends, and the exposed all-reduce of large
+ * iterations (ar_link_fraction 0: none). */
 typedef struct VTheta {
     double base_us, per_seq_us, per_gpu_us, before_us, jitter_us, jitter_per_token_us;
     double ar_above_tokens, ar_link_fraction;
+    double end_spread_tokens;   /* request_overhead.end_spread_tokens (a whole number) */
 } VTheta;
 
 typedef struct VRow {
