@@ -44,6 +44,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "engprof.h"
 #include "html.h"
 #include "jsonio.h"
 #include "vrows.h"
@@ -373,16 +374,23 @@ static int vfit_ttft_mape(const VFitCtx *c, const uint32_t *use, uint32_t m, con
     return 0;
 }
 
-static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b,
-                            double *best, double *best_b, Err *e)
+/* The best point of a search so far: its TTFT MAPE and constants. */
+typedef struct VBest {
+    double mape, before_us, spread;
+} VBest;
+
+/* Simulates the rows of `use` with th at (before_us b, end spread sp) and
+ * keeps the point in *best when its TTFT MAPE is less (the first of
+ * equals). */
+static int vfit_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b, double sp,
+                    VBest *best, Err *e)
 {
     double mape;
     th->before_us = b;
+    th->end_spread_tokens = sp;
     if (vfit_ttft_mape(c, use, m, th, ths, &mape, e) < 0) return -1;
-    if (mape < *best) { /* false for NAN */
-        *best = mape;
-        *best_b = b;
-    }
+    if (mape < best->mape) /* false for NAN */
+        *best = (VBest){mape, b, sp};
     return 0;
 }
 
@@ -390,17 +398,17 @@ static int vfit_request_try(const VFitCtx *c, const uint32_t *use, uint32_t m, V
  * spread): the coarse grid, then the geometric midpoints beside its best. */
 static int vfit_before(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, Err *e)
 {
-    double best = INFINITY, best_b = 0;
+    VBest best = {INFINITY, 0, 0};
     int rc = 0;
     for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
-        rc = vfit_request_try(c, use, m, th, ths, g ? 1000.0 * (1 << g) : 0, &best, &best_b, e);
-    double coarse = best_b;
+        rc = vfit_try(c, use, m, th, ths, g ? 1000.0 * (1 << g) : 0, 0, &best, e);
+    double coarse = best.before_us;
     if (rc == 0 && coarse > 0) {
-        rc = vfit_request_try(c, use, m, th, ths, coarse / VFIT_SQRT2, &best, &best_b, e);
+        rc = vfit_try(c, use, m, th, ths, coarse / VFIT_SQRT2, 0, &best, e);
         if (rc == 0 && coarse < 1000.0 * (1 << (VFIT_BEFORE_STEPS - 1)))
-            rc = vfit_request_try(c, use, m, th, ths, coarse * VFIT_SQRT2, &best, &best_b, e);
+            rc = vfit_try(c, use, m, th, ths, coarse * VFIT_SQRT2, 0, &best, e);
     }
-    th->before_us = best_b;
+    th->before_us = best.before_us;
     return rc;
 }
 
@@ -422,39 +430,22 @@ static int vfit_request_closed(const VFitCtx *c, const uint32_t *use, uint32_t m
     uint32_t *sub = xmalloc((m ? m : 1) * sizeof *sub), ms = 0;
     for (uint32_t j = 0; j < m; j++)
         if (m < VFIT_SUB_MIN || j % VFIT_SUB_EVERY == 0) sub[ms++] = use[j];
-    double best = INFINITY, best_b = 0, best_sp = 0, mape;
+    VBest grid = {INFINITY, 0, 0};
     int rc = 0;
     for (int sp = 0; sp <= VFIT_SPREAD_MAX && rc == 0; sp++)
-        for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++) {
-            th->end_spread_tokens = sp;
-            th->before_us = g ? 1000.0 * (1 << g) : 0;
-            rc = vfit_ttft_mape(c, sub, ms, th, ths, &mape, e);
-            if (rc == 0 && mape < best) { /* false for NAN */
-                best = mape;
-                best_b = th->before_us;
-                best_sp = sp;
-            }
-        }
-    /* the neighbours: before_us / sqrt 2, as found, x sqrt 2 (0 and 1 ms
-     * from 0) at the spread found, and the spread -+1 at the before_us */
-    double b0 = best_b, sp0 = best_sp;
-    double nb[5] = {b0 > 0 ? b0 / VFIT_SQRT2 : 0, b0 > 0 ? b0 : 1000, b0 * VFIT_SQRT2, b0, b0};
-    double nsp[5] = {sp0, sp0, sp0, sp0 - 1, sp0 + 1};
-    best = INFINITY;
-    for (int g = 0; g < 5 && rc == 0; g++) {
-        if (nsp[g] < 0 || nsp[g] > VFIT_SPREAD_MAX || (b0 == 0 && g == 2)) continue;
-        th->end_spread_tokens = nsp[g];
-        th->before_us = nb[g];
-        rc = vfit_ttft_mape(c, use, m, th, ths, &mape, e);
-        if (rc == 0 && mape < best) { /* false for NAN */
-            best = mape;
-            best_b = nb[g];
-            best_sp = nsp[g];
-        }
-    }
-    th->end_spread_tokens = best_sp;
-    th->before_us = best_b;
+        for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
+            rc = vfit_try(c, sub, ms, th, ths, g ? 1000.0 * (1 << g) : 0, sp, &grid, e);
     free(sub);
+    /* over all the rows: the pair found and its neighbours */
+    VBest best = {INFINITY, 0, 0};
+    double b0 = grid.before_us, sp0 = grid.spread;
+    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 / VFIT_SQRT2 : 0, sp0, &best, e);
+    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 : 1000, sp0, &best, e);
+    if (rc == 0 && b0 > 0) rc = vfit_try(c, use, m, th, ths, b0 * VFIT_SQRT2, sp0, &best, e);
+    if (rc == 0 && sp0 > 0) rc = vfit_try(c, use, m, th, ths, b0, sp0 - 1, &best, e);
+    if (rc == 0 && sp0 < VFIT_SPREAD_MAX) rc = vfit_try(c, use, m, th, ths, b0, sp0 + 1, &best, e);
+    th->before_us = best.before_us;
+    th->end_spread_tokens = best.spread;
     return rc;
 }
 
@@ -803,7 +794,8 @@ int validate_main(int argc, char **argv)
                 else if (!strcmp(tok, "before_us")) set.before_us = v;
                 else if (!strcmp(tok, "jitter_us")) set.jitter_us = v;
                 else if (!strcmp(tok, "jitter_per_token_us")) set.jitter_per_token_us = v;
-                else if (!strcmp(tok, "end_spread_tokens") && v == floor(v) && v <= 4096) set.end_spread_tokens = v;
+                else if (!strcmp(tok, "end_spread_tokens") && v == floor(v) && v <= ENGPROF_END_SPREAD_MAX)
+                    set.end_spread_tokens = v;
                 else if (!strcmp(tok, "end_spread_tokens"))
                     return bad("--set: end_spread_tokens: expected a whole number 0 to 4096, got", eq + 1);
                 else if (!strcmp(tok, "ar_above_tokens")) set.ar_above_tokens = v;
