@@ -84,11 +84,12 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
     if (jsonio_bool(obj, "mixed_batch_graphs", where, 0, &p->mixed_batch_graphs, e) < 0) return -1;
     if (jsonio_bool(obj, "overlap_scheduler", where, 0, &p->overlap, e) < 0) return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "iter_overhead"))) {
-        static const char *const ik[] = {"base_us", "per_seq_us", "per_gpu_us", NULL};
+        static const char *const ik[] = {"base_us", "per_seq_us", "per_gpu_us", "per_layer", NULL};
         jsonio_path(k, sizeof k, where, "iter_overhead");
         if (jsonio_expect_object(v, k, e) < 0 || jsonio_check_keys(v, k, ik, e) < 0) return -1;
         if (parse_us(v, "base_us", k, &p->iter_base_s, e) < 0 || parse_us(v, "per_seq_us", k, &p->iter_per_seq_s, e) < 0 ||
-            parse_us(v, "per_gpu_us", k, &p->iter_per_gpu_s, e) < 0)
+            parse_us(v, "per_gpu_us", k, &p->iter_per_gpu_s, e) < 0 ||
+            jsonio_bool(v, "per_layer", k, 0, &p->iter_per_layer, e) < 0)
             return -1;
         p->has_iter_overhead = 1;
     }

@@ -13,9 +13,16 @@
  *   "cuda_graph_sizes": [...]    captured decode batch sizes (padding)
  *   "mixed_batch_graphs": bool   mixed prefill+decode batches also run as
  *                                captured (padded) shapes
- *   "iter_overhead": {"base_us", "per_seq_us", "per_gpu_us"}
- *                                host time per iteration: base + per_seq x
- *                                sequences in the batch + per_gpu x (tp - 1)
+ *   "iter_overhead": {"base_us", "per_seq_us", "per_gpu_us", "per_layer"}
+ *                                time per iteration that no kernel table
+ *                                holds: base + per_seq x sequences in the
+ *                                batch + per_gpu x (tp - 1); with
+ *                                "per_layer": true the three are per
+ *                                transformer layer and the model's layer
+ *                                count multiplies them (the small per-layer
+ *                                kernels -- norms, activation, residual,
+ *                                quantisation, launch gaps -- of a step;
+ *                                false: per step, host time)
  *   "overlap_scheduler": bool    the host prepares iteration n + 1 while
  *                                the GPU runs n: an iteration takes
  *                                max(GPU, host) instead of GPU + host, and
@@ -93,6 +100,7 @@ typedef struct EngineProfile {
     int mixed_batch_graphs;
     int has_iter_overhead;       /* 0: the hardware / profile overhead applies */
     double iter_base_s, iter_per_seq_s, iter_per_gpu_s;
+    int iter_per_layer;          /* the three above are per layer (x the model's layers) */
     int overlap;
     double req_before_s, req_after_s;
     double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */

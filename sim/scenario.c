@@ -1198,7 +1198,10 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     if (rc == 0 && (s->wrap.n_sizes || s->wrap.conversion_s_per_token > 0 || s->wrap.has_host || ar_s > 0)) {
         CostModel inner = cfg.cost;
         CostWrapCfg wc = s->wrap;
-        wc.host_base_s = engprof_iter_overhead_s(&s->engine, 0, pool->tp);
+        /* per_layer: the engine's constants are per transformer layer */
+        const double layers = s->engine.iter_per_layer ? s->model.layers : 1;
+        wc.host_base_s = layers * engprof_iter_overhead_s(&s->engine, 0, pool->tp);
+        wc.host_per_seq_s = layers * s->wrap.host_per_seq_s;
         wc.ar_above_tokens = s->engine.ar_above_tokens;
         wc.ar_s_per_token = ar_s;
         rc = costwrap_new(&wc, inner, &cfg.cost, e);

@@ -87,7 +87,7 @@ const char validate_usage[] =
 
 typedef struct VResult {
     uint32_t i;
-    double ttft, tpot, running;
+    double ttft, tpot, running, host_scale;
     char err[200];
 } VResult;
 
@@ -124,7 +124,8 @@ static int vrun(VRow *rows, const uint32_t *idx, uint32_t m, const VTheta *th, i
             for (uint32_t k = (uint32_t)w; k < m; k += (uint32_t)jobs) {
                 VRow *r = &rows[idx[k]];
                 vrows_simulate(r, th ? &th[idx[k]] : NULL);
-                VResult res = {.i = idx[k], .ttft = r->pred_ttft_ms, .tpot = r->pred_tpot_ms, .running = r->mean_running};
+                VResult res = {.i = idx[k], .ttft = r->pred_ttft_ms, .tpot = r->pred_tpot_ms, .running = r->mean_running,
+                               .host_scale = r->host_scale};
                 memcpy(res.err, r->err, sizeof res.err);
                 const char *b = (const char *)&res;
                 size_t left = sizeof res;
@@ -160,6 +161,7 @@ static int vrun(VRow *rows, const uint32_t *idx, uint32_t m, const VTheta *th, i
             r->pred_ttft_ms = res.ttft;
             r->pred_tpot_ms = res.tpot;
             r->mean_running = res.running;
+            r->host_scale = res.host_scale;
             memcpy(r->err, res.err, sizeof r->err);
             r->err[sizeof r->err - 1] = 0;
             got++;
@@ -282,7 +284,10 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
         for (uint32_t j = 0; j < m; j++) {
             uint32_t i = use[j];
             if (!(tpot0[i] == tpot0[i] && run0[i] == run0[i])) continue;
-            double meas = c->rows[i].meas_tpot_ms, x[3] = {1.0, run0[i], c->rows[i].tp - 1.0};
+            /* host_scale: the model's layers when the engine's constants
+             * are per layer (engprof.h "per_layer"), else 1 */
+            const double hs = c->rows[i].host_scale;
+            double meas = c->rows[i].meas_tpot_ms, x[3] = {hs, hs * run0[i], hs * (c->rows[i].tp - 1.0)};
             size_t col = 0;
             for (int t = 0; t < 3; t++)
                 if (mask >> t & 1) gsl_matrix_set(X, r, col++, x[t]);
@@ -910,7 +915,7 @@ int validate_main(int argc, char **argv)
         memcpy(fits, full, n_fits * sizeof *fits);
         printf("fitted engine constants (%u rows of %s):\n", m, file);
         for (uint32_t f = 0; f < n_fits; f++) {
-            printf("  %-9s \"iter_overhead\": {\"base_us\": %.1f, \"per_seq_us\": %.2f, \"per_gpu_us\": %.1f}, "
+            printf("  %-9s \"iter_overhead\": {\"base_us\": %.5g, \"per_seq_us\": %.5g, \"per_gpu_us\": %.5g}, "
                    "\"request_overhead\": {\"before_us\": %.0f, \"end_spread_tokens\": %.0f}",
                    fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
                    fits[f].th.end_spread_tokens);

@@ -601,6 +601,7 @@ void vrows_simulate(VRow *r, const VTheta *th)
 {
     r->err[0] = 0;
     r->pred_ttft_ms = r->pred_tpot_ms = r->mean_running = NAN;
+    r->host_scale = 1;
     char *text = vrows_scenario(r, th);
     if (!text) {
         snprintf(r->err, sizeof r->err, "scenario text too long");
@@ -629,6 +630,7 @@ void vrows_simulate(VRow *r, const VTheta *th)
             r->pred_ttft_ms = sum.ttft_s.mean * 1e3;
             r->pred_tpot_ms = sum.tpot_s.n ? sum.tpot_s.mean * 1e3 : NAN;
             r->mean_running = sum.mean_running;
+            r->host_scale = s.engine.iter_per_layer ? s.model.layers : 1;
         }
     }
     cluster_free(cl);

@@ -49,6 +49,8 @@ typedef struct VRow {
     double meas_ttft_ms, meas_tpot_ms;
     /* results */
     double pred_ttft_ms, pred_tpot_ms, mean_running;
+    double host_scale;          /* what the engine's host constants are multiplied by: the model's
+                                   layers with "per_layer" (engprof.h), else 1 */
     char err[200];              /* a failed simulation's message */
 } VRow;
 
