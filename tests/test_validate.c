@@ -542,6 +542,55 @@ static void fit_of(const cJSON *root, const char *engine, double *base, double *
     }
 }
 
+/* A fit's host terms in a form of their own (VTheta.form): an engine with
+ * too few rows gets the other engines' time in the form it was fitted in
+ * -- per layer from TensorRT-LLM's rows --, times its own model's layers:
+ * a vLLM row (per step in its file) of Llama-3.1-8B (32 layers) at 10 us
+ * + 0.5 us a sequence a layer runs as at 320 us + 16 us a step; form 0
+ * keeps the engine file's per step, and the row reports the form it ran. */
+static void test_validate_theta_form(void)
+{
+    char dir[] = "/tmp/servesim-valform-XXXXXX", path[512];
+    CHECK(mkdtemp(dir) != NULL);
+    VRow *rows = NULL;
+    uint32_t n = 0;
+    VFormat fmt;
+    CHECK(read_rows_text(dir,
+                         "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
+                         "silicon_ttft_ms,silicon_tpot_ms\n"
+                         "a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32,,3,1,1,40,8\n",
+                         path, sizeof path, &rows, &n, &fmt) == 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        const VTheta layer = {.base_us = 10, .per_seq_us = 0.5, .form = 2}, step = {.base_us = 320, .per_seq_us = 16, .form = 1},
+                     own = {.base_us = 10, .per_seq_us = 0.5};
+        char *t = vrows_scenario(&rows[0], &layer);
+        CHECK(t && strstr(t, "\"per_layer\": true") != NULL);
+        free(t);
+        double ttft[3], tpot[3];
+        int per[3];
+        const VTheta *th[3] = {&layer, &step, &own};
+        for (int k = 0; k < 3; k++) {
+            vrows_simulate(&rows[0], th[k]);
+            CHECK(rows[0].err[0] == 0);
+            ttft[k] = rows[0].pred_ttft_ms;
+            tpot[k] = rows[0].pred_tpot_ms;
+            per[k] = rows[0].per_layer;
+        }
+        CHECK_NEAR(ttft[0], ttft[1], 1e-9);
+        CHECK_NEAR(tpot[0], tpot[1], 1e-9);
+        CHECK(tpot[0] > tpot[2] + 0.25); /* 310 us + 15.5 us a sequence more a step */
+        CHECK_INT(per[0], 1);
+        CHECK_INT(per[1], 0);
+        CHECK_INT(per[2], 0);                     /* vllm.json: per step */
+        CHECK_NEAR(rows[0].host_scale, 1, 0);
+    }
+    free(rows);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* --fit on rows the simulator itself "measured" with known constants: the
  * request overhead is found on its grid (16 ms: 0 and 2 .. 128 ms in
  * doublings), though the overhead also delays each client's next request
@@ -937,6 +986,7 @@ void suite_validate(void)
     RUN(test_warmup_barrier);
     RUN(test_request_overhead);
     RUN(test_iter_overhead_per_layer);
+    RUN(test_validate_theta_form);
     RUN(test_end_spread);
     RUN(test_large_allreduce);
     RUN(test_validate_rows);

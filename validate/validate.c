@@ -88,6 +88,7 @@ const char validate_usage[] =
 typedef struct VResult {
     uint32_t i;
     double ttft, tpot, running, host_scale;
+    int per_layer;
     char err[200];
 } VResult;
 
@@ -125,7 +126,7 @@ static int vrun(VRow *rows, const uint32_t *idx, uint32_t m, const VTheta *th, i
                 VRow *r = &rows[idx[k]];
                 vrows_simulate(r, th ? &th[idx[k]] : NULL);
                 VResult res = {.i = idx[k], .ttft = r->pred_ttft_ms, .tpot = r->pred_tpot_ms, .running = r->mean_running,
-                               .host_scale = r->host_scale};
+                               .host_scale = r->host_scale, .per_layer = r->per_layer};
                 memcpy(res.err, r->err, sizeof res.err);
                 const char *b = (const char *)&res;
                 size_t left = sizeof res;
@@ -162,6 +163,7 @@ static int vrun(VRow *rows, const uint32_t *idx, uint32_t m, const VTheta *th, i
             r->pred_tpot_ms = res.tpot;
             r->mean_running = res.running;
             r->host_scale = res.host_scale;
+            r->per_layer = res.per_layer;
             memcpy(r->err, res.err, sizeof r->err);
             r->err[sizeof r->err - 1] = 0;
             got++;
@@ -337,7 +339,7 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
     for (uint32_t j = 0; j < m; j++) {
         const VTheta *q = per ? &per[use[j]] : th;
         ths[use[j]] = (VTheta){.before_us = q->before_us, .end_spread_tokens = q->end_spread_tokens,
-                               .ar_above_tokens = q->ar_above_tokens,
+                               .form = q->form, .ar_above_tokens = q->ar_above_tokens,
                                .ar_link_fraction = q->ar_link_fraction};
     }
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
@@ -597,9 +599,18 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
         if (fits[f].own) continue;
         if (!shared_done) {
             m = 0;
+            uint32_t layered = 0;
             for (uint32_t i = 0; i < c->n; i++)
-                if (train[i]) use[m++] = i;
+                if (train[i]) {
+                    use[m++] = i;
+                    layered += c->rows[i].per_layer != 0;
+                }
             vfit_host(c, use, m, &shared);
+            /* the form of the rows it is fitted on: an engine without rows
+             * of its own gets the others' time per layer (or per step) in
+             * that form, times its own model's layers; rows of both forms
+             * keep each its engine's */
+            shared.form = layered == m ? 2 : layered == 0 ? 1 : 0;
             rc = vfit_engine_rest(c, use, m, &shared, e);
             if (rc == 0) rc = vfit_host_again(c, use, m, NULL, &shared, e);
             shared_done = 1;
@@ -610,6 +621,16 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
     free(fam);
     free(per);
     return rc;
+}
+
+/* Whether fit f's host terms are per layer: its own form when it has
+ * one, else its engine's (a row of it ran per layer). */
+static int vfit_layered(const VEngFit *f, const VRow *rows, uint32_t n)
+{
+    if (f->th.form) return f->th.form == 2;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].engine, f->engine) && rows[i].per_layer) return 1;
+    return 0;
 }
 
 static const VTheta *vfit_for(const VEngFit *fits, uint32_t n_fits, const char *engine)
@@ -915,9 +936,10 @@ int validate_main(int argc, char **argv)
         memcpy(fits, full, n_fits * sizeof *fits);
         printf("fitted engine constants (%u rows of %s):\n", m, file);
         for (uint32_t f = 0; f < n_fits; f++) {
-            printf("  %-9s \"iter_overhead\": {\"base_us\": %.5g, \"per_seq_us\": %.5g, \"per_gpu_us\": %.5g}, "
+            printf("  %-9s \"iter_overhead\": {\"base_us\": %.5g, \"per_seq_us\": %.5g, \"per_gpu_us\": %.5g%s}, "
                    "\"request_overhead\": {\"before_us\": %.0f, \"end_spread_tokens\": %.0f}",
-                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us, fits[f].th.before_us,
+                   fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us,
+                   vfit_layered(&fits[f], rows, n) ? ", \"per_layer\": true" : "", fits[f].th.before_us,
                    fits[f].th.end_spread_tokens);
             if (fits[f].th.ar_link_fraction > 0)
                 printf(", \"large_allreduce\": {\"above_tokens\": %.0f, \"link_fraction\": %.4f}",
@@ -1063,6 +1085,7 @@ int validate_main(int argc, char **argv)
                 jsonio_add_num(o, "base_us", fits[f].th.base_us);
                 jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
                 jsonio_add_num(o, "per_gpu_us", fits[f].th.per_gpu_us);
+                cJSON_AddBoolToObject(o, "per_layer", vfit_layered(&fits[f], rows, n));
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
                 jsonio_add_num(o, "end_spread_tokens", fits[f].th.end_spread_tokens);
                 jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);

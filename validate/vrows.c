@@ -536,10 +536,12 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
     if (th)
         snprintf(eng, sizeof eng,
                  "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
-                 "\"per_gpu_us\": %.17g}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
+                 "\"per_gpu_us\": %.17g%s}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
                  "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g, \"end_spread_tokens\": %.0f}, "
                  "\"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
-                 r->engine, th->base_us, th->per_seq_us, th->per_gpu_us, th->before_us, th->jitter_us,
+                 r->engine, th->base_us, th->per_seq_us, th->per_gpu_us,
+                 th->form == 2 ? ", \"per_layer\": true" : th->form == 1 ? ", \"per_layer\": false" : "",
+                 th->before_us, th->jitter_us,
                  th->jitter_per_token_us, th->end_spread_tokens, th->ar_above_tokens, th->ar_link_fraction);
     else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
@@ -602,6 +604,7 @@ void vrows_simulate(VRow *r, const VTheta *th)
     r->err[0] = 0;
     r->pred_ttft_ms = r->pred_tpot_ms = r->mean_running = NAN;
     r->host_scale = 1;
+    r->per_layer = 0;
     char *text = vrows_scenario(r, th);
     if (!text) {
         snprintf(r->err, sizeof r->err, "scenario text too long");
@@ -630,7 +633,8 @@ void vrows_simulate(VRow *r, const VTheta *th)
             r->pred_ttft_ms = sum.ttft_s.mean * 1e3;
             r->pred_tpot_ms = sum.tpot_s.n ? sum.tpot_s.mean * 1e3 : NAN;
             r->mean_running = sum.mean_running;
-            r->host_scale = s.engine.iter_per_layer ? s.model.layers : 1;
+            r->per_layer = s.engine.iter_per_layer;
+            r->host_scale = r->per_layer ? s.model.layers : 1;
         }
     }
     cluster_free(cl);

@@ -34,6 +34,8 @@ typedef struct VTheta {
     double base_us, per_seq_us, per_gpu_us, before_us, jitter_us, jitter_per_token_us;
     double ar_above_tokens, ar_link_fraction;
     double end_spread_tokens;   /* request_overhead.end_spread_tokens (a whole number) */
+    int form;                   /* the three host terms are: 0 in the engine file's form
+                                   (iter_overhead.per_layer), 1 per step, 2 per layer */
 } VTheta;
 
 typedef struct VRow {
@@ -51,6 +53,7 @@ typedef struct VRow {
     double pred_ttft_ms, pred_tpot_ms, mean_running;
     double host_scale;          /* what the engine's host constants are multiplied by: the model's
                                    layers with "per_layer" (engprof.h), else 1 */
+    int per_layer;              /* the row ran with its host constants per layer */
     char err[200];              /* a failed simulation's message */
 } VRow;
 
