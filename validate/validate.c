@@ -8,9 +8,11 @@
  * The fit (--fit, --loso) of the engine constants VTheta:
  *   1. every row is simulated with no host time and no request overhead
  *      (run A): TPOT0, TTFT0 and the mean running batch B;
- *   2. host time: measured TPOT - TPOT0 = base + per_seq x B, weighted
- *      least squares on relative errors (GSL gsl_multifit_wlinear),
- *      terms that come out negative dropped;
+ *   2. host time: measured TPOT - TPOT0 = L x (base + per_seq x B +
+ *      per_gpu x (tp - 1)), L the model's layers for an engine whose
+ *      constants are per layer (engprof.h per_layer) and 1 otherwise,
+ *      weighted least squares on relative errors (GSL
+ *      gsl_multifit_wlinear), terms that come out negative dropped;
  *   3. the request overhead: the training rows simulated with that host
  *      time and each overhead of a grid (vfit_request), the one with the
  *      least TTFT MAPE kept;
@@ -21,7 +23,8 @@
  *      bunch, and so the prefill stalls each TPOT holds).
  * Constants are fitted per engine from that engine's rows when it has at
  * least VFIT_MIN_ROWS of them, and otherwise from all engines' rows
- * together (an engine with no visible rows borrows what the others show).
+ * together (an engine with no visible rows borrows what the others show,
+ * in the form -- per step or per layer -- of the rows it is fitted on).
  * The versions of one engine ("trtllm", "trtllm-1.0": one family, the name
  * before the '-') share the host time, fitted on all their rows in 2 and
  * 4; each version keeps its own request overhead (3), as the host loop is
