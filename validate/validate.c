@@ -265,6 +265,8 @@ typedef struct VFitCtx {
     VRow *rows;
     uint32_t n;
     double *tpot0, *ttft0, *run0;   /* run A */
+    double *scale0;                 /* run A's host_scale: the engine files' forms */
+    int *layered0;                  /* run A's per_layer */
     int jobs;
 } VFitCtx;
 
@@ -273,7 +275,8 @@ typedef struct VFitCtx {
  * errors.  Every subset of the three terms is fitted and the best one
  * whose coefficients are all >= 0 kept (a negative host time means the
  * term is not in the data). */
-static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *run0, const uint32_t *use, uint32_t m,
+static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *run0, const double *scale,
+                         const uint32_t *use, uint32_t m,
                          VTheta *th)
 {
     th->base_us = th->per_seq_us = th->per_gpu_us = 0;
@@ -291,7 +294,7 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
             if (!(tpot0[i] == tpot0[i] && run0[i] == run0[i])) continue;
             /* host_scale: the model's layers when the engine's constants
              * are per layer (engprof.h "per_layer"), else 1 */
-            const double hs = c->rows[i].host_scale;
+            const double hs = scale[i];
             double meas = c->rows[i].meas_tpot_ms, x[3] = {hs, hs * run0[i], hs * (c->rows[i].tp - 1.0)};
             size_t col = 0;
             for (int t = 0; t < 3; t++)
@@ -328,7 +331,7 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
 
 static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th)
 {
-    vfit_host_on(c, c->tpot0, c->run0, use, m, th);
+    vfit_host_on(c, c->tpot0, c->run0, c->scale0, use, m, th);
 }
 
 /* The host time again, from the rows simulated with no host time but the
@@ -339,6 +342,7 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
 {
     VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
     double *tp = xmalloc((c->n ? c->n : 1) * sizeof *tp), *ru = xmalloc((c->n ? c->n : 1) * sizeof *ru);
+    double *sc = xmalloc((c->n ? c->n : 1) * sizeof *sc);
     for (uint32_t j = 0; j < m; j++) {
         const VTheta *q = per ? &per[use[j]] : th;
         ths[use[j]] = (VTheta){.before_us = q->before_us, .end_spread_tokens = q->end_spread_tokens,
@@ -350,12 +354,14 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
         for (uint32_t j = 0; j < m; j++) {
             tp[use[j]] = c->rows[use[j]].pred_tpot_ms;
             ru[use[j]] = c->rows[use[j]].mean_running;
+            sc[use[j]] = c->rows[use[j]].host_scale; /* the form these thetas run in */
         }
-        vfit_host_on(c, tp, ru, use, m, th); /* sets the host terms only */
+        vfit_host_on(c, tp, ru, sc, use, m, th); /* sets the host terms only */
     }
     free(ths);
     free(tp);
     free(ru);
+    free(sc);
     return rc < 0 ? -1 : 0;
 }
 
@@ -606,7 +612,7 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
             for (uint32_t i = 0; i < c->n; i++)
                 if (train[i]) {
                     use[m++] = i;
-                    layered += c->rows[i].per_layer != 0;
+                    layered += c->layered0[i] != 0;
                 }
             vfit_host(c, use, m, &shared);
             /* the form of the rows it is fitted on: an engine without rows
@@ -627,12 +633,12 @@ static int vfit(const VFitCtx *c, const unsigned char *train, VEngFit *fits, uin
 }
 
 /* Whether fit f's host terms are per layer: its own form when it has
- * one, else its engine's (a row of it ran per layer). */
-static int vfit_layered(const VEngFit *f, const VRow *rows, uint32_t n)
+ * one, else its engine file's (a row of it ran per layer in run A). */
+static int vfit_layered(const VEngFit *f, const VFitCtx *c)
 {
     if (f->th.form) return f->th.form == 2;
-    for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(rows[i].engine, f->engine) && rows[i].per_layer) return 1;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!strcmp(c->rows[i].engine, f->engine) && c->layered0[i]) return 1;
     return 0;
 }
 
@@ -891,7 +897,11 @@ int validate_main(int argc, char **argv)
         fc.tpot0 = xmalloc((n ? n : 1) * sizeof(double));
         fc.ttft0 = xmalloc((n ? n : 1) * sizeof(double));
         fc.run0 = xmalloc((n ? n : 1) * sizeof(double));
+        fc.scale0 = xmalloc((n ? n : 1) * sizeof(double));
+        fc.layered0 = xmalloc((n ? n : 1) * sizeof(int));
         for (uint32_t i = 0; i < n; i++) {
+            fc.scale0[i] = rows[i].host_scale;
+            fc.layered0[i] = rows[i].per_layer;
             fc.tpot0[i] = rows[i].pred_tpot_ms;
             fc.ttft0[i] = rows[i].pred_ttft_ms;
             fc.run0[i] = rows[i].mean_running;
@@ -942,7 +952,7 @@ int validate_main(int argc, char **argv)
             printf("  %-9s \"iter_overhead\": {\"base_us\": %.5g, \"per_seq_us\": %.5g, \"per_gpu_us\": %.5g%s}, "
                    "\"request_overhead\": {\"before_us\": %.0f, \"end_spread_tokens\": %.0f}",
                    fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us,
-                   vfit_layered(&fits[f], rows, n) ? ", \"per_layer\": true" : "", fits[f].th.before_us,
+                   vfit_layered(&fits[f], &fc) ? ", \"per_layer\": true" : "", fits[f].th.before_us,
                    fits[f].th.end_spread_tokens);
             if (fits[f].th.ar_link_fraction > 0)
                 printf(", \"large_allreduce\": {\"above_tokens\": %.0f, \"link_fraction\": %.4f}",
@@ -1088,7 +1098,7 @@ int validate_main(int argc, char **argv)
                 jsonio_add_num(o, "base_us", fits[f].th.base_us);
                 jsonio_add_num(o, "per_seq_us", fits[f].th.per_seq_us);
                 jsonio_add_num(o, "per_gpu_us", fits[f].th.per_gpu_us);
-                cJSON_AddBoolToObject(o, "per_layer", vfit_layered(&fits[f], rows, n));
+                cJSON_AddBoolToObject(o, "per_layer", vfit_layered(&fits[f], &fc));
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
                 jsonio_add_num(o, "end_spread_tokens", fits[f].th.end_spread_tokens);
                 jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);
@@ -1107,6 +1117,8 @@ done:
     free(fc.tpot0);
     free(fc.ttft0);
     free(fc.run0);
+    free(fc.scale0);
+    free(fc.layered0);
     free(vs.name);
     free(vs.of_row);
     free(all);
