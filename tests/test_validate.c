@@ -58,6 +58,18 @@ static Engine *run1(Scenario *s, Summary *sum)
     return eng;
 }
 
+/* The three runs of a comparison test: their engines and scenarios. */
+static void free_runs3(Engine *ea, Engine *eb, Engine *ec, Scenario *a, Scenario *b, Scenario *c)
+{
+    engine_free(ea);
+    engine_free(eb);
+    engine_free(ec);
+    scenario_free(a);
+    scenario_free(b);
+    scenario_free(c);
+}
+
+
 #define FOUR_LONG                                                                                         \
     "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 6000, \"output_tokens\": 4},"  \
     "{\"arrival_ms\": 0, \"prompt_tokens\": 6000, \"output_tokens\": 4},"                                 \
@@ -266,12 +278,7 @@ static void test_iter_overhead_per_layer(void)
      * longer per layer-scaled constants than per-step ones */
     CHECK(sa.tpot_s.mean - sc.tpot_s.mean > 0.9 * (310 + 3 * 15.5 + 62) * 1e-6);
     CHECK(sa.tpot_s.mean - sc.tpot_s.mean < 1.0 * (310 + 3 * 15.5 + 62) * 1e-6 + 1e-9);
-    engine_free(ea);
-    engine_free(eb);
-    engine_free(ec);
-    scenario_free(&a);
-    scenario_free(&b);
-    scenario_free(&c);
+    free_runs3(ea, eb, ec, &a, &b, &c);
     Err e = {{0}};
     snprintf(text, sizeof text, fmt, "10", "0.5", "2", "1");
     CHECK(scenario_load_text(text, "layer.json", 0, 0, &a, &e) < 0);
@@ -356,12 +363,7 @@ static void test_large_allreduce(void)
     CHECK_NEAR(sb.ttft_s.mean - sa.ttft_s.mean, 200 * 589824.0 / (0.5 * 450e9), 2e-9); /* 0.524288 ms */
     CHECK_NEAR(sc.ttft_s.mean, sa.ttft_s.mean, 1e-12); /* 200 tokens: not above 200 */
     CHECK_NEAR(sb.tpot_s.mean, sa.tpot_s.mean, 1e-12); /* a decode row of 1 token: below */
-    engine_free(ea);
-    engine_free(eb);
-    engine_free(ec);
-    scenario_free(&a);
-    scenario_free(&b);
-    scenario_free(&c);
+    free_runs3(ea, eb, ec, &a, &b, &c);
     /* a fraction above 1: the key, the value and the range */
     Err e = {{0}};
     snprintf(text, sizeof text, fmt, 100, "1.5");
