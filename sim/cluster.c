@@ -355,6 +355,9 @@ int cluster_run(Cluster *c, Err *e)
                 arrive(c, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_ITER_END) {
                 engine_iter_end(c->eng[ev.arg], ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FRONT) {
+                /* its replica's front end is done with it */
+                engine_enqueue(c->eng[w->reqs[ev.arg].replica], ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
                 cancel(c, ev.arg, ev.t_ns);
             } else {

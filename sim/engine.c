@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "engine_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -566,9 +567,34 @@ static void trigger_next(Engine *eng, const Request *r)
     trigger(eng, r->next_req);
 }
 
+/* A serial front end takes request idx, sent now: it waits for the work
+ * queued before it -- earlier requests, and the tokens the replica emitted
+ * since the last send (taken as queued from that send on) -- and reaches
+ * the scheduler fe_serial_ns after its turn comes (ENGINE_EV_FRONT).
+ * Sends come in time order (events), so this is the FIFO server's
+ * recursion; the tokens between two sends are its one approximation. */
+static void front_end_take(Engine *eng, uint32_t idx, int64_t now_ns)
+{
+    Request *r = &eng->reqs[idx];
+    uint64_t tok = eng->st.decode_tokens - eng->fe_tokens;
+    eng->fe_tokens = eng->st.decode_tokens;
+    int64_t f = MAX(eng->fe_free_ns, eng->fe_last_ns) + llround((double)tok * eng->cfg.fe_token_ns);
+    eng->fe_last_ns = now_ns;
+    int64_t start = MAX(f, now_ns);
+    r->fe_passed = 1;
+    eng->fe_free_ns = start + eng->cfg.fe_serial_ns;
+    r->fe_wait_ns = eng->fe_free_ns - now_ns;
+    r->t_arrive_ns = eng->fe_free_ns;
+    evq_push(eng->evq, r->t_arrive_ns, ENGINE_EV_FRONT, idx);
+}
+
 void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
 {
     Request *r = &eng->reqs[idx];
+    if (eng->cfg.fe_serial && !r->fe_passed) {
+        front_end_take(eng, idx, now_ns);
+        return;
+    }
     eng->now_ns = now_ns;
     eng->st.t_last_event_ns = now_ns;
     r->state = REQ_QUEUED;
@@ -1379,6 +1405,8 @@ int engine_run(Engine *eng, Err *e)
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 if (!eng->reqs[ev.arg].triggered) push_next_arrival(eng);
+                engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FRONT) {
                 engine_enqueue(eng, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
                 engine_cancel(eng, ev.arg, ev.t_ns);

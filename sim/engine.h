@@ -25,7 +25,12 @@ typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
 
 /* Event kinds on the queue: arg is the request (arrival) or the replica
  * (iteration end). */
-enum { ENGINE_EV_ARRIVAL = 1, ENGINE_EV_ITER_END = 2, ENGINE_EV_CANCEL = 4 /* arg: the request */ };
+enum {
+    ENGINE_EV_ARRIVAL = 1,
+    ENGINE_EV_ITER_END = 2,
+    ENGINE_EV_CANCEL = 4, /* arg: the request */
+    ENGINE_EV_FRONT = 8   /* arg: the request; a serial front end hands it to the scheduler */
+};
 
 /* A benchmark client's warm-up barrier (aiperf, vLLM's benchmark): the
  * measured phase starts when every warm-up response has arrived.  Requests
@@ -77,6 +82,15 @@ typedef struct EngineConfig {
     int64_t *token_times; /* optional shared token-time array (a cluster's); else the engine's own */
     EngineBarrier *barrier; /* optional, not owned (shared by a cluster's replicas) */
     int64_t trigger_delay_ns; /* added to every triggered request's think time (client overheads) */
+    /* A serial front end (engine profile "front_end"): every arriving
+     * request first passes one server, in order of arrival, for
+     * fe_serial_ns (HTTP, tokenisation: the serving process's one event
+     * loop); each decode token the replica emits costs that server
+     * fe_token_ns (detokenisation, streaming), which delays the requests
+     * behind it but not the token.  fe_serial 0: none. */
+    int fe_serial;
+    int64_t fe_serial_ns;
+    double fe_token_ns;
     BatchHook hooks[ENGINE_HOOKS_MAX]; /* LoRA adapters, weight offload (owned; applied in order) */
     uint32_t n_hooks;
     /* Compressed KV transfers (swap): fraction of the bytes sent and the

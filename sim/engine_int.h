@@ -24,6 +24,11 @@ struct Engine {
     uint32_t replica;      /* this replica's id in EV_ITER_END events */
     int64_t now_ns;
     int busy;
+    /* the serial front end (EngineConfig.fe_serial_ns): when it is free
+     * of the work queued so far, the last send it took, and the decode
+     * tokens counted then (the tokens streamed since are its work too) */
+    int64_t fe_free_ns, fe_last_ns;
+    uint64_t fe_tokens;
 
     uint32_t *waiting; /* ring of request indices */
     uint32_t w_head, w_len;

@@ -315,6 +315,8 @@ int engine_stream_run(Engine *eng, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 stream_pull(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FRONT) {
+                engine_enqueue(eng, ev.arg, ev.t_ns);
             } else {
                 engine_iter_end(eng, ev.t_ns);
             }

@@ -52,7 +52,8 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
 {
     static const char *const keys[] = {"name", "version", "source", "sources", "kernel_tables", "scheduler",
                                        "cuda_graph_sizes", "mixed_batch_graphs", "iter_overhead",
-                                       "overlap_scheduler", "request_overhead", "large_allreduce", "kv", "base", NULL};
+                                       "overlap_scheduler", "request_overhead", "front_end", "large_allreduce", "kv", "base",
+                                       NULL};
     char k[300];
     engprof_free(p);
     engprof_init(p);
@@ -105,6 +106,21 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
         int64_t sp = 0;
         if (jsonio_int(v, "end_spread_tokens", k, 0, 0, ENGPROF_END_SPREAD_MAX, &sp, e) < 0) return -1;
         p->req_end_spread = (uint32_t)sp;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "front_end")) && cJSON_IsFalse(v)) {
+        /* none (over a base engine's) */
+        p->front_end = 0;
+        p->fe_per_request_s = p->fe_per_token_s = 0;
+    } else if (v) {
+        static const char *const fk[] = {"per_request_us", "per_token_us", NULL};
+        jsonio_path(k, sizeof k, where, "front_end");
+        if (!cJSON_IsObject(v))
+            return err_set(e, "%s: expected an object {\"per_request_us\", \"per_token_us\"} or false", k);
+        if (jsonio_check_keys(v, k, fk, e) < 0 ||
+            parse_us(v, "per_request_us", k, &p->fe_per_request_s, e) < 0 ||
+            parse_us(v, "per_token_us", k, &p->fe_per_token_s, e) < 0)
+            return -1;
+        p->front_end = 1;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "large_allreduce"))) {
         static const char *const ak[] = {"above_tokens", "link_fraction", NULL};

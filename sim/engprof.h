@@ -58,6 +58,23 @@
  *                                for what moves them (stop detection one
  *                                step late under the overlap scheduler,
  *                                streaming, the client), validate/README.md
+ *   "front_end": {"per_request_us", "per_token_us"} | false
+ *                                the serving process's front end as one
+ *                                server (its single event loop): each
+ *                                arriving request waits its turn, in order
+ *                                of arrival, and takes per_request_us of
+ *                                it before the scheduler sees it; each
+ *                                decode token the replica emits takes
+ *                                per_token_us of it (detokenisation, the
+ *                                streamed chunk), which delays the requests
+ *                                behind it, not the token.  A front end
+ *                                that cannot keep up holds the clients at
+ *                                its door: a closed loop's request rate
+ *                                levels off at 1 / (per_request + tokens x
+ *                                per_token) whatever the GPUs could do, and
+ *                                the wait is in TTFT.  One per replica
+ *                                (engine.h fe_serial); false or absent:
+ *                                none (request_overhead is a delay)
  *   "large_allreduce": {"above_tokens", "link_fraction"}
  *                                an iteration of more than above_tokens
  *                                tokens also moves its tensor-parallel
@@ -106,6 +123,9 @@ typedef struct EngineProfile {
     double req_jitter_s;         /* mean of the exponential extra delay of each triggered request ... */
     double req_jitter_per_token_s; /* ... plus this much per output token of its predecessor */
     uint32_t req_end_spread;     /* closed-loop output lengths +- this many tokens (uniform) */
+    int front_end;               /* a serial front end (front_end), else none */
+    double fe_per_request_s;     /* its turn per request */
+    double fe_per_token_s;       /* its time per emitted token */
     double ar_above_tokens;      /* large_allreduce (ar_link_fraction 0: none) */
     double ar_link_fraction;
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */

@@ -117,6 +117,9 @@ typedef struct Request {
     int64_t t_cancel_ns;       /* cancelled: when the client's cancel call returned, else -1 */
     uint32_t cancel_blocks;    /* cancelled: KV blocks it held (freed at t_finish_ns) */
     uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
+    uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it */
+    int64_t fe_wait_ns;        /* ... and held it this long, its turn included (in TTFT and E2E; t_arrive_ns
+                                  is when it left the front end) */
 } Request;
 
 #define REQ_NONE UINT32_MAX

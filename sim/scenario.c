@@ -1276,6 +1276,11 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     /* a closed-loop client sees the last token after_us late and its next
      * request reaches the scheduler before_us after it is sent */
     cfg.trigger_delay_ns = llround((s->engine.req_before_s + s->engine.req_after_s) * 1e9);
+    /* the serving process's front end, one request or token at a time
+     * (engine.h fe_serial) */
+    cfg.fe_serial = s->engine.front_end;
+    cfg.fe_serial_ns = llround(s->engine.fe_per_request_s * 1e9);
+    cfg.fe_token_ns = s->engine.fe_per_token_s * 1e9;
     /* overlap scheduling: a cancelled request's blocks outlive the
      * iteration already launched with it (engine.h cancel_lag) */
     cfg.cancel_lag = s->engine.present && s->engine.overlap;

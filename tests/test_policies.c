@@ -244,6 +244,44 @@ static void test_cluster_routing(void)
     done(R);
 }
 
+/* A serial front end (engprof.h "front_end") per replica: four requests
+ * sent at 0 to two replicas round robin pass each replica's own front end
+ * (20 ms a request), so they reach the schedulers at 20, 20, 40 and 40 ms;
+ * under disaggregation a request passes the prefill replica's front end
+ * and is handed to the decode side without passing another. */
+static void test_cluster_front_end(void)
+{
+    static char text[2048];
+    const char *reqs = "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4},"
+                       " {\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4},"
+                       " {\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4},"
+                       " {\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4}]}}";
+    snprintf(text, sizeof text,
+             HEAD "\"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"capacity_gib\": 4}, \"engine\": {\"base\": "
+                  "\"vllm\", \"request_overhead\": {\"before_us\": 0}, \"front_end\": {\"per_request_us\": 20000}}, "
+                  "\"cluster\": {\"replicas\": 2, \"router\": \"round_robin\"}, %s", reqs);
+    Run *R = run(text);
+    CHECK(R != NULL);
+    if (!R) return;
+    CHECK_INT(R->m.finished, 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_INT(R->s.wl.reqs[i].replica, i % 2);
+        CHECK_INT(R->s.wl.reqs[i].t_arrive_ns, 20000000LL * (1 + i / 2));
+        CHECK_INT(R->s.wl.reqs[i].fe_wait_ns, 20000000LL * (1 + i / 2));
+    }
+    done(R);
+    snprintf(text, sizeof text,
+             HEAD "\"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"capacity_gib\": 4}, \"engine\": {\"base\": "
+                  "\"vllm\", \"request_overhead\": {\"before_us\": 0}, \"front_end\": {\"per_request_us\": 20000}}, "
+                  "\"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 1}}, %s", reqs);
+    R = run(text);
+    CHECK(R != NULL);
+    if (!R) return;
+    CHECK_INT(R->m.finished, 4);
+    for (uint32_t i = 0; i < 4; i++) CHECK_INT(R->s.wl.reqs[i].fe_wait_ns, 20000000LL * (1 + i));
+    done(R);
+}
+
 static void test_disagg_tradeoff(void)
 {
     /* the same 2 GPUs as two aggregated replicas or 1 prefill + 1 decode */
@@ -346,6 +384,7 @@ void suite_policies(void)
     RUN(test_priority_and_edf);
     RUN(test_padding_and_kv_formats);
     RUN(test_cluster_routing);
+    RUN(test_cluster_front_end);
     RUN(test_disagg_tradeoff);
     RUN(test_disagg_holds_both_sides);
 }

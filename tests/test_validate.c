@@ -247,6 +247,89 @@ static void test_request_overhead(void)
     scenario_free(&b);
 }
 
+/* The serial front end (engprof.h "front_end", engine.h fe_serial).
+ * Per request: three requests sent at 0 pass it one at a time, 20 ms
+ * each, so they reach the scheduler at 20, 40 and 60 ms and each one's
+ * TTFT holds its wait (from the send, not from the scheduler).  Per token:
+ * one client, two requests of 50 tokens at 20 ms a streamed token: the
+ * first request's 49 decode tokens are 980 ms of the front end's work,
+ * queued from its send at 0, so the second request -- sent when the first
+ * finished, long before -- reaches the scheduler at exactly 980 ms.
+ * Saturated: 32 clients, 100 tokens each, 1 ms a token: the front end
+ * streams 1,000 tokens a second, so the loop completes 1,000 / 99 requests
+ * a second whatever the GPU could do.  Bad front ends are named. */
+static void test_front_end(void)
+{
+    const char *fmt = "{\"model\": \"llama-3.1-8b\", \"hardware\": \"h100-sxm\", \"engine\": {\"base\": \"vllm\", "
+                      "\"request_overhead\": {\"before_us\": 0}, \"front_end\": %s}, \"workload\": %s}";
+    char text[1400];
+    Scenario a, b, c, d;
+    Summary sa, sb, sc, sd;
+    snprintf(text, sizeof text, fmt, "{\"per_request_us\": 20000}",
+             "{\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2},"
+             " {\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2},"
+             " {\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2}]}");
+    CHECK(load(text, &a) == 0);
+    Engine *ea = run1(&a, &sa);
+    CHECK(ea != NULL);
+    Slo tab[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    scenario_metrics_cfg(&a, &mc, tab, METRICS_CLS_MAX);
+    for (uint32_t i = 0; i < 3; i++) {
+        const Request *r = &a.wl.reqs[i];
+        CHECK_INT(r->t_arrive_ns, 20000000LL * (i + 1));
+        CHECK_INT(r->fe_wait_ns, 20000000LL * (i + 1));
+        CHECK_INT(metrics_ttft_ns(&mc, r), r->t_first_token_ns); /* sent at 0 */
+        CHECK(r->t_first_sched_ns >= r->t_arrive_ns);
+    }
+    snprintf(text, sizeof text, fmt, "{\"per_token_us\": 20000}",
+             "{\"kind\": \"closed_loop\", \"clients\": 1, \"count\": 2, \"prompt_tokens\": 200, "
+             "\"output_tokens\": 50}");
+    CHECK(load(text, &b) == 0);
+    Engine *eb = run1(&b, &sb);
+    CHECK(eb != NULL);
+    const Request *b0 = &b.wl.reqs[0], *b1 = &b.wl.reqs[1];
+    CHECK_INT(b0->fe_wait_ns, 0);
+    CHECK(b0->t_finish_ns < 980000000LL);
+    CHECK_INT(b1->t_arrive_ns, 980000000LL);
+    CHECK_INT(b1->fe_wait_ns, 980000000LL - b0->t_finish_ns);
+    scenario_metrics_cfg(&b, &mc, tab, METRICS_CLS_MAX);
+    CHECK_INT(metrics_ttft_ns(&mc, b1), b1->t_first_token_ns - b0->t_finish_ns);
+    /* saturated, against the same loop with no front end */
+    const char *loop = "{\"kind\": \"closed_loop\", \"clients\": 32, \"count\": 640, \"prompt_tokens\": 200, "
+                       "\"output_tokens\": 100}";
+    snprintf(text, sizeof text, fmt, "{\"per_token_us\": 1000}", loop);
+    CHECK(load(text, &c) == 0);
+    snprintf(text, sizeof text, fmt, "false", loop);
+    CHECK(load(text, &d) == 0);
+    Engine *ec = run1(&c, &sc), *ed = run1(&d, &sd);
+    CHECK(ec && ed);
+    CHECK(sd.requests_per_s > 2 * 1000.0 / 99); /* the GPU alone: 26.5 a second */
+    CHECK_NEAR(sc.requests_per_s, 1000.0 / 99, 0.02 * 1000.0 / 99);
+    CHECK(sc.ttft_s.mean > 1.0);     /* the clients wait at its door ... */
+    CHECK_NEAR(sc.tpot_s.mean, sd.tpot_s.mean, 0.5 * sd.tpot_s.mean); /* ... not between tokens */
+    engine_free(ea);
+    engine_free(eb);
+    engine_free(ec);
+    engine_free(ed);
+    scenario_free(&a);
+    scenario_free(&b);
+    scenario_free(&c);
+    scenario_free(&d);
+    /* bad input */
+    Err e = {{0}};
+    Scenario x;
+    snprintf(text, sizeof text, fmt, "3", loop);
+    CHECK(scenario_load_text(text, "t.json", 0, 0, &x, &e) < 0);
+    CHECK(strstr(e.msg, "front_end") != NULL);
+    snprintf(text, sizeof text, fmt, "{\"per_token_us\": -1}", loop);
+    CHECK(scenario_load_text(text, "t.json", 0, 0, &x, &e) < 0);
+    CHECK(strstr(e.msg, "per_token_us") != NULL);
+    snprintf(text, sizeof text, fmt, "{\"per_tokens_us\": 1}", loop);
+    CHECK(scenario_load_text(text, "t.json", 0, 0, &x, &e) < 0);
+    CHECK(strstr(e.msg, "per_tokens_us") != NULL);
+}
+
 /* iter_overhead.per_layer (engprof.h): the three constants are per
  * transformer layer, so Llama-3.1-8B (32 layers) at 10 us + 0.5 us a
  * sequence + 2 us a GPU per layer runs exactly as 320 us + 16 us + 64 us
@@ -984,6 +1067,7 @@ void suite_validate(void)
     RUN(test_iter_overhead_per_layer);
     RUN(test_validate_theta_form);
     RUN(test_end_spread);
+    RUN(test_front_end);
     RUN(test_large_allreduce);
     RUN(test_validate_rows);
     RUN(test_validate_fit_recovers);

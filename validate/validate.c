@@ -83,8 +83,8 @@ const char validate_usage[] =
     "  --scenario ID     print the scenario the row with that id runs as (for `servesim run`)\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
     "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us,\n"
-    "                    jitter_per_token_us, end_spread_tokens, ar_above_tokens, ar_link_fraction;\n"
-    "                    unset = 0)\n";
+    "                    jitter_per_token_us, end_spread_tokens, front_end_per_token_us,\n"
+    "                    ar_above_tokens, ar_link_fraction; unset = 0)\n";
 
 /* ------------------------------------------------------------ running */
 
@@ -346,7 +346,8 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
     for (uint32_t j = 0; j < m; j++) {
         const VTheta *q = per ? &per[use[j]] : th;
         ths[use[j]] = (VTheta){.before_us = q->before_us, .end_spread_tokens = q->end_spread_tokens,
-                               .form = q->form, .ar_above_tokens = q->ar_above_tokens,
+                               .fe_per_token_us = q->fe_per_token_us, .form = q->form,
+                               .ar_above_tokens = q->ar_above_tokens,
                                .ar_link_fraction = q->ar_link_fraction};
     }
     int rc = vrun(c->rows, use, m, ths, c->jobs, e);
@@ -392,21 +393,22 @@ static int vfit_ttft_mape(const VFitCtx *c, const uint32_t *use, uint32_t m, con
 
 /* The best point of a search so far: its TTFT MAPE and constants. */
 typedef struct VBest {
-    double mape, before_us, spread;
+    double mape, before_us, spread, fe;
 } VBest;
 
-/* Simulates the rows of `use` with th at (before_us b, end spread sp) and
- * keeps the point in *best when its TTFT MAPE is less (the first of
- * equals). */
+/* Simulates the rows of `use` with th at (before_us b, end spread sp,
+ * front end fe us a token) and keeps the point in *best when its TTFT MAPE
+ * is less (the first of equals). */
 static int vfit_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, double b, double sp,
-                    VBest *best, Err *e)
+                    double fe, VBest *best, Err *e)
 {
     double mape;
     th->before_us = b;
     th->end_spread_tokens = sp;
+    th->fe_per_token_us = fe;
     if (vfit_ttft_mape(c, use, m, th, ths, &mape, e) < 0) return -1;
     if (mape < best->mape) /* false for NAN */
-        *best = (VBest){mape, b, sp};
+        *best = (VBest){mape, b, sp, fe};
     return 0;
 }
 
@@ -414,17 +416,18 @@ static int vfit_try(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *t
  * spread): the coarse grid, then the geometric midpoints beside its best. */
 static int vfit_before(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, Err *e)
 {
-    VBest best = {INFINITY, 0, 0};
+    VBest best = {INFINITY, 0, 0, 0};
     int rc = 0;
     for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
-        rc = vfit_try(c, use, m, th, ths, g ? 1000.0 * (1 << g) : 0, 0, &best, e);
+        rc = vfit_try(c, use, m, th, ths, g ? 1000.0 * (1 << g) : 0, 0, 0, &best, e);
     double coarse = best.before_us;
     if (rc == 0 && coarse > 0) {
-        rc = vfit_try(c, use, m, th, ths, coarse / VFIT_SQRT2, 0, &best, e);
+        rc = vfit_try(c, use, m, th, ths, coarse / VFIT_SQRT2, 0, 0, &best, e);
         if (rc == 0 && coarse < 1000.0 * (1 << (VFIT_BEFORE_STEPS - 1)))
-            rc = vfit_try(c, use, m, th, ths, coarse * VFIT_SQRT2, 0, &best, e);
+            rc = vfit_try(c, use, m, th, ths, coarse * VFIT_SQRT2, 0, 0, &best, e);
     }
     th->before_us = best.before_us;
+    th->fe_per_token_us = 0;
     return rc;
 }
 
@@ -437,31 +440,56 @@ static int vfit_before(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta
  * every VFIT_SUB_EVERY-th row of `use` when it has VFIT_SUB_MIN rows (all
  * of them below), then the best pair and its neighbours -- before_us
  * / sqrt 2 and x sqrt 2 (from 0: 1 ms), the spread -+1 -- over all of
- * them, and the best of those kept (the first of equals). */
+ * them, and the best of those kept (the first of equals).  Then the serial
+ * front end's time per streamed token (engprof.h "front_end"; none while
+ * the pair is searched): each of VFIT_FE_GRID at the pair over the
+ * sub-sample, and, when one of them beats none there, it and its
+ * neighbours (/ and x sqrt 2) over all the rows, then before_us / and x
+ * sqrt 2 at the time found; the best of everything tried over all the
+ * rows kept.  A front end that saturates holds a closed loop's clients
+ * at its door (a request rate the GPUs do not set: validate/README.md). */
 #define VFIT_SPREAD_MAX 4
 #define VFIT_SUB_EVERY 4
 #define VFIT_SUB_MIN 64
+static const double VFIT_FE_GRID[] = {25, 50, 100, 200}; /* us a token; 0 (none) is the pair's own point */
 static int vfit_request_closed(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta *th, VTheta *ths, Err *e)
 {
     uint32_t *sub = xmalloc((m ? m : 1) * sizeof *sub), ms = 0;
     for (uint32_t j = 0; j < m; j++)
         if (m < VFIT_SUB_MIN || j % VFIT_SUB_EVERY == 0) sub[ms++] = use[j];
-    VBest grid = {INFINITY, 0, 0};
+    VBest grid = {INFINITY, 0, 0, 0};
     int rc = 0;
     for (int sp = 0; sp <= VFIT_SPREAD_MAX && rc == 0; sp++)
         for (int g = 0; g < VFIT_BEFORE_STEPS && rc == 0; g++)
-            rc = vfit_try(c, sub, ms, th, ths, g ? 1000.0 * (1 << g) : 0, sp, &grid, e);
-    free(sub);
+            rc = vfit_try(c, sub, ms, th, ths, g ? 1000.0 * (1 << g) : 0, sp, 0, &grid, e);
     /* over all the rows: the pair found and its neighbours */
-    VBest best = {INFINITY, 0, 0};
+    VBest best = {INFINITY, 0, 0, 0};
     double b0 = grid.before_us, sp0 = grid.spread;
-    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 / VFIT_SQRT2 : 0, sp0, &best, e);
-    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 : 1000, sp0, &best, e);
-    if (rc == 0 && b0 > 0) rc = vfit_try(c, use, m, th, ths, b0 * VFIT_SQRT2, sp0, &best, e);
-    if (rc == 0 && sp0 > 0) rc = vfit_try(c, use, m, th, ths, b0, sp0 - 1, &best, e);
-    if (rc == 0 && sp0 < VFIT_SPREAD_MAX) rc = vfit_try(c, use, m, th, ths, b0, sp0 + 1, &best, e);
+    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 / VFIT_SQRT2 : 0, sp0, 0, &best, e);
+    if (rc == 0) rc = vfit_try(c, use, m, th, ths, b0 > 0 ? b0 : 1000, sp0, 0, &best, e);
+    if (rc == 0 && b0 > 0) rc = vfit_try(c, use, m, th, ths, b0 * VFIT_SQRT2, sp0, 0, &best, e);
+    if (rc == 0 && sp0 > 0) rc = vfit_try(c, use, m, th, ths, b0, sp0 - 1, 0, &best, e);
+    if (rc == 0 && sp0 < VFIT_SPREAD_MAX) rc = vfit_try(c, use, m, th, ths, b0, sp0 + 1, 0, &best, e);
+    /* the front end at that pair: the grid over the sub-sample (its own
+     * point without one again, as grid's may be another pair) */
+    VBest fe = {INFINITY, 0, 0, 0};
+    double b1 = best.before_us, sp1 = best.spread;
+    if (rc == 0) rc = vfit_try(c, sub, ms, th, ths, b1, sp1, 0, &fe, e);
+    for (size_t g = 0; g < sizeof VFIT_FE_GRID / sizeof *VFIT_FE_GRID && rc == 0; g++)
+        rc = vfit_try(c, sub, ms, th, ths, b1, sp1, VFIT_FE_GRID[g], &fe, e);
+    free(sub);
+    if (rc == 0 && fe.fe > 0) {
+        double f0 = fe.fe;
+        rc = vfit_try(c, use, m, th, ths, b1, sp1, f0 / VFIT_SQRT2, &best, e);
+        if (rc == 0) rc = vfit_try(c, use, m, th, ths, b1, sp1, f0, &best, e);
+        if (rc == 0) rc = vfit_try(c, use, m, th, ths, b1, sp1, f0 * VFIT_SQRT2, &best, e);
+        double f1 = best.fe;
+        if (rc == 0 && f1 > 0) rc = vfit_try(c, use, m, th, ths, b1 > 0 ? b1 / VFIT_SQRT2 : 0, sp1, f1, &best, e);
+        if (rc == 0 && f1 > 0) rc = vfit_try(c, use, m, th, ths, b1 > 0 ? b1 * VFIT_SQRT2 : 1000, sp1, f1, &best, e);
+    }
     th->before_us = best.before_us;
     th->end_spread_tokens = best.spread;
+    th->fe_per_token_us = best.fe;
     return rc;
 }
 
@@ -833,11 +861,13 @@ int validate_main(int argc, char **argv)
                     set.end_spread_tokens = v;
                 else if (!strcmp(tok, "end_spread_tokens"))
                     return bad("--set: end_spread_tokens: expected a whole number 0 to 4096, got", eq + 1);
+                else if (!strcmp(tok, "front_end_per_token_us")) set.fe_per_token_us = v;
                 else if (!strcmp(tok, "ar_above_tokens")) set.ar_above_tokens = v;
                 else if (!strcmp(tok, "ar_link_fraction") && v <= 1) set.ar_link_fraction = v;
                 else if (!strcmp(tok, "ar_link_fraction")) return bad("--set: ar_link_fraction: expected 0 to 1, got", eq + 1);
                 else return bad("--set: unknown constant (base_us, per_seq_us, per_gpu_us, before_us, jitter_us, "
-                                "jitter_per_token_us, end_spread_tokens, ar_above_tokens, ar_link_fraction)", tok);
+                                "jitter_per_token_us, end_spread_tokens, front_end_per_token_us, ar_above_tokens, "
+                                "ar_link_fraction)", tok);
             }
             has_set = 1;
         } else if (!strcmp(a, "--fit")) {
@@ -954,6 +984,8 @@ int validate_main(int argc, char **argv)
                    fits[f].engine, fits[f].th.base_us, fits[f].th.per_seq_us, fits[f].th.per_gpu_us,
                    vfit_layered(&fits[f], &fc) ? ", \"per_layer\": true" : "", fits[f].th.before_us,
                    fits[f].th.end_spread_tokens);
+            if (fits[f].th.fe_per_token_us > 0)
+                printf(", \"front_end\": {\"per_token_us\": %.4g}", fits[f].th.fe_per_token_us);
             if (fits[f].th.ar_link_fraction > 0)
                 printf(", \"large_allreduce\": {\"above_tokens\": %.0f, \"link_fraction\": %.4f}",
                        fits[f].th.ar_above_tokens, fits[f].th.ar_link_fraction);
@@ -1101,6 +1133,7 @@ int validate_main(int argc, char **argv)
                 cJSON_AddBoolToObject(o, "per_layer", vfit_layered(&fits[f], &fc));
                 jsonio_add_num(o, "before_us", fits[f].th.before_us);
                 jsonio_add_num(o, "end_spread_tokens", fits[f].th.end_spread_tokens);
+                jsonio_add_num(o, "front_end_per_token_us", fits[f].th.fe_per_token_us);
                 jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);
                 jsonio_add_num(o, "ar_link_fraction", fits[f].th.ar_link_fraction);
                 cJSON_AddBoolToObject(o, "own_rows", fits[f].own);

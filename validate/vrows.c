@@ -531,19 +531,24 @@ static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
 char *vrows_scenario(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[760];
+    char *buf = xmalloc(n), eng[860], fe[80];
     int k;
-    if (th)
+    if (th) {
+        /* every constant th's, the front end's too: none at 0 */
+        if (th->fe_per_token_us > 0)
+            snprintf(fe, sizeof fe, "{\"per_request_us\": 0, \"per_token_us\": %.17g}", th->fe_per_token_us);
+        else
+            snprintf(fe, sizeof fe, "false");
         snprintf(eng, sizeof eng,
                  "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
                  "\"per_gpu_us\": %.17g%s}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
                  "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g, \"end_spread_tokens\": %.0f}, "
-                 "\"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
+                 "\"front_end\": %s, \"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
                  r->engine, th->base_us, th->per_seq_us, th->per_gpu_us,
                  th->form == 2 ? ", \"per_layer\": true" : th->form == 1 ? ", \"per_layer\": false" : "",
-                 th->before_us, th->jitter_us,
-                 th->jitter_per_token_us, th->end_spread_tokens, th->ar_above_tokens, th->ar_link_fraction);
-    else
+                 th->before_us, th->jitter_us, th->jitter_per_token_us, th->end_spread_tokens, fe,
+                 th->ar_above_tokens, th->ar_link_fraction);
+    } else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {
         /* a static batch of identical requests, all there at 0; the runs

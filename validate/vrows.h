@@ -34,6 +34,8 @@ typedef struct VTheta {
     double base_us, per_seq_us, per_gpu_us, before_us, jitter_us, jitter_per_token_us;
     double ar_above_tokens, ar_link_fraction;
     double end_spread_tokens;   /* request_overhead.end_spread_tokens (a whole number) */
+    double fe_per_token_us;     /* front_end.per_token_us: the serial front end's time per streamed token
+                                   (0: no front end) */
     int form;                   /* the three host terms are: 0 in the engine file's form
                                    (iter_overhead.per_layer), 1 per step, 2 per layer */
 } VTheta;
