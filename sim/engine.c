@@ -570,9 +570,10 @@ static void trigger_next(Engine *eng, const Request *r)
 /* A serial front end takes request idx, sent now: it waits for the work
  * queued before it -- earlier requests, and the tokens the replica emitted
  * since the last send (taken as queued from that send on) -- and reaches
- * the scheduler fe_serial_ns after its turn comes (ENGINE_EV_FRONT).
- * Sends come in time order (events), so this is the FIFO server's
- * recursion; the tokens between two sends are its one approximation. */
+ * the scheduler fe_serial_ns after its turn comes (ENGINE_EV_FRONT; its
+ * t_arrive_ns stays the send).  Sends come in time order (events), so this
+ * is the FIFO server's recursion; the tokens between two sends are its one
+ * approximation. */
 static void front_end_take(Engine *eng, uint32_t idx, int64_t now_ns)
 {
     Request *r = &eng->reqs[idx];
@@ -584,8 +585,7 @@ static void front_end_take(Engine *eng, uint32_t idx, int64_t now_ns)
     r->fe_passed = 1;
     eng->fe_free_ns = start + eng->cfg.fe_serial_ns;
     r->fe_wait_ns = eng->fe_free_ns - now_ns;
-    r->t_arrive_ns = eng->fe_free_ns;
-    evq_push(eng->evq, r->t_arrive_ns, ENGINE_EV_FRONT, idx);
+    evq_push(eng->evq, eng->fe_free_ns, ENGINE_EV_FRONT, idx);
 }
 
 void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
@@ -607,7 +607,7 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
         return;
     }
     if (r->cancel_after_ns > 0 && !r->incoming)
-        evq_push(eng->evq, r->t_arrive_ns + r->cancel_after_ns, ENGINE_EV_CANCEL, idx);
+        evq_push(eng->evq, MAX(now_ns, r->t_arrive_ns + r->cancel_after_ns), ENGINE_EV_CANCEL, idx);
     waiting_push_back(eng, idx);
     eng->g_dirty = 1;
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;

@@ -141,6 +141,8 @@ static void request_reset(Request *r, uint32_t idx, uint64_t token_off)
     r->t_cancel_ns = -1;
     r->cancel_blocks = 0;
     r->cancel_pending = 0;
+    r->fe_passed = 0;
+    r->fe_wait_ns = 0;
 }
 
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)

@@ -99,11 +99,11 @@ typedef struct MetricsCfg {
 /* A finished request's TTFT and E2E as its client sees them. */
 static inline int64_t metrics_ttft_ns(const MetricsCfg *cfg, const Request *r)
 {
-    return r->t_first_token_ns - r->t_arrive_ns + cfg->client_ns + r->fe_wait_ns;
+    return r->t_first_token_ns - r->t_arrive_ns + cfg->client_ns;
 }
 static inline int64_t metrics_e2e_ns(const MetricsCfg *cfg, const Request *r)
 {
-    return r->t_finish_ns - r->t_arrive_ns + cfg->client_ns + r->fe_wait_ns;
+    return r->t_finish_ns - r->t_arrive_ns + cfg->client_ns;
 }
 
 /* A cluster run's replicas, borrowed from the Cluster (valid while it

@@ -118,8 +118,8 @@ typedef struct Request {
     uint32_t cancel_blocks;    /* cancelled: KV blocks it held (freed at t_finish_ns) */
     uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
     uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it */
-    int64_t fe_wait_ns;        /* ... and held it this long, its turn included (in TTFT and E2E; t_arrive_ns
-                                  is when it left the front end) */
+    int64_t fe_wait_ns;        /* ... and held it this long after t_arrive_ns, its turn included (so in its
+                                  TTFT, E2E and queueing time) */
 } Request;
 
 #define REQ_NONE UINT32_MAX

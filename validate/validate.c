@@ -15,7 +15,8 @@
  *      gsl_multifit_wlinear), terms that come out negative dropped;
  *   3. the request overhead: the training rows simulated with that host
  *      time and each overhead of a grid (vfit_request), the one with the
- *      least TTFT MAPE kept;
+ *      least TTFT MAPE kept; for closed loops with the end spread beside
+ *      it, then the serial front end's time per token at that pair;
  *   3b. for an engine whose rows are all static batches (splitwise), the
  *      exposed large all-reduce on a grid (vfit_allreduce), then 3 again;
  *   4. the host time again as in 2, from the rows simulated with that
