@@ -638,21 +638,12 @@ static double fit_value(const cJSON *root, const char *engine, const char *key)
     return NAN;
 }
 
-/* One fitted engine's constants from fit.json (NAN where absent). */
-static void fit_of(const cJSON *root, const char *engine, double *base, double *per_seq, double *per_gpu, double *before,
-                   double *spread)
+/* One fitted engine's host terms, before_us and end spread from fit.json
+ * (NAN where absent), in that order. */
+static void fit_of(const cJSON *root, const char *engine, double h[5])
 {
-    *base = *per_seq = *per_gpu = *before = *spread = NAN;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "fit")) {
-        const cJSON *en = cJSON_GetObjectItemCaseSensitive(x, "engine");
-        if (!cJSON_IsString(en) || strcmp(en->valuestring, engine)) continue;
-        *base = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "base_us"));
-        *per_seq = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "per_seq_us"));
-        *per_gpu = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "per_gpu_us"));
-        *before = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "before_us"));
-        *spread = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "end_spread_tokens"));
-    }
+    static const char *const keys[5] = {"base_us", "per_seq_us", "per_gpu_us", "before_us", "end_spread_tokens"};
+    for (int k = 0; k < 5; k++) h[k] = fit_value(root, engine, keys[k]);
 }
 
 /* A fit's host terms in a form of their own (VTheta.form): an engine with
@@ -728,14 +719,14 @@ static void test_validate_fit_recovers(void)
         Err e = {{0}};
         cJSON *root = jsonio_parse_file(js, &e);
         double h[2][5];
-        fit_of(root, "trtllm", &h[0][0], &h[0][1], &h[0][2], &h[0][3], &h[0][4]);
+        fit_of(root, "trtllm", h[0]);
         CHECK_NEAR(h[0][3], 16000, 0);
         CHECK_NEAR(h[0][4], 2, 0);
         /* the host terms share what the rows show: per-sequence time and
          * the base trade against each other over so few batch sizes */
         CHECK_NEAR(h[0][0] + 5 * h[0][1], 1500 + 5 * 20, 160);
         if (copies == 2) {
-            fit_of(root, "trtllm-1.0", &h[1][0], &h[1][1], &h[1][2], &h[1][3], &h[1][4]);
+            fit_of(root, "trtllm-1.0", h[1]);
             for (int t = 0; t < 3; t++) CHECK_NEAR(h[1][t], h[0][t], 0); /* one host time for the family */
             CHECK_NEAR(h[1][3], 4000, 0);
             CHECK_NEAR(h[1][4], 0, 0);
