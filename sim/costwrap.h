@@ -23,7 +23,7 @@
 
 #include "policy.h"
 
-#define COSTWRAP_SIZES_MAX 64
+#define COSTWRAP_SIZES_MAX 512
 
 typedef struct CostWrapCfg {
     uint32_t graph_sizes[COSTWRAP_SIZES_MAX]; /* ascending */

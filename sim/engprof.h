@@ -101,7 +101,7 @@
 #include "common.h"
 #include "model.h"
 
-#define ENGPROF_SIZES_MAX 64
+#define ENGPROF_SIZES_MAX 512
 #define ENGPROF_END_SPREAD_MAX 4096 /* end_spread_tokens: at most this */
 
 typedef enum { ENGKV_HW = 0, ENGKV_TOTAL_FRACTION, ENGKV_FREE_FRACTION } EngKvRule;

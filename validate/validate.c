@@ -55,13 +55,14 @@
 
 #define VFIT_MIN_ROWS 10
 #define VALIDATE_MAX_FILTERS 16
+#define VALIDATE_MAX_EXTRA_CLIENTS 1024
 #define VALIDATE_MAX_JOBS 256
 
 const char validate_usage[] =
     "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
     "                         [--json OUT] [--html DIR] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
     "                         [--scenario ID]\n"
-    "                         [--set K=V[,K=V...]]\n"
+    "                         [--set K=V[,K=V...]] [--extra-clients N]\n"
     "\n"
     "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
     "and TPOT (splitwise: prompt_time and token_time) with the measurement:\n"
@@ -85,7 +86,9 @@ const char validate_usage[] =
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
     "                    engine files' (base_us, per_seq_us, per_gpu_us, before_us, jitter_us,\n"
     "                    jitter_per_token_us, end_spread_tokens, front_end_per_token_us,\n"
-    "                    ar_above_tokens, ar_link_fraction; unset = 0)\n";
+    "                    ar_above_tokens, ar_link_fraction; unset = 0)\n"
+    "  --extra-clients N what-if for closed-loop rows: N clients more than the concurrency the\n"
+    "                    server's max_batch_size and max_num_tokens were set to (default 0)\n";
 
 /* ------------------------------------------------------------ running */
 
@@ -803,7 +806,7 @@ int validate_main(int argc, char **argv)
     const char *file = NULL, *json = NULL, *html = NULL, *scen_id = NULL;
     VFormat fmt = VFMT_AUTO;
     VFilter flt[VALIDATE_MAX_FILTERS];
-    int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0;
+    int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0, extra_clients = 0;
     VTheta set = {0};
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs < 1) jobs = 1;
@@ -842,6 +845,13 @@ int validate_main(int argc, char **argv)
             if (++i >= argc) return bad("--jobs needs a number", NULL);
             jobs = strtol(argv[i], &end, 10);
             if (*end || jobs < 1 || jobs > VALIDATE_MAX_JOBS) return bad("--jobs: expected 1 to 256, got", argv[i]);
+        } else if (!strcmp(a, "--extra-clients")) {
+            char *end;
+            if (++i >= argc) return bad("--extra-clients needs a number", NULL);
+            long x = strtol(argv[i], &end, 10);
+            if (*end || end == argv[i] || x < 0 || x > VALIDATE_MAX_EXTRA_CLIENTS)
+                return bad("--extra-clients: expected a whole number 0 to 1024, got", argv[i]);
+            extra_clients = (int)x;
         } else if (!strcmp(a, "--set")) {
             if (++i >= argc) return bad("--set needs K=V[,K=V...]", NULL);
             char buf[512];
@@ -892,6 +902,8 @@ int validate_main(int argc, char **argv)
     VRow *rows;
     uint32_t n;
     if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
+    for (uint32_t i = 0; i < n; i++)
+        if (rows[i].fmt == VFMT_SILICON) rows[i].extra_clients = extra_clients;
     if (scen_id) {
         int src = validate_print_scenario(file, rows, n, scen_id, has_set ? &set : NULL);
         free(rows);

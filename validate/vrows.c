@@ -186,6 +186,28 @@ static double vrows_num(const char *s)
 
 enum { S_ID, S_BACKEND, S_VERSION, S_MODEL, S_SYSTEM, S_MODE, S_ISL, S_OSL, S_QUANT, S_BATCH, S_TP, S_PP, S_ATTN_DP,
        S_MOE_TP, S_MOE_EP, S_TTFT, S_TPOT, S_NCOLS };
+/* The KV memory fraction the benchmark harness deployed, for a TensorRT-LLM
+ * version the harness has a template of its own for: aiconfigurator's
+ * generator writes kv_cache_config.free_gpu_memory_fraction from
+ * generator/config/backend_templates/trtllm/extra_engine_args.<version>.yaml.j2,
+ * whose default (nothing in its rules sets it) is 0.80 in 1.0.0rc3's and
+ * 0.90 in 1.2.0rc6.post1's.  The rows of other versions (the 2026 runs name
+ * none) keep the engine's 0.9: with 0.80 their 70B TP2 runs at 128 clients
+ * would queue for KV, which the measured ones do not (validate/README.md).
+ * 0: the engine file's own. */
+static const struct {
+    const char *version;
+    double fraction;
+} vrows_trt_templates[] = {{"1.0.0rc3", 0.80}, {"1.2.0rc6.post1", 0.90}};
+
+static double vrows_harness_kv_fraction(const char *backend, const char *version)
+{
+    if (strcmp(backend, "trtllm")) return 0;
+    for (size_t i = 0; i < sizeof vrows_trt_templates / sizeof vrows_trt_templates[0]; i++)
+        if (!strcmp(version, vrows_trt_templates[i].version)) return vrows_trt_templates[i].fraction;
+    return 0;
+}
+
 static const char *const silicon_cols[] = {"id", "backend", "backend_version", "model_path", "system", "mode", "isl", "osl",
                                            "gemm_quant_mode", "batch_size", "tp_size", "pp_size",
                                            "attention_dp_size", "moe_tp_size", "moe_ep_size", "silicon_ttft_ms",
@@ -268,6 +290,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         snprintf(name, sizeof name, "%s-%.*s", eng, (int)vl, ver);
         if (strlen(name) < sizeof r->engine && vrows_exists("engines/", name)) snprintf(r->engine, sizeof r->engine, "%s", name);
     }
+    r->kv_fraction = vrows_harness_kv_fraction(eng, ver);
     snprintf(r->dtype, sizeof r->dtype, "%s", dt);
     {
         /* Precision rules (validate/README.md): "fp8" on a model whose FP8
@@ -528,11 +551,41 @@ static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
     }
 }
 
+/* What the harness deployed beside the engine's own defaults, as engine
+ * keys (", \"kv\": {...}, \"cuda_graph_sizes\": [...]" or nothing) into buf:
+ *   - TensorRT-LLM's KV memory fraction of the version's template
+ *     (vrows_harness_kv_fraction);
+ *   - vLLM's CUDA-graph capture sizes: aiconfigurator's benchmark rule
+ *     (generator/rule_plugin/benchmark/vllm.rule: cuda_graph_batch_sizes =
+ *     range(1, max_batch_size + 1), written as --cudagraph-capture-sizes)
+ *     captures every decode batch of 1 .. the concurrency per worker, so no
+ *     step is padded to vLLM's default sizes (1, 2, 4, 8, 16, 24, ...).
+ *     TensorRT-LLM's rule captures the same sizes, but its engine file pads
+ *     nothing (enable_padding false in the harness's templates too). */
+#define VROWS_HARNESS_GRAPHS_MAX ENGPROF_SIZES_MAX
+#define VROWS_HARNESS_MAX (VROWS_HARNESS_GRAPHS_MAX * 5 + 100)
+#define VROWS_ENGINE_MAX (VROWS_HARNESS_MAX + 900)
+static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    if (r->kv_fraction > 0)
+        k += (size_t)snprintf(buf, n, ", \"kv\": {\"memory\": \"free_fraction\", \"fraction\": %.6g}", r->kv_fraction);
+    if (!strncmp(r->engine, "vllm", 4) && r->fmt == VFMT_SILICON) {
+        long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
+        if (per_worker > VROWS_HARNESS_GRAPHS_MAX) per_worker = VROWS_HARNESS_GRAPHS_MAX;
+        k += (size_t)snprintf(buf + k, n - k, ", \"cuda_graph_sizes\": [");
+        for (long i = 1; i <= per_worker && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%ld", i > 1 ? ", " : "", i);
+        if (k < n) snprintf(buf + k, n - k, "]");
+    }
+}
+
 char *vrows_scenario(const VRow *r, const VTheta *th)
 {
-    size_t n = 4096 + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[860], fe[80];
+    size_t n = 4096 + VROWS_ENGINE_MAX + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
+    char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[80], kv[VROWS_HARNESS_MAX] = "";
     int k;
+    vrows_harness_engine(r, kv, sizeof kv);
     if (th) {
         /* every constant th's, the front end's too: none at 0 */
         if (th->fe_per_token_us > 0)
@@ -543,12 +596,14 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
                  "{\"base\": \"%s\", \"iter_overhead\": {\"base_us\": %.17g, \"per_seq_us\": %.17g, "
                  "\"per_gpu_us\": %.17g%s}, \"request_overhead\": {\"before_us\": %.17g, \"after_us\": 0, "
                  "\"jitter_us\": %.17g, \"jitter_per_token_us\": %.17g, \"end_spread_tokens\": %.0f}, "
-                 "\"front_end\": %s, \"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}}",
+                 "\"front_end\": %s, \"large_allreduce\": {\"above_tokens\": %.17g, \"link_fraction\": %.17g}%s}",
                  r->engine, th->base_us, th->per_seq_us, th->per_gpu_us,
                  th->form == 2 ? ", \"per_layer\": true" : th->form == 1 ? ", \"per_layer\": false" : "",
                  th->before_us, th->jitter_us, th->jitter_per_token_us, th->end_spread_tokens, fe,
-                 th->ar_above_tokens, th->ar_link_fraction);
-    } else
+                 th->ar_above_tokens, th->ar_link_fraction, kv);
+    } else if (kv[0])
+        snprintf(eng, sizeof eng, "{\"base\": \"%s\"%s}", r->engine, kv);
+    else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {
         /* a static batch of identical requests, all there at 0; the runs
@@ -569,7 +624,7 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
                           i ? "," : "", r->isl, r->osl);
         if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "]}}\n");
     } else {
-        int c = r->conc;
+        int c = r->conc + r->extra_clients;
         char par[160] = "", mdl[200], cm[120], sch[200];
         vrows_harness_scheduler(r, sch, sizeof sch);
         if (r->ep || r->adp || r->moe_tp)

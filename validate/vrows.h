@@ -50,6 +50,9 @@ typedef struct VRow {
     int tp;
     int ep, moe_tp, adp;        /* MoE layout (vrows_silicon's decoding); 0 = dense, none given */
     int isl, osl, conc;         /* conc: clients (silicon) or the static batch (splitwise) */
+    double kv_fraction;         /* the KV memory fraction the harness deployed (0: the engine file's) */
+    int extra_clients;          /* what-if (validate --extra-clients): closed-loop clients beyond the
+                                   concurrency the server's max_batch_size was set to */
     double meas_ttft_ms, meas_tpot_ms;
     /* results */
     double pred_ttft_ms, pred_tpot_ms, mean_running;
