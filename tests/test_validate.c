@@ -1029,6 +1029,37 @@ static void test_validate_published_figures(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The what-if validate/README.md and README.md quote: the Llama-3.1-8B rows
+ * (TensorRT-LLM 1.0.0rc3) with one closed-loop client beyond the server's
+ * batch ("Two client behaviours in one engine version"): TTFT MAPE 30.4%
+ * as run, 19.6% so. */
+static void test_validate_extra_clients_figure(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    const char *sil = "../shared/data/e2e/silicon_visible.csv";
+    FILE *f = fopen(sil, "r");
+    if (!b || !f) {
+        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", sil);
+        if (f) fclose(f);
+        return;
+    }
+    fclose(f);
+    char dir[] = "/tmp/servesim-valxc-XXXXXX", cmd[2048], js[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(js, sizeof js, "%s/x.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "%s validate %s --no-rows --filter model_path=meta-llama/Llama-3.1-8B-Instruct --extra-clients 1 "
+             "--json %s > /dev/null",
+             b, sil, js);
+    CHECK(system(cmd) == 0);
+    CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 177, 0);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.1957, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "ttft", "bias"), -0.1253, 0.0005);
+    CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.0897, 0.0005);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* Issue 17: every row of the MoE file modelled; the figures published in
  * validate/README.md (shipped engine constants, fitted on the dense rows
  * only: every MoE row is out of sample). */
@@ -1217,6 +1248,7 @@ void suite_validate(void)
     RUN(test_validate_scenario_of_row);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);
+    RUN(test_validate_extra_clients_figure);
     RUN(test_validate_moe_figures);
     RUN(test_dataset_entries_reuse);
     RUN(test_fp8_checkpoint_format);
