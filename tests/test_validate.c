@@ -988,22 +988,40 @@ static double json_num_at(const char *path, const char *k1, const char *k2, cons
     return v;
 }
 
-static void test_validate_published_figures(void)
+/* Runs `servesim validate FILE ARGS --no-rows --json DIR/NAME` in a fresh
+ * temporary DIR (dir: a mkdtemp template): 0 when $SERVESIM_BIN or FILE is
+ * missing (the test is skipped, saying so), else 1 with js the JSON's path
+ * (the caller removes dir with rm_tree). */
+static int validate_json(const char *file, const char *args, char *dir, const char *name, char *js, size_t n)
 {
     const char *b = getenv("SERVESIM_BIN");
-    const char *sil = "../shared/data/e2e/silicon_visible.csv", *spl = "../shared/data/e2e/splitwise_perf_model.csv";
-    FILE *f = fopen(sil, "r");
+    FILE *f = fopen(file, "r");
     if (!b || !f) {
-        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", sil);
+        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", file);
         if (f) fclose(f);
-        return;
+        return 0;
     }
     fclose(f);
-    char dir[] = "/tmp/servesim-valfig-XXXXXX", cmd[2048], js[600];
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(js, sizeof js, "%s/silicon.json", dir);
-    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, sil, js);
+    char cmd[2048];
+    snprintf(js, n, "%s/%s", dir, name);
+    snprintf(cmd, sizeof cmd, "%s validate %s %s --no-rows --json %s > /dev/null", b, file, args, js);
     CHECK(system(cmd) == 0);
+    return 1;
+}
+
+static void rm_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_validate_published_figures(void)
+{
+    const char *spl = "../shared/data/e2e/splitwise_perf_model.csv";
+    char dir[] = "/tmp/servesim-valfig-XXXXXX", cmd[2048], js[600];
+    if (!validate_json("../shared/data/e2e/silicon_visible.csv", "", dir, "silicon.json", js, sizeof js)) return;
     CHECK_NEAR(json_num_at(js, "overall", "rows", NULL), 594, 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 594, 0);
     CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 0, 0);
@@ -1014,7 +1032,7 @@ static void test_validate_published_figures(void)
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.1899, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "median_abs_error"), 0.0648, 0.0005);
     snprintf(js, sizeof js, "%s/splitwise.json", dir);
-    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, spl, js);
+    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", getenv("SERVESIM_BIN"), spl, js);
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 630, 0); /* BLOOM-176B included */
     CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 630, 0); /* 10 of them below the compute floor */
@@ -1025,8 +1043,7 @@ static void test_validate_published_figures(void)
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.1012, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.0827, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.0527, 0.0005);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    rm_tree(dir);
 }
 
 /* The what-if validate/README.md and README.md quote: the Llama-3.1-8B rows
@@ -1035,29 +1052,16 @@ static void test_validate_published_figures(void)
  * as run, 19.6% so. */
 static void test_validate_extra_clients_figure(void)
 {
-    const char *b = getenv("SERVESIM_BIN");
-    const char *sil = "../shared/data/e2e/silicon_visible.csv";
-    FILE *f = fopen(sil, "r");
-    if (!b || !f) {
-        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", sil);
-        if (f) fclose(f);
+    char dir[] = "/tmp/servesim-valxc-XXXXXX", js[600];
+    if (!validate_json("../shared/data/e2e/silicon_visible.csv",
+                       "--filter model_path=meta-llama/Llama-3.1-8B-Instruct --extra-clients 1", dir, "x.json", js,
+                       sizeof js))
         return;
-    }
-    fclose(f);
-    char dir[] = "/tmp/servesim-valxc-XXXXXX", cmd[2048], js[600];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(js, sizeof js, "%s/x.json", dir);
-    snprintf(cmd, sizeof cmd,
-             "%s validate %s --no-rows --filter model_path=meta-llama/Llama-3.1-8B-Instruct --extra-clients 1 "
-             "--json %s > /dev/null",
-             b, sil, js);
-    CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 177, 0);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "mape"), 0.1957, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "bias"), -0.1253, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "mape"), 0.0897, 0.0005);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    rm_tree(dir);
 }
 
 /* Issue 17: every row of the MoE file modelled; the figures published in
@@ -1065,20 +1069,8 @@ static void test_validate_extra_clients_figure(void)
  * only: every MoE row is out of sample). */
 static void test_validate_moe_figures(void)
 {
-    const char *b = getenv("SERVESIM_BIN");
-    const char *moe = "../shared/data/e2e/silicon_visible_moe.csv";
-    FILE *f = fopen(moe, "r");
-    if (!b || !f) {
-        printf("     (skipped: needs $SERVESIM_BIN and %s)\n", moe);
-        if (f) fclose(f);
-        return;
-    }
-    fclose(f);
-    char dir[] = "/tmp/servesim-valmoe-XXXXXX", cmd[2048], js[600];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(js, sizeof js, "%s/moe.json", dir);
-    snprintf(cmd, sizeof cmd, "%s validate %s --no-rows --json %s > /dev/null", b, moe, js);
-    CHECK(system(cmd) == 0);
+    char dir[] = "/tmp/servesim-valmoe-XXXXXX", js[600];
+    if (!validate_json("../shared/data/e2e/silicon_visible_moe.csv", "", dir, "moe.json", js, sizeof js)) return;
     CHECK_NEAR(json_num_at(js, "overall", "rows", NULL), 185, 0);
     CHECK_NEAR(json_num_at(js, "overall", "simulated", NULL), 185, 0);
     CHECK_NEAR(json_num_at(js, "overall", "not_modelled", NULL), 0, 0);
@@ -1103,8 +1095,7 @@ static void test_validate_moe_figures(void)
                    tpot[i], 0.0005);
     }
     cJSON_Delete(root);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    rm_tree(dir);
 }
 
 
