@@ -571,21 +571,22 @@ static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
     buf[0] = 0;
     if (r->kv_fraction > 0)
         k += (size_t)snprintf(buf, n, ", \"kv\": {\"memory\": \"free_fraction\", \"fraction\": %.6g}", r->kv_fraction);
-    if (!strncmp(r->engine, "vllm", 4) && r->fmt == VFMT_SILICON) {
+    if (!strncmp(r->engine, "vllm", 4) && r->fmt == VFMT_SILICON && k < n) {
         long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
         if (per_worker > VROWS_HARNESS_GRAPHS_MAX) per_worker = VROWS_HARNESS_GRAPHS_MAX;
         k += (size_t)snprintf(buf + k, n - k, ", \"cuda_graph_sizes\": [");
         for (long i = 1; i <= per_worker && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%ld", i > 1 ? ", " : "", i);
         if (k < n) snprintf(buf + k, n - k, "]");
     }
+    /* NEVER truncated: n holds every size up to the most an engine takes */
 }
 
 char *vrows_scenario(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + VROWS_ENGINE_MAX + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[80], kv[VROWS_HARNESS_MAX] = "";
+    char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[80], harness[VROWS_HARNESS_MAX];
     int k;
-    vrows_harness_engine(r, kv, sizeof kv);
+    vrows_harness_engine(r, harness, sizeof harness);
     if (th) {
         /* every constant th's, the front end's too: none at 0 */
         if (th->fe_per_token_us > 0)
@@ -600,9 +601,9 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
                  r->engine, th->base_us, th->per_seq_us, th->per_gpu_us,
                  th->form == 2 ? ", \"per_layer\": true" : th->form == 1 ? ", \"per_layer\": false" : "",
                  th->before_us, th->jitter_us, th->jitter_per_token_us, th->end_spread_tokens, fe,
-                 th->ar_above_tokens, th->ar_link_fraction, kv);
-    } else if (kv[0])
-        snprintf(eng, sizeof eng, "{\"base\": \"%s\"%s}", r->engine, kv);
+                 th->ar_above_tokens, th->ar_link_fraction, harness);
+    } else if (harness[0])
+        snprintf(eng, sizeof eng, "{\"base\": \"%s\"%s}", r->engine, harness);
     else
         snprintf(eng, sizeof eng, "\"%s\"", r->engine);
     if (r->fmt == VFMT_SPLITWISE) {
