@@ -15,11 +15,18 @@ typedef struct CostWrap {
     uint32_t cap;
 } CostWrap;
 
+/* The smallest captured size >= n (the sizes ascend; up to
+ * COSTWRAP_SIZES_MAX of them, so a binary search: this runs every
+ * iteration), or n when none is. */
 uint32_t costwrap_padded(const CostWrapCfg *cfg, uint32_t n)
 {
-    for (uint32_t i = 0; i < cfg->n_sizes; i++)
-        if (cfg->graph_sizes[i] >= n) return cfg->graph_sizes[i];
-    return n;
+    uint32_t lo = 0, hi = cfg->n_sizes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cfg->graph_sizes[mid] >= n) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < cfg->n_sizes ? cfg->graph_sizes[lo] : n;
 }
 
 /* The exposed all-reduce of an iteration of `tokens` new tokens, added

@@ -463,6 +463,13 @@ static void test_large_allreduce(void)
     CHECK(strstr(e.msg, "large_allreduce") && strstr(e.msg, "link_fraction"));
 }
 
+static void rm_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* Writes text to DIR/rows.csv (its path into path) and reads it as rows. */
 static int read_rows_text(const char *dir, const char *text, char *path, size_t n_path, VRow **rows, uint32_t *n,
                           VFormat *fmt)
@@ -588,7 +595,7 @@ static void test_validate_harness_rules(void)
             char *sc = vrows_scenario(&rows[i], NULL);
             ok[i] = sc && load(sc, &s[i]) == 0;
             CHECK(ok[i]);
-            if (i == 0) CHECK_CONTAINS(sc, "\"engine\": {\"base\": \"trtllm-1.0\", \"kv\": {\"memory\": \"free_fraction\", \"fraction\": 0.8}}");
+            if (i == 0) CHECK_CONTAINS(sc, "\"engine\": {\"base\": \"trtllm-1.0\", \"kv\": {\"fraction\": 0.8}}");
             if (i == 1) CHECK_CONTAINS(sc, "\"engine\": \"trtllm\",");
             free(sc);
         }
@@ -632,9 +639,7 @@ static void test_validate_harness_rules(void)
         snprintf(cmd, sizeof cmd, "%s validate %s --extra-clients 1 --scenario a | grep -q '\"clients\": 9'", b, path);
         CHECK(system(cmd) == 0);
     }
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    rm_tree(dir);
 }
 
 static double json_num_at(const char *path, const char *k1, const char *k2, const char *k3);
@@ -1010,12 +1015,6 @@ static int validate_json(const char *file, const char *args, char *dir, const ch
     return 1;
 }
 
-static void rm_tree(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
-}
 
 static void test_validate_published_figures(void)
 {

@@ -570,7 +570,8 @@ static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
     size_t k = 0;
     buf[0] = 0;
     if (r->kv_fraction > 0)
-        k += (size_t)snprintf(buf, n, ", \"kv\": {\"memory\": \"free_fraction\", \"fraction\": %.6g}", r->kv_fraction);
+        /* merged key by key into the engine file's "kv" (its memory rule stays) */
+        k += (size_t)snprintf(buf, n, ", \"kv\": {\"fraction\": %.6g}", r->kv_fraction);
     if (!strncmp(r->engine, "vllm", 4) && r->fmt == VFMT_SILICON && k < n) {
         long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
         if (per_worker > VROWS_HARNESS_GRAPHS_MAX) per_worker = VROWS_HARNESS_GRAPHS_MAX;
