@@ -216,6 +216,8 @@ enum { W_MODEL, W_HW, W_PROMPT, W_BATCH, W_TOKENS, W_PTIME, W_TTIME, W_TP, W_NCO
 static const char *const splitwise_cols[] = {"model", "hardware", "prompt_size", "batch_size", "token_size",
                                              "prompt_time", "token_time", "tensor_parallel"};
 
+static void vrows_floor(VRow *r);
+
 static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
 {
     snprintf(r->id, sizeof r->id, "%s", COL(S_ID)[0] ? COL(S_ID) : "(no id)");
@@ -305,7 +307,9 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         int have = model_load(model, md, &e) == 0;
         if (have) {
             if (!strcmp(dt, "fp8") && md->fp8_checkpoint == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
-            if (!strcmp(dt, "nvfp4") && hw_load(gpu, hd, &e) == 0 && !(hd->peak_flops[DTYPE_NVFP4] > 0))
+            int hw_ok = hw_load(gpu, hd, &e) == 0;
+            if (hw_ok) r->gpu_mem_bytes = hd->mem_bytes;
+            if (!strcmp(dt, "nvfp4") && hw_ok && !(hd->peak_flops[DTYPE_NVFP4] > 0))
                 snprintf(r->dtype, sizeof r->dtype, "native");
             if (md->experts > 0 && mtp * mep != tp * adp)
                 snprintf(r->skip, sizeof r->skip, "moe_tp_size %ld x moe_ep_size %ld != tp_size %ld x "
@@ -327,6 +331,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
     r->osl = (int)osl;
     r->conc = (int)clients;
     r->tp = (int)tp;
+    if (!r->skip[0]) vrows_floor(r);
 }
 
 static void vrows_splitwise(VRow *r, char **f, const int *col)
@@ -498,6 +503,66 @@ out:
     return rc;
 }
 
+/* The physics floor of a closed-loop row (issue 34).  Its clients finish
+ * c / (TTFT + (osl - 1) TPOT) requests a second by its own means, and each
+ * request's prompt must be prefilled: at the fastest the row's own cost
+ * model prices a prefill (its engine's kernel tables, on its TP degree, the
+ * prompts batched up to VROWS_FLOOR_TOKENS tokens an iteration, nothing
+ * else running, no host time), those prefills alone take more than a
+ * second of GPU time a second (on each of attention DP's ranks, which
+ * share the prompts) when the row is below the floor: the run did
+ * not prefill every prompt it names (a prefix cache, or prompts shorter
+ * than isl), so it is listed with both numbers, never simulated or fitted
+ * around.  Decode work is left out, so the floor is a bound, not a
+ * prediction. */
+#define VROWS_FLOOR_TOKENS 32768
+static char *vrows_scenario_text(const VRow *r, const VTheta *th);
+static void vrows_floor(VRow *r)
+{
+    double e2e_s = (r->meas_ttft_ms + (r->osl - 1) * r->meas_tpot_ms) * 1e-3;
+    if (!(e2e_s > 0)) return;
+    char *text = vrows_scenario_text(r, NULL);
+    if (!text) return;
+    Err e = {{0}};
+    Scenario s;
+    int rc = scenario_load_text(text, r->id, 0, 0, &s, &e);
+    free(text);
+    if (rc < 0) return; /* the simulation reports it */
+    RooflineCfg rc_cfg = {.model = s.model, .hw = s.hw, .tp = s.tp, .compute_dtype = s.compute_dtype,
+                          .kv_bytes_per_token = s.kv.bytes_per_token, .act_bytes = dtype_bytes(DTYPE_BF16, 1),
+                          .weights_separate = s.weights_separate, .ep = s.ep, .moe_tp = s.moe_tp,
+                          .attn_dp = s.attn_dp, .group_tokens = &s.adp_step_tokens,
+                          .moe_shared_overlap = !strcmp(s.engine.kernel_tables, "trtllm")};
+    CostModel cm;
+    double best = INFINITY;
+    if (s.cost_kind == COST_ROOFLINE && cost_roofline_new(&rc_cfg, &cm, &e) == 0) {
+        uint32_t k_max = (uint32_t)(VROWS_FLOOR_TOKENS / r->isl);
+        if (k_max < 1) k_max = 1;
+        BatchItem *it = xcalloc(k_max, sizeof *it);
+        /* 1, 2, 4, ... prompts, then k_max itself */
+        for (uint32_t k = 1, last = 0; !last; k = k * 2 < k_max ? k * 2 : k_max) {
+            last = k == k_max;
+            for (uint32_t j = 0; j < k; j++)
+                it[j] = (BatchItem){.req = j, .c = (uint32_t)r->isl, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
+            CostBreakdown out = {0};
+            if (cm.iter_time(cm.ctx, it, k, &out) == 0 && out.t_s > 0 && out.t_s / k < best) best = out.t_s / k;
+        }
+        free(it);
+        cm.destroy(cm.ctx);
+    }
+    scenario_free(&s);
+    /* attention data parallelism: adp ranks of tp GPUs prefill their own
+     * share of the prompts side by side */
+    int ranks = r->adp > 1 ? r->adp : 1;
+    double rate = r->conc / e2e_s, busy = rate * best / ranks;
+    if (isfinite(best) && busy > 1)
+        snprintf(r->skip, sizeof r->skip,
+                 "below the physics floor: %d clients at the measured TTFT and TPOT finish %.1f req/s, whose "
+                 "%d-token prompts need %.2f s of prefill a second at the kernel tables' fastest (%.2f ms each, "
+                 "%d GPU(s)%s)",
+                 r->conc, rate, r->isl, busy, best * 1e3, r->tp, ranks > 1 ? ", each attention-DP rank" : "");
+}
+
 /* ------------------------------------------------------------ simulate */
 
 /* Measured requests per client and warm-up requests per client: the
@@ -505,37 +570,45 @@ out:
  * (../shared/data/README.md). */
 #define VROWS_REQS_PER_CLIENT 20
 #define VROWS_WARMUP_PER_CLIENT 2
-/* aiperf's --num-dataset-entries default (100 prompts, reused in order by
- * its default sequential sampling; the data README's command sets neither):
- * an engine that caches prefixes (all three, by default) serves a repeated
- * prompt from its cache while the prompt's blocks are still there.  The
- * TensorRT-LLM rows are the exception: their TTFT shows every prompt
- * prefilled in full (with reused prompts the simulation puts their TTFT 56%
- * and TPOT 24% below the measurements, validate/README.md), so their
- * harness sent unique prompts or ran without block reuse -- as the
- * configurations aiconfigurator's generator writes do: its TensorRT-LLM
- * rule turns the prefix cache on only for a workload that declares a
- * shared prefix (generator/rule_plugin/trtllm.rule, "when prefix > 0:
- * disable_prefix_cache = false"). */
+/* aiperf's --num-dataset-entries default: 100 prompts, reused in order by
+ * its default sequential sampling (the data README's command sets
+ * neither).  What the server does with a repeated prompt is the harness's
+ * server setting (vrows_harness_engine): its generator turns every engine's
+ * prefix cache off unless the workload declares a shared prefix, so the
+ * reuse is sent but never served from a cache. */
 #define VROWS_DATASET_ENTRIES 100
-static int vrows_dataset_entries(const char *engine)
-{
-    return strncmp(engine, "trtllm", 6) == 0 ? 0 : VROWS_DATASET_ENTRIES;
-}
 
 /* The scheduler the benchmark harness deployed (../shared/data/README.md:
  * the rows are aiconfigurator's benchmark runs of configurations its
- * generator wrote).  Its TensorRT-LLM and vLLM rules for an aggregated
- * worker (aiconfigurator generator/rule_plugin/benchmark/{trtllm,vllm}.rule)
- * set max_batch_size to the benchmark's concurrency per worker and
- * max_num_tokens to max_batch_size + isl + 1500 -- for TensorRT-LLM rounded
- * up to the 32-token KV block (rule_plugin/trtllm.rule: "Ensure
- * maxNumTokens.value() % tokensPerBlock == 0", tokens_per_block 32).  So
- * one 2,048- to 8,192-token prompt (or two of 1,024) joins an iteration
- * beside the decodes, not the 8,192 tokens of the engine's own default.
+ * generator wrote).  Its rules for an aggregated worker
+ * (aiconfigurator generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule)
+ * set max_batch_size (TensorRT-LLM's max_batch_size, vLLM's max_num_seqs,
+ * SGLang's max_running_requests) to the benchmark's concurrency per worker,
+ * and the iteration's token limit:
+ *   - TensorRT-LLM and vLLM: max_num_tokens = max_batch_size + isl + 1500,
+ *     TensorRT-LLM's rounded up to the 32-token KV block
+ *     (rule_plugin/trtllm.rule: "Ensure maxNumTokens.value() %
+ *     tokensPerBlock == 0", tokens_per_block 32): one 2,048- to
+ *     8,192-token prompt (or two of 1,024) joins an iteration beside the
+ *     decodes, not the 8,192 tokens of the engine's own default;
+ *   - SGLang: max_prefill_tokens = isl + 1500 and enable_mixed_chunk true
+ *     (rule_plugin/sglang.rule, written as --max-prefill-tokens and
+ *     --enable-mixed-chunk by backend_templates/sglang/cli_args.0.5.6.post2.j2):
+ *     the running decodes join the prefill step and count against its
+ *     budget (SGLang's PrefillAdder subtracts mixed_with_decode_tokens), the
+ *     chunk stays SGLang's chunked_prefill_size (the template passes none:
+ *     8,192 below 160 GB, the engine file's long_prefill_threshold).
  * Writes `"scheduler": {...},` (or nothing for another engine) into buf. */
 #define VROWS_HARNESS_EXTRA_TOKENS 1500
 #define VROWS_HARNESS_BLOCK 32
+/* SGLang's chunked_prefill_size by device memory (server_args.py
+ * _handle_gpu_memory_settings, 0.5.x: 8,192 for H100 / H200, below 160 GB;
+ * 16,384 for B200) */
+static int vrows_sglang_chunk(const VRow *r)
+{
+    return r->gpu_mem_bytes >= 160.0 * 1024 * 1024 * 1024 ? 16384 : 8192;
+}
+
 static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
 {
     long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
@@ -548,20 +621,32 @@ static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
     } else if (!strncmp(r->engine, "vllm", 4)) {
         snprintf(buf, n, " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"max_running\": %ld},\n",
                  mnt, per_worker);
+    } else if (!strncmp(r->engine, "sglang", 6)) {
+        snprintf(buf, n,
+                 " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"long_prefill_threshold\": %d, "
+                 "\"max_running\": %ld},\n",
+                 (long)r->isl + VROWS_HARNESS_EXTRA_TOKENS, vrows_sglang_chunk(r), per_worker);
     }
 }
 
 /* What the harness deployed beside the engine's own defaults, as engine
- * keys (", \"kv\": {...}, \"cuda_graph_sizes\": [...]" or nothing) into buf:
+ * keys (", \"kv\": {...}, \"cuda_graph_sizes\": [...]") into buf, for
+ * silicon rows:
+ *   - no prefix cache: every engine's rule (aiconfigurator
+ *     generator/rule_plugin/{trtllm,vllm,sglang}.rule and the benchmark/ ones)
+ *     sets disable_prefix_cache = false only "when ModelConfig.prefix > 0",
+ *     so a benchmark without a declared prefix runs with it off
+ *     (--no-enable-prefix-caching, --disable-radix-cache,
+ *     enable_block_reuse false: generator/config/backend_config_mapping.yaml);
  *   - TensorRT-LLM's KV memory fraction of the version's template
  *     (vrows_harness_kv_fraction);
- *   - vLLM's CUDA-graph capture sizes: aiconfigurator's benchmark rule
- *     (generator/rule_plugin/benchmark/vllm.rule: cuda_graph_batch_sizes =
- *     range(1, max_batch_size + 1), written as --cudagraph-capture-sizes)
- *     captures every decode batch of 1 .. the concurrency per worker, so no
- *     step is padded to vLLM's default sizes (1, 2, 4, 8, 16, 24, ...).
- *     TensorRT-LLM's rule captures the same sizes, but its engine file pads
- *     nothing (enable_padding false in the harness's templates too). */
+ *   - vLLM's and SGLang's CUDA-graph batch sizes: the benchmark rules
+ *     (cuda_graph_batch_sizes = range(1, max_batch_size + 1), written as
+ *     --cudagraph-capture-sizes and --cuda-graph-bs) capture every decode
+ *     batch of 1 .. the concurrency per worker, so no step is padded to the
+ *     engines' default sizes (1, 2, 4, 8, 16, 24, ...).  TensorRT-LLM's rule
+ *     captures the same sizes, but its engine file pads nothing
+ *     (enable_padding false in the harness's templates too). */
 #define VROWS_HARNESS_GRAPHS_MAX ENGPROF_SIZES_MAX
 #define VROWS_HARNESS_MAX (VROWS_HARNESS_GRAPHS_MAX * 5 + 100)
 #define VROWS_ENGINE_MAX (VROWS_HARNESS_MAX + 900)
@@ -569,10 +654,12 @@ static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
 {
     size_t k = 0;
     buf[0] = 0;
-    if (r->kv_fraction > 0)
-        /* merged key by key into the engine file's "kv" (its memory rule stays) */
-        k += (size_t)snprintf(buf, n, ", \"kv\": {\"fraction\": %.6g}", r->kv_fraction);
-    if (!strncmp(r->engine, "vllm", 4) && r->fmt == VFMT_SILICON && k < n) {
+    if (r->fmt != VFMT_SILICON) return;
+    /* merged key by key into the engine file's "kv" (its memory rule stays) */
+    k += (size_t)snprintf(buf, n, ", \"kv\": {\"prefix_cache\": false");
+    if (r->kv_fraction > 0 && k < n) k += (size_t)snprintf(buf + k, n - k, ", \"fraction\": %.6g", r->kv_fraction);
+    if (k < n) k += (size_t)snprintf(buf + k, n - k, "}");
+    if ((!strncmp(r->engine, "vllm", 4) || !strncmp(r->engine, "sglang", 6)) && k < n) {
         long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
         if (per_worker > VROWS_HARNESS_GRAPHS_MAX) per_worker = VROWS_HARNESS_GRAPHS_MAX;
         k += (size_t)snprintf(buf + k, n - k, ", \"cuda_graph_sizes\": [");
@@ -582,7 +669,7 @@ static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
     /* NEVER truncated: n holds every size up to the most an engine takes */
 }
 
-char *vrows_scenario(const VRow *r, const VTheta *th)
+static char *vrows_scenario_text(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + VROWS_ENGINE_MAX + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
     char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[80], harness[VROWS_HARNESS_MAX];
@@ -652,13 +739,18 @@ char *vrows_scenario(const VRow *r, const VTheta *th)
                      " \"report\": {\"token_times\": false, \"iterations\": false}}\n",
                      r->id, mdl, r->hw, r->tp, par, eng, sch, cm, c,
                      (VROWS_REQS_PER_CLIENT + VROWS_WARMUP_PER_CLIENT) * c, VROWS_WARMUP_PER_CLIENT * c, r->isl,
-                     r->osl, vrows_dataset_entries(r->engine), VROWS_WARMUP_PER_CLIENT * c);
+                     r->osl, VROWS_DATASET_ENTRIES, VROWS_WARMUP_PER_CLIENT * c);
     }
     if (k < 0 || (size_t)k >= n) { /* NEVER: n covers every field's largest value */
         free(buf);
         return NULL;
     }
     return buf;
+}
+
+char *vrows_scenario(const VRow *r, const VTheta *th)
+{
+    return vrows_scenario_text(r, th);
 }
 
 void vrows_simulate(VRow *r, const VTheta *th)

@@ -50,6 +50,7 @@ typedef struct VRow {
     int tp;
     int ep, moe_tp, adp;        /* MoE layout (vrows_silicon's decoding); 0 = dense, none given */
     int isl, osl, conc;         /* conc: clients (silicon) or the static batch (splitwise) */
+    double gpu_mem_bytes;       /* the GPU's memory (models/hardware/), for engine rules that depend on it */
     double kv_fraction;         /* the KV memory fraction the harness deployed (0: the engine file's) */
     int extra_clients;          /* what-if (validate --extra-clients): closed-loop clients beyond the
                                    concurrency the server's max_batch_size was set to */
