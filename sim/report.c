@@ -518,7 +518,8 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
             fprintf(f, "  %u replicas behind a %s router\n", s->pools[0].replicas, scenario_router_names[s->router]);
         fprintf(f, "  %s on %g GPU(s) of %s (tp %d), %s cost model, %s scheduler", s->model.name, scenario_gpus(s),
                 s->hw.name, s->tp, scenario_cost_kind_name(s->cost_kind), sched_kind_name(s->sched.kind));
-        if (s->sched.kind == SCHED_CHUNKED) fprintf(f, " (budget %u)", s->sched.token_budget);
+        if (s->sched.kind == SCHED_CHUNKED)
+            fprintf(f, " (budget %u%s)", s->sched.token_budget, s->sched.prefill_apart ? ", mixed false" : "");
         fprintf(f, ", max_running %u\n", s->sched.max_running);
         if (s->kv.unbounded)
             fprintf(f, "  KV: unbounded (what-if), %u-token blocks, reserve %s\n", s->kv.block_tokens,

@@ -460,7 +460,7 @@ static int sched_key_ok(int kind, const char *k, char *buf, size_t n)
     static const char *const plain[] = {"max_running", "token_budget", NULL};
     static const char *const cont[] = {"max_running", "token_budget", "max_num_tokens", "max_partial_prefills", NULL};
     static const char *const chunked[] = {"max_running", "token_budget", "long_prefill_threshold",
-                                          "max_partial_prefills", NULL};
+                                          "max_partial_prefills", "mixed", NULL};
     static const char *const vllm[] = {"max_num_seqs", "max_num_batched_tokens", "preemption", "watermark",
                                        "swap_gb_per_s", NULL};
     const char *const *lists[] = {shared, kind == SCHED_CHUNKED  ? chunked
@@ -526,6 +526,10 @@ static int parse_sched(const cJSON *v, const char *where, Scenario *s, Err *e)
                        .max_num_tokens = (uint32_t)mnt,
                        .watermark = 0.01 /* vLLM's default */};
     if (jsonio_num(v, "watermark", where, 0, 0, 0.99, &c->watermark, e) < 0) return -1;
+    /* chunked: false is SGLang's default (sched.h) */
+    int mixed = 1;
+    if (jsonio_bool(v, "mixed", where, 0, &mixed, e) < 0) return -1;
+    c->prefill_apart = !mixed;
     static const char *const modes[] = {"recompute", "swap", NULL};
     if (jsonio_enum(v, "preemption", where, 0, modes, &s->preempt_swap, e) < 0) return -1;
     /* PCIe Gen5 x16, 64 GB/s per direction (gpus.md) */
@@ -1381,6 +1385,8 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
             cJSON_AddStringToObject(x, "hardware", s->pools[k].hw.name);
             cJSON_AddNumberToObject(x, "tp", s->pools[k].tp);
             cJSON_AddStringToObject(x, "scheduler", sched_kind_name(s->pools[k].sched.kind));
+            if (s->pools[k].sched.kind == SCHED_CHUNKED && s->pools[k].sched.prefill_apart)
+                cJSON_AddBoolToObject(x, "mixed", 0);
         }
         jsonio_add_num(d, "link_gb_per_s", s->link_bw_bytes_per_s / 1e9);
         cJSON_AddStringToObject(d, "first_token", s->first_token_on_decode ? "decode (after the KV transfer)"
@@ -1394,6 +1400,8 @@ void scenario_to_json(const Scenario *s, cJSON *sc)
     if (cJSON_IsString(script)) cJSON_AddStringToObject(sc, "scheduler_script", script->valuestring);
     cJSON_AddNumberToObject(sc, "max_running", s->sched.max_running);
     if (s->sched.kind == SCHED_CHUNKED) cJSON_AddNumberToObject(sc, "token_budget", s->sched.token_budget);
+    /* only when set: the default's echo stays what it was */
+    if (s->sched.kind == SCHED_CHUNKED && s->sched.prefill_apart) cJSON_AddBoolToObject(sc, "mixed", 0);
     if (s->sched.max_num_tokens) cJSON_AddNumberToObject(sc, "max_num_tokens", s->sched.max_num_tokens);
     cJSON_AddStringToObject(sc, "cost_model", scenario_cost_kind_name(s->cost_kind));
     cJSON_AddStringToObject(sc, "kv_reserve", kv_reserve_name(s->kv.reserve));

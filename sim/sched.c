@@ -109,12 +109,31 @@ static uint32_t chunk_cap(const SchedConfig *c, uint32_t left, uint32_t budget)
 
 static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget);
 
+/* "mixed": false (sched.h): a prefill iteration whenever one can be
+ * planned, else a decode iteration over every running request, with no
+ * token budget.  Whether a prefill can be planned is the prefill pass's
+ * own outcome: it plans nothing only when no running request prefills and
+ * the queue's head cannot be admitted (or the queue is empty). */
+static void chunked_apart(const SchedConfig *c, Engine *eng)
+{
+    chunked_prefills(c, eng, c->token_budget);
+    if (eng_plan(eng)->n > 0) return;
+    for (uint32_t i = 0; i < eng_running_count(eng); i++) {
+        uint32_t idx = eng_running_at(eng, i);
+        if (request_decoding(eng_req(eng, idx))) eng_plan_add(eng, idx, 0);
+    }
+}
+
 static int chunked_schedule(void *ctx, Engine *eng, Err *e)
 {
     Sched *sc = ctx;
     const SchedConfig *c = &sc->c;
     (void)e;
     admission_sweep(sc, eng);
+    if (c->prefill_apart) {
+        chunked_apart(c, eng);
+        return 0;
+    }
     uint32_t budget = c->token_budget;
     /* 1. one decode token per request that has its first token */
     for (uint32_t i = 0; i < eng_running_count(eng) && budget > 0; i++) {
@@ -143,11 +162,13 @@ static int chunked_schedule_rest(void *ctx, Engine *eng, uint32_t n_group, Err *
     return 0;
 }
 
-/* Steps 2 and 3 of chunked_schedule with the budget step 1 left. */
+/* Steps 2 and 3 of chunked_schedule with the budget step 1 left (with
+ * prefill_apart, the whole budget: a prefill iteration, no decodes). */
 static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget)
 {
     uint32_t partial = 0;
     const uint32_t max_partial = c->max_partial_prefills ? c->max_partial_prefills : UINT32_MAX;
+    int self_preempted = 0;
     /* 2. chunks for admitted requests still prefilling, admission order */
     for (uint32_t i = eng_running_next_prefilling(eng, 0); i < eng_running_count(eng) && budget > 0 &&
                                                            partial < max_partial;
@@ -157,7 +178,15 @@ static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget)
         int added = eng_plan_add(eng, idx, chunk_cap(c, prefill_left(r), budget));
         budget -= (uint32_t)added;
         partial += added > 0;
+        self_preempted |= r->state != REQ_RUNNING;
     }
+    /* With prefill_apart, a request whose chunk found the pool short and
+     * preempted itself (back at the queue's head) is not admitted again in
+     * this pass: its first chunk would fit in the blocks it just freed, the
+     * next would not, and as no decode runs beside it nothing would ever
+     * free more -- the decode iteration that follows lets the running
+     * requests progress (mixed, they run in every iteration). */
+    if (c->prefill_apart && self_preempted) return;
     /* 3. admit in queue order, each taking a chunk */
     while (budget > 0 && partial < max_partial && eng_running_count(eng) < c->max_running &&
            eng_waiting_count(eng) > 0) {
@@ -165,7 +194,10 @@ static void chunked_prefills(const SchedConfig *c, Engine *eng, uint32_t budget)
         Request *r = eng_req(eng, idx);
         if (!eng_admit(eng, 0, chunk_cap(c, prefill_left(r), budget))) break;
         /* a prefix-cache hit may have shortened the prefill; a request
-         * handed over with its KV (disaggregation) decodes at once */
+         * handed over with its KV (disaggregation) decodes at once -- in a
+         * prefill iteration (prefill_apart) it waits for the next decode
+         * iteration, as SGLang's decode batch takes it */
+        if (c->prefill_apart && request_decoding(r)) continue;
         int added = eng_plan_add(eng, idx, request_decoding(r) ? 0 : chunk_cap(c, prefill_left(r), budget));
         if (!added) break;
         budget -= (uint32_t)added;
@@ -336,8 +368,13 @@ int sched_new(const SchedConfig *cfg, Scheduler *out, Err *e)
                        .on_arrival = admission ? sched_on_arrival : NULL, .destroy = sched_destroy,
                        /* the admission sweep reads the clock: not steady */
                        .steady = !cfg->deadline_aware,
-                       .schedule_rest = cfg->kind == SCHED_CHUNKED      ? chunked_schedule_rest
-                                        : cfg->kind == SCHED_CONTINUOUS ? continuous_schedule_rest
-                                                                        : NULL};
+                       /* the decode group decodes every member each step;
+                        * with prefill_apart a prefill iteration holds none,
+                        * and the group's step 1 would already have grown
+                        * their KV (Scheduler.schedule_rest): no group, only
+                        * the pure-decode fast path (steady) */
+                       .schedule_rest = cfg->kind == SCHED_CHUNKED && !cfg->prefill_apart ? chunked_schedule_rest
+                                        : cfg->kind == SCHED_CONTINUOUS                 ? continuous_schedule_rest
+                                                                                        : NULL};
     return 0;
 }

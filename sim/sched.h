@@ -21,6 +21,29 @@
  *               Optional vLLM-v1 knobs: a per-request chunk cap
  *               (long_prefill_threshold) and at most max_partial_prefills
  *               requests prefilling per iteration.
+ *               "mixed": false (prefill_apart) is SGLang's default (no
+ *               --enable-mixed-chunk): when any prefill can be planned --
+ *               a running request still prefilling, continued first, or a
+ *               waiting request admissible under max_running and KV -- the
+ *               iteration holds only prefill chunks, steps 2 and 3 above
+ *               with the whole budget B, and every running decode waits
+ *               for it; otherwise every running request decodes, however
+ *               many (SGLang's decode batch has no token budget).  A
+ *               request admitted decoding (handed over with its KV, swapped
+ *               back in) is not planned in a prefill iteration: it decodes
+ *               in the next decode iteration (this one when nothing
+ *               prefills).  A request whose chunk found the pool short
+ *               and preempted itself is not admitted again in the same
+ *               iteration, so the decodes get theirs (else nothing would
+ *               free blocks).  The queue is FCFS, SGLang's default
+ *               schedule_policy in 0.5.x.  SGLang's knobs map onto B
+ *               alone: its PrefillAdder charges every chunk to both
+ *               max_prefill_tokens (16384) and chunked_prefill_size (8192
+ *               on H100/H200, 16384 on B200) and cuts the last request
+ *               admitted to what the latter leaves, so B is
+ *               chunked_prefill_size while that is the smaller, with no
+ *               per-request cap; --enable-mixed-chunk charges the running
+ *               decodes to both first, which is "mixed": true.
  *   vllm        vLLM v0's default: when waiting requests fit -- max_num_seqs
  *               running, max_num_batched_tokens new tokens, and KV blocks
  *               for their whole prompt leaving `watermark` of the pool free
@@ -50,6 +73,8 @@ typedef struct SchedConfig {
     /* chunked, vLLM-v1 style */
     uint32_t long_prefill_threshold; /* a chunk takes at most this many tokens (0 = no cap) */
     uint32_t max_partial_prefills;   /* requests prefilling in one iteration (0 = no cap) */
+    int prefill_apart;               /* "mixed": false -- an iteration prefills or decodes, never both
+                                      * (SGLang without --enable-mixed-chunk); 0 = mixed (the default) */
     /* vllm */
     double watermark;      /* fraction of KV blocks kept free when admitting */
     /* admission control (every kind) */

@@ -70,6 +70,8 @@ void simtest_run(SimRun *out, const SimSpec *specs, uint32_t n, SchedConfig sche
     for (uint64_t k = 0; k < out->n_iters && k < 64; k++) {
         out->kv_used[k] = it[k].kv_used_blocks;
         out->iter_start[k] = it[k].t_start_ns;
+        out->iter_prefill[k] = it[k].n_prefill;
+        out->iter_decode[k] = it[k].n_decode;
     }
     engine_free(eng);
 }

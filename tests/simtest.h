@@ -24,6 +24,7 @@ typedef struct SimRun {
     EngineStats st;
     uint64_t kv_used[64];   /* KV blocks in use during each of the first 64 iterations */
     int64_t iter_start[64];
+    uint32_t iter_prefill[64], iter_decode[64]; /* items of each kind in each of the first 64 iterations */
     uint64_t n_iters;
     uint64_t sink_tokens;   /* tokens reported to the metrics sink */
     uint64_t sink_done;

@@ -292,9 +292,12 @@ static long fast_same(const char *name, const char *text, const char *extra, int
 static void test_fast_reports_identical(void)
 {
     static char text[4096];
-    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, "
-             "\"token_budget\": 1024}, " FAST_POISSON);
-    CHECK(fast_same("chunked", text, "", 1) > 100);
+    /* "mixed": false (SGLang's default) too */
+    for (int apart = 0; apart < 2; apart++) {
+        snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, "
+                 "\"token_budget\": 1024%s}, " FAST_POISSON, apart ? ", \"mixed\": false" : "");
+        CHECK(fast_same(apart ? "chunked_apart" : "chunked", text, "", 1) > 100);
+    }
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"vllm\", \"max_num_seqs\": 64}, " FAST_POISSON);
     CHECK(fast_same("vllm", text, "", 0) > 100);
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 48}, "
@@ -370,10 +373,15 @@ static void test_fast_dissolve_cases(void)
              "\"token_budget\": 48, \"order\": \"priority\", \"admission\": {\"max_queue\": 40}}, "
              "\"kv\": {\"capacity_gib\": 2, \"reserve\": \"final\"}, " FAST_POISSON_OPEN "}}");
     CHECK(fast_same("smallbudget", text, "", 0) > 1000);
-    snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 200, "
-             "\"token_budget\": 512, \"long_prefill_threshold\": 256, \"max_partial_prefills\": 2}, "
-             "\"kv\": {\"capacity_gib\": 1.2, \"reserve\": \"on_demand\"}, " FAST_POISSON_OPEN "}}");
-    CHECK(fast_same("partial", text, "", 0) > 1000);
+    /* and with "mixed": false (SGLang's default): no decode group, only
+     * runs of pure decode iterations */
+    for (int apart = 0; apart < 2; apart++) {
+        snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 200, "
+                 "\"token_budget\": 512, \"long_prefill_threshold\": 256, \"max_partial_prefills\": 2%s}, "
+                 "\"kv\": {\"capacity_gib\": 1.2, \"reserve\": \"on_demand\"}, " FAST_POISSON_OPEN "}}",
+                 apart ? ", \"mixed\": false" : "");
+        CHECK(fast_same(apart ? "partial_apart" : "partial", text, "", 0) > 1000);
+    }
     /* the continuous scheduler's group: admissions capped by max_num_tokens
      * (which counts the group's tokens), KV pressure, cancels */
     snprintf(text, sizeof text, FAST_HEAD "\"scheduler\": {\"kind\": \"continuous\", \"max_running\": 128, "
