@@ -583,7 +583,7 @@ static void front_end_take(Engine *eng, uint32_t idx, int64_t now_ns)
     eng->fe_last_ns = now_ns;
     int64_t start = MAX(f, now_ns);
     r->fe_passed = 1;
-    eng->fe_free_ns = start + eng->cfg.fe_serial_ns;
+    eng->fe_free_ns = start + eng->cfg.fe_serial_ns + llround((double)r->prompt_tokens * eng->cfg.fe_prompt_token_ns);
     r->fe_wait_ns = eng->fe_free_ns - now_ns;
     evq_push(eng->evq, eng->fe_free_ns, ENGINE_EV_FRONT, idx);
 }

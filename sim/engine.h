@@ -91,6 +91,7 @@ typedef struct EngineConfig {
     int fe_serial;
     int64_t fe_serial_ns;
     double fe_token_ns;
+    double fe_prompt_token_ns;  /* the turn's time per prompt token (tokenisation) */
     BatchHook hooks[ENGINE_HOOKS_MAX]; /* LoRA adapters, weight offload (owned; applied in order) */
     uint32_t n_hooks;
     /* Compressed KV transfers (swap): fraction of the bytes sent and the

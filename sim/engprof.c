@@ -110,15 +110,17 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "front_end")) && cJSON_IsFalse(v)) {
         /* none (over a base engine's) */
         p->front_end = 0;
-        p->fe_per_request_s = p->fe_per_token_s = 0;
+        p->fe_per_request_s = p->fe_per_token_s = p->fe_per_prompt_token_s = 0;
     } else if (v) {
-        static const char *const fk[] = {"per_request_us", "per_token_us", NULL};
+        static const char *const fk[] = {"per_request_us", "per_token_us", "per_prompt_token_us", NULL};
         jsonio_path(k, sizeof k, where, "front_end");
         if (!cJSON_IsObject(v))
-            return err_set(e, "%s: expected an object {\"per_request_us\", \"per_token_us\"} or false", k);
+            return err_set(e, "%s: expected an object {\"per_request_us\", \"per_token_us\", \"per_prompt_token_us\"} "
+                              "or false", k);
         if (jsonio_check_keys(v, k, fk, e) < 0 ||
             parse_us(v, "per_request_us", k, &p->fe_per_request_s, e) < 0 ||
-            parse_us(v, "per_token_us", k, &p->fe_per_token_s, e) < 0)
+            parse_us(v, "per_token_us", k, &p->fe_per_token_s, e) < 0 ||
+            parse_us(v, "per_prompt_token_us", k, &p->fe_per_prompt_token_s, e) < 0)
             return -1;
         p->front_end = 1;
     }

@@ -58,12 +58,14 @@
  *                                for what moves them (stop detection one
  *                                step late under the overlap scheduler,
  *                                streaming, the client), validate/README.md
- *   "front_end": {"per_request_us", "per_token_us"} | false
+ *   "front_end": {"per_request_us", "per_token_us", "per_prompt_token_us"} | false
  *                                the serving process's front end as one
  *                                server (its single event loop): each
  *                                arriving request waits its turn, in order
- *                                of arrival, and takes per_request_us of
- *                                it before the scheduler sees it; each
+ *                                of arrival, and takes per_request_us +
+ *                                per_prompt_token_us x its prompt tokens
+ *                                (tokenisation) of it before the scheduler
+ *                                sees it; each
  *                                decode token the replica emits takes
  *                                per_token_us of it (detokenisation, the
  *                                streamed chunk), which delays the requests
@@ -126,6 +128,7 @@ typedef struct EngineProfile {
     int front_end;               /* a serial front end (front_end), else none */
     double fe_per_request_s;     /* its turn per request */
     double fe_per_token_s;       /* its time per emitted token */
+    double fe_per_prompt_token_s;/* its turn's time per prompt token (tokenisation) */
     double ar_above_tokens;      /* large_allreduce (ar_link_fraction 0: none) */
     double ar_link_fraction;
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */

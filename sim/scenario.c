@@ -1285,6 +1285,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     cfg.fe_serial = s->engine.front_end;
     cfg.fe_serial_ns = llround(s->engine.fe_per_request_s * 1e9);
     cfg.fe_token_ns = s->engine.fe_per_token_s * 1e9;
+    cfg.fe_prompt_token_ns = s->engine.fe_per_prompt_token_s * 1e9;
     /* overlap scheduling: a cancelled request's blocks outlive the
      * iteration already launched with it (engine.h cancel_lag) */
     cfg.cancel_lag = s->engine.present && s->engine.overlap;
