@@ -293,6 +293,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         if (strlen(name) < sizeof r->engine && vrows_exists("engines/", name)) snprintf(r->engine, sizeof r->engine, "%s", name);
     }
     r->kv_fraction = vrows_harness_kv_fraction(eng, ver);
+    snprintf(r->version, sizeof r->version, "%s", ver);
     snprintf(r->dtype, sizeof r->dtype, "%s", dt);
     {
         /* Precision rules (validate/README.md): "fp8" on a model whose FP8
@@ -504,17 +505,17 @@ out:
 }
 
 /* The physics floor of a closed-loop row (issue 34).  Its clients finish
- * c / (TTFT + (osl - 1) TPOT) requests a second by its own means, and each
- * request's prompt must be prefilled: at the fastest the row's own cost
- * model prices a prefill (its engine's kernel tables, on its TP degree, the
- * prompts batched up to VROWS_FLOOR_TOKENS tokens an iteration, nothing
- * else running, no host time), those prefills alone take more than a
- * second of GPU time a second (on each of attention DP's ranks, which
- * share the prompts) when the row is below the floor: the run did
- * not prefill every prompt it names (a prefix cache, or prompts shorter
- * than isl), so it is listed with both numbers, never simulated or fitted
- * around.  Decode work is left out, so the floor is a bound, not a
- * prediction. */
+ * rate = c / (TTFT + (osl - 1) TPOT) requests a second by its own means,
+ * and each request's prompt must be prefilled.  At the fastest the row's
+ * own cost model prices a prefill (its engine's kernel tables, near their
+ * peak at the TP degree: the prompts batched up to VROWS_FLOOR_TOKENS
+ * tokens an iteration, nothing else running, no host time), those
+ * prefills alone take rate x prefill GPU seconds a second, on each
+ * attention-DP rank for its share.  Above 1 the run did not do the work it
+ * names (a prefix cache, shorter prompts): the row is listed with both
+ * numbers, never simulated or fitted around.  Decode work is left out: the
+ * tables price a decode step about as the runs measure it, so adding it
+ * would call model error a floor (tried, validate/README.md). */
 #define VROWS_FLOOR_TOKENS 32768
 static char *vrows_scenario_text(const VRow *r, const VTheta *th);
 static void vrows_floor(VRow *r)
@@ -533,11 +534,11 @@ static void vrows_floor(VRow *r)
                           .weights_separate = s.weights_separate, .ep = s.ep, .moe_tp = s.moe_tp,
                           .attn_dp = s.attn_dp, .group_tokens = &s.adp_step_tokens,
                           .moe_shared_overlap = !strcmp(s.engine.kernel_tables, "trtllm")};
+    uint32_t k_max = (uint32_t)(VROWS_FLOOR_TOKENS / r->isl);
+    if (k_max < 1) k_max = 1;
     CostModel cm;
-    double best = INFINITY;
+    double prefill = INFINITY;
     if (s.cost_kind == COST_ROOFLINE && cost_roofline_new(&rc_cfg, &cm, &e) == 0) {
-        uint32_t k_max = (uint32_t)(VROWS_FLOOR_TOKENS / r->isl);
-        if (k_max < 1) k_max = 1;
         BatchItem *it = xcalloc(k_max, sizeof *it);
         /* 1, 2, 4, ... prompts, then k_max itself */
         for (uint32_t k = 1, last = 0; !last; k = k * 2 < k_max ? k * 2 : k_max) {
@@ -545,22 +546,20 @@ static void vrows_floor(VRow *r)
             for (uint32_t j = 0; j < k; j++)
                 it[j] = (BatchItem){.req = j, .c = (uint32_t)r->isl, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
             CostBreakdown out = {0};
-            if (cm.iter_time(cm.ctx, it, k, &out) == 0 && out.t_s > 0 && out.t_s / k < best) best = out.t_s / k;
+            if (cm.iter_time(cm.ctx, it, k, &out) == 0 && out.t_s > 0 && out.t_s / k < prefill) prefill = out.t_s / k;
         }
         free(it);
         cm.destroy(cm.ctx);
     }
     scenario_free(&s);
-    /* attention data parallelism: adp ranks of tp GPUs prefill their own
-     * share of the prompts side by side */
+    /* attention data parallelism: ranks of tp GPUs prefill their own share */
     int ranks = r->adp > 1 ? r->adp : 1;
-    double rate = r->conc / e2e_s, busy = rate * best / ranks;
-    if (isfinite(best) && busy > 1)
+    double rate = r->conc / e2e_s, busy = rate * prefill / ranks;
+    if (isfinite(busy) && busy > 1)
         snprintf(r->skip, sizeof r->skip,
-                 "below the physics floor: %d clients at the measured TTFT and TPOT finish %.1f req/s, whose "
-                 "%d-token prompts need %.2f s of prefill a second at the kernel tables' fastest (%.2f ms each, "
-                 "%d GPU(s)%s)",
-                 r->conc, rate, r->isl, busy, best * 1e3, r->tp, ranks > 1 ? ", each attention-DP rank" : "");
+                 "below the physics floor: %.1f req/s measured need %.2f GPU-s of prefill a second at the kernel "
+                 "tables' fastest (%.2f ms a %d-token prompt, %d GPU(s)%s)",
+                 rate, busy, prefill * 1e3, r->isl, r->tp, ranks > 1 ? " a rank" : "");
 }
 
 /* ------------------------------------------------------------ simulate */
@@ -586,6 +585,11 @@ static void vrows_floor(VRow *r)
  * SGLang's max_running_requests) to the benchmark's concurrency per worker,
  * and the iteration's token limit:
  *   - TensorRT-LLM and vLLM: max_num_tokens = max_batch_size + isl + 1500,
+ *     except where the version's template does not pass it: vLLM 0.12.0's
+ *     (backend_templates/vllm/cli_args.0.12.0.j2 writes no
+ *     --max-num-batched-tokens, the generic cli_args.j2 does), so those
+ *     servers ran vLLM's own default (the engine file's 8,192) with
+ *     max_num_seqs = c;
  *     TensorRT-LLM's rounded up to the 32-token KV block
  *     (rule_plugin/trtllm.rule: "Ensure maxNumTokens.value() %
  *     tokensPerBlock == 0", tokens_per_block 32): one 2,048- to
@@ -594,10 +598,11 @@ static void vrows_floor(VRow *r)
  *   - SGLang: max_prefill_tokens = isl + 1500 and enable_mixed_chunk true
  *     (rule_plugin/sglang.rule, written as --max-prefill-tokens and
  *     --enable-mixed-chunk by backend_templates/sglang/cli_args.0.5.6.post2.j2):
- *     the running decodes join the prefill step and count against its
- *     budget (SGLang's PrefillAdder subtracts mixed_with_decode_tokens), the
- *     chunk stays SGLang's chunked_prefill_size (the template passes none:
- *     8,192 below 160 GB, the engine file's long_prefill_threshold).
+ *     the running decodes join the prefill step, and a step's chunks and
+ *     decodes count against both max_prefill_tokens and chunked_prefill_size
+ *     (SGLang's PrefillAdder subtracts mixed_with_decode_tokens from each;
+ *     the template passes no chunked_prefill_size: SGLang's own by device
+ *     memory), so the step's budget is the smaller of the two.
  * Writes `"scheduler": {...},` (or nothing for another engine) into buf. */
 #define VROWS_HARNESS_EXTRA_TOKENS 1500
 #define VROWS_HARNESS_BLOCK 32
@@ -609,6 +614,16 @@ static int vrows_sglang_chunk(const VRow *r)
     return r->gpu_mem_bytes >= 160.0 * 1024 * 1024 * 1024 ? 16384 : 8192;
 }
 
+/* vLLM versions whose harness template passes no --max-num-batched-tokens,
+ * and what such a server runs: vLLM's default for the OpenAI server on a GPU
+ * of 70 GiB or more (vllm/engine/arg_utils.py EngineArgs._set_default_args,
+ * 0.12; models/engines/vllm.json) */
+#define VROWS_VLLM_DEFAULT_BUDGET 8192
+static int vrows_vllm_default_budget(const char *version)
+{
+    return !strcmp(version, "0.12.0");
+}
+
 static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
 {
     long per_worker = r->adp > 1 ? r->conc / r->adp : r->conc;
@@ -618,14 +633,17 @@ static void vrows_harness_scheduler(const VRow *r, char *buf, size_t n)
         mnt = (mnt + VROWS_HARNESS_BLOCK - 1) / VROWS_HARNESS_BLOCK * VROWS_HARNESS_BLOCK;
         snprintf(buf, n, " \"scheduler\": {\"kind\": \"continuous\", \"max_num_tokens\": %ld, \"max_running\": %ld},\n",
                  mnt, per_worker);
+    } else if (!strncmp(r->engine, "vllm", 4) && vrows_vllm_default_budget(r->version)) {
+        snprintf(buf, n, " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %d, \"max_running\": %ld},\n",
+                 VROWS_VLLM_DEFAULT_BUDGET, per_worker);
     } else if (!strncmp(r->engine, "vllm", 4)) {
         snprintf(buf, n, " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"max_running\": %ld},\n",
                  mnt, per_worker);
     } else if (!strncmp(r->engine, "sglang", 6)) {
-        snprintf(buf, n,
-                 " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"long_prefill_threshold\": %d, "
-                 "\"max_running\": %ld},\n",
-                 (long)r->isl + VROWS_HARNESS_EXTRA_TOKENS, vrows_sglang_chunk(r), per_worker);
+        long budget = (long)r->isl + VROWS_HARNESS_EXTRA_TOKENS;
+        if (budget > vrows_sglang_chunk(r)) budget = vrows_sglang_chunk(r);
+        snprintf(buf, n, " \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": %ld, \"mixed\": true, "
+                 "\"max_running\": %ld},\n", budget, per_worker);
     }
 }
 
