@@ -690,12 +690,15 @@ static void vrows_harness_engine(const VRow *r, char *buf, size_t n)
 static char *vrows_scenario_text(const VRow *r, const VTheta *th)
 {
     size_t n = 4096 + VROWS_ENGINE_MAX + (r->fmt == VFMT_SPLITWISE ? (size_t)r->conc * 80 : 0);
-    char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[80], harness[VROWS_HARNESS_MAX];
+    char *buf = xmalloc(n), eng[VROWS_ENGINE_MAX], fe[160], harness[VROWS_HARNESS_MAX];
     int k;
     vrows_harness_engine(r, harness, sizeof harness);
     if (th) {
         /* every constant th's, the front end's too: none at 0 */
-        if (th->fe_per_token_us > 0)
+        if (th->fe_per_prompt_token_us > 0)
+            snprintf(fe, sizeof fe, "{\"per_request_us\": 0, \"per_token_us\": %.17g, \"per_prompt_token_us\": %.17g}",
+                     th->fe_per_token_us, th->fe_per_prompt_token_us);
+        else if (th->fe_per_token_us > 0)
             snprintf(fe, sizeof fe, "{\"per_request_us\": 0, \"per_token_us\": %.17g}", th->fe_per_token_us);
         else
             snprintf(fe, sizeof fe, "false");

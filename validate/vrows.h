@@ -36,6 +36,7 @@ typedef struct VTheta {
     double end_spread_tokens;   /* request_overhead.end_spread_tokens (a whole number) */
     double fe_per_token_us;     /* front_end.per_token_us: the serial front end's time per streamed token
                                    (0: no front end) */
+    double fe_per_prompt_token_us; /* front_end.per_prompt_token_us: its turn's time per prompt token */
     int form;                   /* the three host terms are: 0 in the engine file's form
                                    (iter_overhead.per_layer), 1 per step, 2 per layer */
 } VTheta;
