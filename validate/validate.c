@@ -31,7 +31,14 @@
  * 4; each version keeps its own request overhead (3), as the host loop is
  * the same code and the serving front end the part that changed.
  * Leave-one-slice-out: for each slice, the fit runs without the slice's
- * rows and the slice is predicted with the result.
+ * rows and the slice is predicted with the result.  Leave-one-engine-out:
+ * the same for each engine family, its versions together; its engines
+ * then have no training rows, so they get the fit over all the other
+ * engines' rows (in that fit's form), as an engine never measured would.
+ *
+ * Several files are one set of rows (each read with its own header, all
+ * of one format); a row's file is kept beside it (VView.file_of) for the
+ * messages and the JSON.  No output may name an input.
  */
 #include "validate.h"
 
@@ -51,21 +58,27 @@
 #include "engprof.h"
 #include "html.h"
 #include "jsonio.h"
+#include "outfile.h"
+#include "paths.h"
+#include "vbands.h"
 #include "vrows.h"
 
 #define VFIT_MIN_ROWS 10
 #define VALIDATE_MAX_FILTERS 16
 #define VALIDATE_MAX_EXTRA_CLIENTS 1024
 #define VALIDATE_MAX_JOBS 256
+#define VALIDATE_MAX_FILES 64
+#define VALIDATE_MAX_ENGINES 16 /* engines fitted (--fit, --loso) */
 
 const char validate_usage[] =
-    "usage: servesim validate FILE [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
-    "                         [--json OUT] [--html DIR] [--jobs N] [--fit] [--loso] [--rows | --no-rows]\n"
-    "                         [--scenario ID]\n"
+    "usage: servesim validate FILE [FILE ...] [--format silicon|splitwise] [--filter KEY=VALUE ...]\n"
+    "                         [--json OUT] [--html DIR] [--jobs N] [--fit] [--loso [--bands OUT]]\n"
+    "                         [--rows | --no-rows] [--scenario ID]\n"
     "                         [--set K=V[,K=V...]] [--extra-clients N]\n"
     "\n"
-    "Simulates every row of a file of measured serving runs and compares mean TTFT\n"
-    "and TPOT (splitwise: prompt_time and token_time) with the measurement:\n"
+    "Simulates every row of one or more files of measured serving runs (their rows\n"
+    "together; every file of one format) and compares mean TTFT and TPOT\n"
+    "(splitwise: prompt_time and token_time) with the measurement:\n"
     "per row, per slice (model, GPU, engine, precision) and overall -- MAPE,\n"
     "median absolute error, signed bias, share of rows within +-10%.  Rows that\n"
     "cannot be modelled are listed with the reason.  MoE rows run their layout\n"
@@ -73,14 +86,21 @@ const char validate_usage[] =
     "\n"
     "  --format F        silicon (aiconfigurator) or splitwise; default: from the header\n"
     "  --filter K=V      keep rows whose column K equals V (repeatable; all must match)\n"
-    "  --json OUT        {\"rows\": [...], \"slices\": [...], \"overall\": {...}}\n"
+    "  --json OUT        {\"rows\": [...], \"slices\": [...], \"overall\": {...}, \"engines\": [...]}\n"
     "  --html DIR        DIR/index.html: the per-slice table and the measured-vs-predicted scatter\n"
     "  --jobs N          worker processes (default: the online CPUs)\n"
     "  --fit             fit the engine constants (host time per iteration and per\n"
     "                    sequence, shared by an engine's versions; per-request overhead;\n"
     "                    for static batches the exposed large all-reduce) to these rows\n"
     "                    and print them\n"
-    "  --loso            leave-one-slice-out: fit without each slice, predict it\n"
+    "  --loso            held out: fit without each slice and predict it (leave-one-slice-out),\n"
+    "                    and without each engine family, its versions together (\"trtllm\",\n"
+    "                    \"trtllm-1.0\"), and predict it (leave-one-engine-out); per engine\n"
+    "                    family the in-sample and both held-out figures side by side\n"
+    "  --bands OUT       with --loso: per engine the leave-one-slice-out (and in-sample,\n"
+    "                    leave-one-engine-out) MAPE and bias to OUT, the error band run, sweep\n"
+    "                    and plan print (models/engines/error_bands.json); an existing band\n"
+    "                    file's other engines are kept; $SERVESIM_DATE sets its date\n"
     "  --rows/--no-rows  print (default) or omit the per-row table\n"
     "  --scenario ID     print the scenario the row with that id runs as (for `servesim run`)\n"
     "  --set K=V,...     what-if: these engine constants for every row instead of the\n"
@@ -225,35 +245,50 @@ static VStats vacc_stats(VAcc *a)
     return s;
 }
 
-/* Slices in order of first appearance. */
-typedef struct VSlices {
+/* Rows grouped by slice, by engine (its file's name: "trtllm-1.0") or by
+ * engine family (the name before the first '-': "trtllm"), the groups in
+ * order of first appearance; rows that are not modelled in none. */
+typedef enum { VGROUP_SLICE, VGROUP_ENGINE, VGROUP_FAMILY } VGroupKind;
+
+typedef struct VGroups {
     char (*name)[160];
     uint32_t n;
-    uint32_t *of_row;   /* slice index per row, UINT32_MAX for skipped rows */
-} VSlices;
+    uint32_t *of_row;   /* group index per row, UINT32_MAX for rows not modelled */
+} VGroups;
 
-static void vslices_build(const VRow *rows, uint32_t n, VSlices *s)
+static void vgroups_build(const VRow *rows, uint32_t n, VGroupKind kind, VGroups *g)
 {
-    s->name = xcalloc(n ? n : 1, sizeof *s->name);
-    s->of_row = xmalloc((n ? n : 1) * sizeof *s->of_row);
-    s->n = 0;
+    g->name = xcalloc(n ? n : 1, sizeof *g->name);
+    g->of_row = xmalloc((n ? n : 1) * sizeof *g->of_row);
+    g->n = 0;
     for (uint32_t i = 0; i < n; i++) {
-        s->of_row[i] = UINT32_MAX;
+        g->of_row[i] = UINT32_MAX;
         if (rows[i].skip[0]) continue;
+        char name[160];
+        if (kind == VGROUP_SLICE) snprintf(name, sizeof name, "%s", rows[i].slice);
+        else if (kind == VGROUP_ENGINE) snprintf(name, sizeof name, "%s", rows[i].engine);
+        else snprintf(name, sizeof name, "%.*s", (int)strcspn(rows[i].engine, "-"), rows[i].engine);
         uint32_t k = 0;
-        while (k < s->n && strcmp(s->name[k], rows[i].slice)) k++;
-        if (k == s->n) memcpy(s->name[s->n++], rows[i].slice, sizeof s->name[0]);
-        s->of_row[i] = k;
+        while (k < g->n && strcmp(g->name[k], name)) k++;
+        if (k == g->n) memcpy(g->name[g->n++], name, sizeof g->name[0]);
+        g->of_row[i] = k;
     }
 }
 
-/* Stats of pred arrays over rows whose slice is `sl` (UINT32_MAX = all). */
-static void vstats_of(const VRow *rows, uint32_t n, const VSlices *vs, uint32_t sl, const double *pt, const double *pp,
-                      VStats *ttft, VStats *tpot)
+static void vgroups_free(VGroups *g)
+{
+    free(g->name);
+    free(g->of_row);
+}
+
+/* Stats of pred arrays over the rows of group k of of_row (UINT32_MAX:
+ * every modelled row). */
+static void vstats_of(const VRow *rows, uint32_t n, const uint32_t *of_row, uint32_t k, const double *pt,
+                      const double *pp, VStats *ttft, VStats *tpot)
 {
     VAcc a = {xmalloc((n ? n : 1) * sizeof(double)), 0}, b = {xmalloc((n ? n : 1) * sizeof(double)), 0};
     for (uint32_t i = 0; i < n; i++) {
-        if (vs->of_row[i] == UINT32_MAX || (sl != UINT32_MAX && vs->of_row[i] != sl)) continue;
+        if (of_row[i] == UINT32_MAX || (k != UINT32_MAX && of_row[i] != k)) continue;
         vacc_add(&a, pt[i], rows[i].meas_ttft_ms);
         vacc_add(&b, pp[i], rows[i].meas_tpot_ms);
     }
@@ -681,6 +716,49 @@ static const VTheta *vfit_for(const VEngFit *fits, uint32_t n_fits, const char *
     return NULL;
 }
 
+/* Held out: for each group g of of_row (the slices for leave-one-slice-
+ * out, the engine families for leave-one-engine-out), the fit over every
+ * modelled row outside g, and g's rows simulated with the constants it
+ * gives their engines, into ht/hp (NAN for rows of no group).  A held-out
+ * family's engines have no training rows, so vfit gives them the fit over
+ * all the other engines' rows (in its form, VTheta.form); the families g
+ * does not touch keep full's fits (vfit's keep: the same rows give the
+ * same fit).  done[g] = 0 where no row outside g is left to fit on: g is
+ * not predicted. */
+static int vholdout(const VFitCtx *fc, const uint32_t *of_row, uint32_t n_groups, const VEngFit *fits, uint32_t n_fits,
+                    const VEngFit *full, double *ht, double *hp, unsigned char *done, Err *e)
+{
+    uint32_t n = fc->n;
+    unsigned char *train = xmalloc(n ? n : 1);
+    uint32_t *use = xmalloc((n ? n : 1) * sizeof *use);
+    VTheta *ths = xcalloc(n ? n : 1, sizeof *ths);
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) ht[i] = hp[i] = NAN;
+    for (uint32_t g = 0; g < n_groups && rc == 0; g++) {
+        uint32_t m = 0, k = 0;
+        for (uint32_t i = 0; i < n; i++) m += (train[i] = of_row[i] != UINT32_MAX && of_row[i] != g);
+        done[g] = m > 0;
+        if (!m) continue;
+        VEngFit ff[VALIDATE_MAX_ENGINES];
+        memcpy(ff, fits, n_fits * sizeof *ff);
+        if ((rc = vfit(fc, train, ff, n_fits, full, e)) < 0) break;
+        for (uint32_t i = 0; i < n; i++)
+            if (of_row[i] == g) {
+                use[k++] = i;
+                ths[i] = *vfit_for(ff, n_fits, fc->rows[i].engine);
+            }
+        if ((rc = vrun(fc->rows, use, k, ths, fc->jobs, e)) < 0) break;
+        for (uint32_t j = 0; j < k; j++) {
+            ht[use[j]] = fc->rows[use[j]].pred_ttft_ms;
+            hp[use[j]] = fc->rows[use[j]].pred_tpot_ms;
+        }
+    }
+    free(train);
+    free(use);
+    free(ths);
+    return rc;
+}
+
 /* ------------------------------------------------------------ output */
 
 /* Rows that repeat an earlier row's measurement: the same isl, osl,
@@ -762,30 +840,333 @@ static void num_or_null(cJSON *o, const char *k, double v)
 
 /* ------------------------------------------------------------ command */
 
+/* What the output functions read: the rows with their files, their
+ * groups, and the predictions -- in-sample, and with --loso held out by
+ * slice and by engine family (NULL without it; NAN for a row its group's
+ * fit could not be made for: no other group's rows to fit on). */
+typedef struct VView {
+    const VRow *rows;
+    uint32_t n;
+    const char *const *files;
+    const uint32_t *file_of;    /* index into files, per row */
+    int n_files;
+    VFormat fmt;
+    VGroups slices, engines, families;
+    double *pt, *pp;            /* in-sample */
+    double *lt, *lp;            /* leave-one-slice-out */
+    double *et, *ep;            /* leave-one-engine-out */
+    unsigned char *slice_done;  /* per slice: held out and predicted */
+    unsigned char *family_done; /* per family */
+} VView;
+
+/* Where row i is, for messages: "line N", or "FILE line N" when the rows
+ * come from several files. */
+static const char *vview_where(const VView *v, uint32_t i, char *buf, size_t n)
+{
+    if (v->n_files > 1) snprintf(buf, n, "%s line %u", v->files[v->file_of[i]], v->rows[i].line);
+    else snprintf(buf, n, "line %u", v->rows[i].line);
+    return buf;
+}
+
+/* The family (index in v->families) of the rows of group k of g. */
+static uint32_t vview_family_of(const VView *v, const VGroups *g, uint32_t k)
+{
+    for (uint32_t i = 0; i < v->n; i++)
+        if (g->of_row[i] == k) return v->families.of_row[i];
+    return UINT32_MAX;
+}
+
 /* --scenario ID: the scenario the row of that id runs as (a silicon row's
- * "id"; a Splitwise row's "model/gpu/tpN/pP/bB/oO:LINE"), to stdout, for
- * `servesim run`; th NULL: the engine files' constants. */
-static int validate_print_scenario(const char *file, const VRow *rows, uint32_t n, const char *id, const VTheta *th)
+ * "id"; a Splitwise row's "model/gpu/tpN/pP/bB/oO:LINE"; the first row of
+ * the files with it), to stdout, for `servesim run`; th NULL: the engine
+ * files' constants. */
+static int validate_print_scenario(const VView *v, const char *files, const char *id, const VTheta *th)
 {
     int rc = 1;
     uint32_t i = 0;
-    while (i < n && strcmp(rows[i].id, id)) i++;
-    if (i == n) {
-        fprintf(stderr, "servesim: validate: --scenario: no row of %s has the id \"%s\"%s\n", file, id,
-                n ? "" : " (no rows)");
-    } else if (rows[i].skip[0]) {
-        fprintf(stderr, "servesim: validate: --scenario: %s line %u (\"%s\") is not modelled: %s\n", file,
-                rows[i].line, id, rows[i].skip);
+    char where[600];
+    while (i < v->n && strcmp(v->rows[i].id, id)) i++;
+    if (i == v->n) {
+        fprintf(stderr, "servesim: validate: --scenario: no row of %s has the id \"%s\"%s\n", files, id,
+                v->n ? "" : " (no rows)");
+        return 1;
+    }
+    snprintf(where, sizeof where, "%s line %u", v->files[v->file_of[i]], v->rows[i].line);
+    if (v->rows[i].skip[0]) {
+        fprintf(stderr, "servesim: validate: --scenario: %s (\"%s\") is not modelled: %s\n", where, id,
+                v->rows[i].skip);
     } else {
-        char *text = vrows_scenario(&rows[i], th);
+        char *text = vrows_scenario(&v->rows[i], th);
         if (text) {
             fputs(text, stdout);
             free(text);
             rc = 0;
         } else {
-            fprintf(stderr, "servesim: validate: --scenario: %s line %u: scenario text too long\n", file, rows[i].line);
+            fprintf(stderr, "servesim: validate: --scenario: %s: scenario text too long\n", where);
         }
     }
+    return rc;
+}
+
+static const char *vformat_name(VFormat f)
+{
+    return f == VFMT_SILICON ? "silicon" : "splitwise";
+}
+
+/* The rows of every file, one after another (each file read with its own
+ * header), into *rows; file_of[i]: the file of row i.  Every file must
+ * hold one format: the first file's, or --format's. */
+static int validate_read(const char *const *files, int n_files, VFormat fmt, const VFilter *flt, int n_flt,
+                         VRow **rows, uint32_t *n, uint32_t **file_of, VFormat *fmt_out, Err *e)
+{
+    *rows = NULL;
+    *file_of = NULL;
+    *n = 0;
+    VFormat first = fmt;
+    for (int k = 0; k < n_files; k++) {
+        VRow *r;
+        uint32_t m;
+        VFormat got;
+        if (vrows_read(files[k], fmt, flt, n_flt, &r, &m, &got, e) < 0) goto fail;
+        if (k == 0) {
+            first = got;
+        } else if (got != first) {
+            free(r);
+            err_set(e, "validate: %s is in the %s format and %s in the %s format; expected files of one format", files[0],
+                    vformat_name(first), files[k], vformat_name(got));
+            goto fail;
+        }
+        if (m > UINT32_MAX / 2 - *n) {
+            free(r);
+            err_set(e, "validate: %s: too many rows in all", files[k]);
+            goto fail;
+        }
+        *rows = xrealloc(*rows, ((size_t)*n + m + 1) * sizeof **rows);
+        *file_of = xrealloc(*file_of, ((size_t)*n + m + 1) * sizeof **file_of);
+        memcpy(*rows + *n, r, m * sizeof *r);
+        for (uint32_t i = 0; i < m; i++) (*file_of)[*n + i] = (uint32_t)k;
+        *n += m;
+        free(r);
+    }
+    *fmt_out = first;
+    return 0;
+fail:
+    free(*rows);
+    free(*file_of);
+    *rows = NULL;
+    *file_of = NULL;
+    *n = 0;
+    return -1;
+}
+
+/* Whether writing out would write over in: the same existing file
+ * (outfile_same: device and inode), or, for an output not there yet, the
+ * same name in the same directory (paths_absolute: its realpath). */
+static int validate_clash(const char *out, const char *in)
+{
+    char a[4096], b[4096];
+    if (outfile_same(out, in)) return 1;
+    return paths_absolute(out, a, sizeof a, NULL) == 0 && paths_absolute(in, b, sizeof b, NULL) == 0 && !strcmp(a, b);
+}
+
+/* Before any work: every output's directory is there, and no output
+ * names an input -- --json, --bands, and the files --html DIR writes
+ * (plots/html.c html_validate: index.html, validate.json, scatter.svg and
+ * the scatter's data folder). */
+static int validate_outputs_check(const char *const *files, int n_files, const char *json, const char *html,
+                                  const char *bands, Err *e)
+{
+    if (json && outfile_check(json, "--json", e) < 0) return -1;
+    if (bands && !strcmp(bands, "-")) return err_set(e, "--bands: expected a file name (the file is read back to merge)");
+    if (bands && outfile_check(bands, "--bands", e) < 0) return -1;
+    if (json && bands && (!strcmp(json, bands) || validate_clash(json, bands)))
+        return err_set(e, "--json and --bands both name %s", bands);
+    static const char *const html_files[] = {"index.html", "validate.json", "scatter.svg"};
+    char path[4096], data_dir[4096] = "", in[4096];
+    if (html && snprintf(path, sizeof path, "%s/scatter.data/x", html) < (int)sizeof path &&
+        paths_absolute(path, data_dir, sizeof data_dir, NULL) == 0)
+        data_dir[strlen(data_dir) - 1] = 0; /* ".../scatter.data/" */
+    for (int k = 0; k < n_files; k++) {
+        if (json && strcmp(json, "-") && validate_clash(json, files[k]))
+            return err_set(e, "--json %s: is the input file %s; choose another output name", json, files[k]);
+        if (bands && validate_clash(bands, files[k]))
+            return err_set(e, "--bands %s: is the input file %s; choose another output name", bands, files[k]);
+        for (size_t h = 0; html && h < sizeof html_files / sizeof *html_files; h++) {
+            snprintf(path, sizeof path, "%s/%s", html, html_files[h]);
+            if (validate_clash(path, files[k]))
+                return err_set(e, "--html %s: would write %s over the input file %s; choose another directory", html,
+                               path, files[k]);
+        }
+        if (data_dir[0] && paths_absolute(files[k], in, sizeof in, NULL) == 0 &&
+            !strncmp(in, data_dir, strlen(data_dir)) && !strchr(in + strlen(data_dir), '/'))
+            return err_set(e, "--html %s: writes the scatter's data in the folder of the input file %s; choose another "
+                              "directory", html, files[k]);
+    }
+    return 0;
+}
+
+/* s appended to buf (of size cap, used so far *used), single-quoted for
+ * a shell when it holds anything but the characters of plain paths and
+ * options. */
+static void validate_shell_word(char *buf, size_t cap, size_t *used, const char *s)
+{
+    int plain = *s != 0;
+    for (const char *c = s; *c; c++)
+        plain = plain && (strchr("_-./=,:+@%", *c) || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+                          (*c >= 'A' && *c <= 'Z'));
+    int w;
+    if (plain) {
+        w = snprintf(buf + *used, cap - *used, " %s", s);
+    } else {
+        w = snprintf(buf + *used, cap - *used, " '");
+        for (const char *c = s; *c && w >= 0 && *used + (size_t)w < cap; c++)
+            w += snprintf(buf + *used + w, cap - *used - (size_t)w, *c == '\'' ? "'\\''" : "%c", *c);
+        if (w >= 0 && *used + (size_t)w < cap) w += snprintf(buf + *used + w, cap - *used - (size_t)w, "'");
+    }
+    if (w > 0) *used = *used + (size_t)w < cap ? *used + (size_t)w : cap - 1;
+}
+
+/* One table cell of the per-engine block: MAPE and bias. */
+static void print_pair(const VStats *s)
+{
+    if (s->n) printf("  %6.1f%% %+6.1f%%", 100 * s->mape, 100 * s->bias);
+    else printf("  %7s %7s", "-", "-");
+}
+
+/* One line of the per-engine block: the rows of group k of g, in-sample,
+ * and with --loso held out by slice and by engine family. */
+static void print_engine_line(const VView *v, const VGroups *g, uint32_t k, const char *label)
+{
+    VStats t, p;
+    vstats_of(v->rows, v->n, g->of_row, k, v->pt, v->pp, &t, &p);
+    printf("  %-22.22s %5u", label, t.n);
+    print_pair(&t);
+    print_pair(&p);
+    if (v->lt) {
+        vstats_of(v->rows, v->n, g->of_row, k, v->lt, v->lp, &t, &p);
+        print_pair(&t);
+        print_pair(&p);
+        uint32_t f = vview_family_of(v, g, k);
+        if (f != UINT32_MAX && v->family_done[f]) {
+            vstats_of(v->rows, v->n, g->of_row, k, v->et, v->ep, &t, &p);
+            print_pair(&t);
+            print_pair(&p);
+        } else {
+            printf("  no other engine's rows");
+        }
+    }
+    printf("\n");
+}
+
+/* Per engine family (and within a family of several versions, per
+ * version): in-sample, leave-one-slice-out and leave-one-engine-out MAPE
+ * and bias side by side. */
+static void print_engines(const VView *v)
+{
+    const char *tn = v->fmt == VFMT_SILICON ? "TTFT" : "prompt", *pn = v->fmt == VFMT_SILICON ? "TPOT" : "token";
+    int sets = v->lt ? 3 : 1;
+    static const char *const set_name[3] = {"in-sample", "leave-one-slice-out", "leave-one-engine-out"};
+    printf("\n%-30s", "per engine family");
+    for (int k = 0; k < sets; k++) printf("  %-32s", set_name[k]);
+    printf("\n%-30s", "");
+    for (int k = 0; k < sets; k++) printf("  %-15s  %-15s", tn, pn);
+    printf("\n  %-22s %5s", "engine", "rows");
+    for (int k = 0; k < 2 * sets; k++) printf("  %7s %7s", "MAPE", "bias");
+    printf("\n");
+    for (uint32_t f = 0; f < v->families.n; f++) {
+        print_engine_line(v, &v->families, f, v->families.name[f]);
+        uint32_t versions = 0;
+        for (uint32_t g = 0; g < v->engines.n; g++) versions += vview_family_of(v, &v->engines, g) == f;
+        for (uint32_t g = 0; versions > 1 && g < v->engines.n; g++) {
+            if (vview_family_of(v, &v->engines, g) != f) continue;
+            char label[64];
+            snprintf(label, sizeof label, "  %s", v->engines.name[g]);
+            print_engine_line(v, &v->engines, g, label);
+        }
+    }
+}
+
+/* Stats of group k's rows as {"ttft": ..., "tpot": ...}. */
+static cJSON *stats_pair_json(const VView *v, const VGroups *g, uint32_t k, const double *t, const double *p)
+{
+    VStats st, sp;
+    vstats_of(v->rows, v->n, g->of_row, k, t, p, &st, &sp);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "ttft", stats_json(&st));
+    cJSON_AddItemToObject(o, "tpot", stats_json(&sp));
+    return o;
+}
+
+/* The JSON's "engines": per engine family its versions, rows and the
+ * three figure sets (held-out ones with --loso; leave_one_engine_out null
+ * where no other engine's rows were there to fit on). */
+static cJSON *engines_json(const VView *v)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t f = 0; f < v->families.n; f++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "engine", v->families.name[f]);
+        cJSON *ver = cJSON_AddArrayToObject(o, "versions");
+        uint32_t rows = 0;
+        for (uint32_t i = 0; i < v->n; i++) rows += v->families.of_row[i] == f;
+        for (uint32_t g = 0; g < v->engines.n; g++)
+            if (vview_family_of(v, &v->engines, g) == f) cJSON_AddItemToArray(ver, cJSON_CreateString(v->engines.name[g]));
+        cJSON_AddNumberToObject(o, "rows", rows);
+        cJSON_AddItemToObject(o, "in_sample", stats_pair_json(v, &v->families, f, v->pt, v->pp));
+        if (v->lt) {
+            cJSON_AddItemToObject(o, "leave_one_slice_out", stats_pair_json(v, &v->families, f, v->lt, v->lp));
+            if (v->family_done[f])
+                cJSON_AddItemToObject(o, "leave_one_engine_out", stats_pair_json(v, &v->families, f, v->et, v->ep));
+            else
+                cJSON_AddNullToObject(o, "leave_one_engine_out");
+        }
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+/* --bands OUT: per engine file (not family) the leave-one-slice-out,
+ * in-sample and leave-one-engine-out MAPE and bias of its rows
+ * simulated (vbands.h). */
+static int validate_bands(const VView *v, const char *out, int argc, char **argv, Err *e)
+{
+    char date[16], *src;
+    if (vbands_date(date, e) < 0) return -1;
+    size_t cap = 32, used;
+    for (int i = 0; i < argc; i++) cap += 4 * strlen(argv[i]) + 4;
+    src = xmalloc(cap);
+    used = (size_t)snprintf(src, cap, "servesim validate");
+    for (int i = 0; i < argc; i++) validate_shell_word(src, cap, &used, argv[i]);
+    VBand *b = xcalloc(v->engines.n ? v->engines.n : 1, sizeof *b);
+    uint32_t nb = 0;
+    for (uint32_t g = 0; g < v->engines.n; g++) {
+        VStats t, p;
+        VBand *x = &b[nb];
+        vstats_of(v->rows, v->n, v->engines.of_row, g, v->lt, v->lp, &t, &p);
+        if (!t.n || !p.n) { /* none of its rows simulated: no figures to stand for it */
+            printf("\nno error band for %s: none of its rows simulated\n", v->engines.name[g]);
+            continue;
+        }
+        snprintf(x->engine, sizeof x->engine, "%s", v->engines.name[g]);
+        for (uint32_t i = 0; i < v->n; i++) x->rows += v->engines.of_row[i] == g && !v->rows[i].err[0];
+        x->ttft = (VBandFig){t.mape, t.bias};
+        x->tpot = (VBandFig){p.mape, p.bias};
+        vstats_of(v->rows, v->n, v->engines.of_row, g, v->pt, v->pp, &t, &p);
+        x->in_ttft = (VBandFig){t.mape, t.bias};
+        x->in_tpot = (VBandFig){p.mape, p.bias};
+        uint32_t f = vview_family_of(v, &v->engines, g);
+        if (f != UINT32_MAX && v->family_done[f]) {
+            vstats_of(v->rows, v->n, v->engines.of_row, g, v->et, v->ep, &t, &p);
+            x->has_loeo = t.n && p.n;
+            x->loeo_ttft = (VBandFig){t.mape, t.bias};
+            x->loeo_tpot = (VBandFig){p.mape, p.bias};
+        }
+        nb++;
+    }
+    int rc = vbands_write(out, src, date, b, nb, e);
+    if (rc == 0) printf("\nerror bands of %u engine%s: %s\n", nb, nb == 1 ? "" : "s", out);
+    free(b);
+    free(src);
     return rc;
 }
 
@@ -801,9 +1182,37 @@ static int fail(const Err *e)
     return 1;
 }
 
+/* The figures of one slice (and the overall line) with --loso's held-out
+ * lines below them: leave-one-slice-out, leave-one-engine-out. */
+static void print_slice(const VView *v, uint32_t sl, const char *label)
+{
+    VStats t, p;
+    const uint32_t *of = v->slices.of_row;
+    vstats_of(v->rows, v->n, of, sl, v->pt, v->pp, &t, &p);
+    print_stats_line(label, &t, &p);
+    if (!v->lt) return;
+    int all = sl == UINT32_MAX, any = 0, any_slice = 0;
+    for (uint32_t f = 0; f < v->families.n; f++) any = any || v->family_done[f];
+    for (uint32_t k = 0; k < v->slices.n; k++) any_slice = any_slice || v->slice_done[k];
+    if (all ? any_slice : v->slice_done[sl]) {
+        vstats_of(v->rows, v->n, of, sl, v->lt, v->lp, &t, &p);
+        print_stats_line(all ? "overall, leave-one-slice-out" : "    leave-one-slice-out", &t, &p);
+    } else {
+        printf("%sleave-one-slice-out: no other slice's rows\n", all ? "  overall, " : "      ");
+    }
+    uint32_t f = all ? UINT32_MAX : vview_family_of(v, &v->slices, sl);
+    if (all ? any : f != UINT32_MAX && v->family_done[f]) {
+        vstats_of(v->rows, v->n, of, sl, v->et, v->ep, &t, &p);
+        print_stats_line(all ? "overall, leave-one-engine-out" : "    leave-one-engine-out", &t, &p);
+    } else {
+        printf("%sleave-one-engine-out: no other engine's rows\n", all ? "  overall, " : "      ");
+    }
+}
+
 int validate_main(int argc, char **argv)
 {
-    const char *file = NULL, *json = NULL, *html = NULL, *scen_id = NULL;
+    const char *files[VALIDATE_MAX_FILES], *json = NULL, *html = NULL, *scen_id = NULL, *bands = NULL;
+    int n_files = 0;
     VFormat fmt = VFMT_AUTO;
     VFilter flt[VALIDATE_MAX_FILTERS];
     int n_flt = 0, do_fit = 0, do_loso = 0, show_rows = 1, has_set = 0, extra_clients = 0;
@@ -837,6 +1246,9 @@ int validate_main(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             if (++i >= argc) return bad("--json needs a file", NULL);
             json = argv[i];
+        } else if (!strcmp(a, "--bands")) {
+            if (++i >= argc) return bad("--bands needs a file", NULL);
+            bands = argv[i];
         } else if (!strcmp(a, "--scenario")) {
             if (++i >= argc) return bad("--scenario needs a row id", NULL);
             scen_id = argv[i];
@@ -891,47 +1303,64 @@ int validate_main(int argc, char **argv)
             show_rows = 0;
         } else if (a[0] == '-' && a[1]) {
             return bad("unknown option", a);
-        } else if (!file) {
-            file = a;
+        } else if (n_files == VALIDATE_MAX_FILES) {
+            return bad("at most 64 files", a);
         } else {
-            return bad("more than one file given", a);
+            files[n_files++] = a;
         }
     }
-    if (!file) return bad("no file given", NULL);
+    if (!n_files) return bad("no file given", NULL);
+    if (bands && !do_loso) return bad("--bands needs --loso (the band is the leave-one-slice-out error)", NULL);
     Err e = {{0}};
+    if (!scen_id && validate_outputs_check(files, n_files, json, html, bands, &e) < 0) return fail(&e);
     VRow *rows;
-    uint32_t n;
-    if (vrows_read(file, fmt, flt, n_flt, &rows, &n, &fmt, &e) < 0) return fail(&e);
+    uint32_t n, *file_of;
+    if (validate_read(files, n_files, fmt, flt, n_flt, &rows, &n, &file_of, &fmt, &e) < 0) return fail(&e);
     for (uint32_t i = 0; i < n; i++)
         if (rows[i].fmt == VFMT_SILICON) rows[i].extra_clients = extra_clients;
-    if (scen_id) {
-        int src = validate_print_scenario(file, rows, n, scen_id, has_set ? &set : NULL);
-        free(rows);
-        return src;
+    /* the files as one name, for messages and the JSON's "file" */
+    size_t fl = 1;
+    for (int k = 0; k < n_files; k++) fl += strlen(files[k]) + 2;
+    char *file = xmalloc(fl);
+    file[0] = 0;
+    for (int k = 0; k < n_files; k++) {
+        if (k) strcat(file, ", ");
+        strcat(file, files[k]);
     }
+    VView v = {.rows = rows, .n = n, .files = files, .file_of = file_of, .n_files = n_files, .fmt = fmt};
+    vgroups_build(rows, n, VGROUP_SLICE, &v.slices);
+    vgroups_build(rows, n, VGROUP_ENGINE, &v.engines);
+    vgroups_build(rows, n, VGROUP_FAMILY, &v.families);
     uint32_t *all = xmalloc((n ? n : 1) * sizeof *all), m = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!rows[i].skip[0]) all[m++] = i;
-    VSlices vs;
-    vslices_build(rows, n, &vs);
     double *pt = xmalloc((n ? n : 1) * sizeof *pt), *pp = xmalloc((n ? n : 1) * sizeof *pp);
-    double *lt = NULL, *lp = NULL;
     uint32_t *first = xmalloc((n ? n : 1) * sizeof *first), n_rep = vrepeats(rows, n, first);
-    VEngFit fits[16];
+    VEngFit fits[VALIDATE_MAX_ENGINES];
     uint32_t n_fits = 0;
     int rc = 0;
+    VFitCtx fc = {.rows = rows, .n = n, .jobs = (int)jobs};
+    v.pt = pt;
+    v.pp = pp;
+    if (scen_id) {
+        rc = validate_print_scenario(&v, file, scen_id, has_set ? &set : NULL) ? -1 : 0;
+        goto done;
+    }
 
     /* engines present, for fits */
-    for (uint32_t j = 0; j < m; j++) {
-        const char *en = rows[all[j]].engine;
-        uint32_t f = 0;
-        while (f < n_fits && strcmp(fits[f].engine, en)) f++;
-        if (f == n_fits && n_fits < 16) {
-            memset(&fits[n_fits], 0, sizeof fits[0]);
-            snprintf(fits[n_fits++].engine, sizeof fits[0].engine, "%s", en);
-        }
+    if ((do_fit || do_loso) && v.engines.n > VALIDATE_MAX_ENGINES) {
+        rc = err_set(&e, "validate: --fit and --loso: the rows name %u engines, at most %d are fitted", v.engines.n,
+                     VALIDATE_MAX_ENGINES);
+        goto failed;
     }
-    VFitCtx fc = {.rows = rows, .n = n, .jobs = (int)jobs};
+    if (bands && v.slices.n < 2) {
+        rc = err_set(&e, "--bands: the rows hold one slice; leave-one-slice-out needs two or more");
+        goto failed;
+    }
+    for (uint32_t g = 0; g < v.engines.n && g < VALIDATE_MAX_ENGINES; g++) {
+        memset(&fits[n_fits], 0, sizeof fits[0]);
+        snprintf(fits[n_fits++].engine, sizeof fits[0].engine, "%s", v.engines.name[g]);
+    }
     if (do_fit || do_loso) {
         /* run A: no host time, no request overhead */
         VTheta *zero = xcalloc(n ? n : 1, sizeof *zero);
@@ -951,8 +1380,8 @@ int validate_main(int argc, char **argv)
         }
     }
     /* the fit over every row (--fit prints and uses it; --loso keeps its
-     * fits of the engines a slice does not touch) */
-    VEngFit full[16];
+     * fits of the engine families a held-out group does not touch) */
+    VEngFit full[VALIDATE_MAX_ENGINES];
     if (rc == 0 && (do_fit || do_loso)) {
         unsigned char *train = xmalloc(n ? n : 1);
         for (uint32_t i = 0; i < n; i++) train[i] = !rows[i].skip[0];
@@ -960,33 +1389,18 @@ int validate_main(int argc, char **argv)
         rc = vfit(&fc, train, full, n_fits, NULL, &e);
         free(train);
     }
+    /* held out: each slice, then each engine family (its versions
+     * together), fitted on the other rows and predicted */
     if (rc == 0 && do_loso) {
-        lt = xmalloc((n ? n : 1) * sizeof *lt);
-        lp = xmalloc((n ? n : 1) * sizeof *lp);
-        unsigned char *train = xmalloc(n ? n : 1);
-        uint32_t *use = xmalloc((n ? n : 1) * sizeof *use);
-        VTheta *ths = xcalloc(n ? n : 1, sizeof *ths);
-        for (uint32_t i = 0; i < n; i++) lt[i] = lp[i] = NAN;
-        for (uint32_t sl = 0; sl < vs.n && rc == 0; sl++) {
-            for (uint32_t i = 0; i < n; i++) train[i] = vs.of_row[i] != UINT32_MAX && vs.of_row[i] != sl;
-            VEngFit ff[16];
-            memcpy(ff, fits, n_fits * sizeof *ff);
-            if ((rc = vfit(&fc, train, ff, n_fits, full, &e)) < 0) break;
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < n; i++)
-                if (vs.of_row[i] == sl) {
-                    use[k++] = i;
-                    ths[i] = *vfit_for(ff, n_fits, rows[i].engine);
-                }
-            if ((rc = vrun(rows, use, k, ths, (int)jobs, &e)) < 0) break;
-            for (uint32_t j = 0; j < k; j++) {
-                lt[use[j]] = rows[use[j]].pred_ttft_ms;
-                lp[use[j]] = rows[use[j]].pred_tpot_ms;
-            }
-        }
-        free(train);
-        free(use);
-        free(ths);
+        v.lt = xmalloc((n ? n : 1) * sizeof *v.lt);
+        v.lp = xmalloc((n ? n : 1) * sizeof *v.lp);
+        v.et = xmalloc((n ? n : 1) * sizeof *v.et);
+        v.ep = xmalloc((n ? n : 1) * sizeof *v.ep);
+        v.slice_done = xcalloc(v.slices.n ? v.slices.n : 1, 1);
+        v.family_done = xcalloc(v.families.n ? v.families.n : 1, 1);
+        rc = vholdout(&fc, v.slices.of_row, v.slices.n, fits, n_fits, full, v.lt, v.lp, v.slice_done, &e);
+        if (rc == 0)
+            rc = vholdout(&fc, v.families.of_row, v.families.n, fits, n_fits, full, v.et, v.ep, v.family_done, &e);
     }
     if (rc == 0 && do_fit) {
         memcpy(fits, full, n_fits * sizeof *fits);
@@ -1020,16 +1434,14 @@ int validate_main(int argc, char **argv)
         rc = vrun(rows, all, m, ths, (int)jobs, &e);
         free(ths);
     }
-    if (rc < 0) {
-        fprintf(stderr, "servesim: %s\n", e.msg);
-        goto done;
-    }
+    if (rc < 0) goto failed;
     for (uint32_t i = 0; i < n; i++) {
         pt[i] = rows[i].pred_ttft_ms;
         pp[i] = rows[i].pred_tpot_ms;
     }
     const char *tn = fmt == VFMT_SILICON ? "TTFT" : "prompt", *pn = fmt == VFMT_SILICON ? "TPOT" : "token";
     uint32_t n_skip = 0, n_fail = 0;
+    char where[600], where2[600];
     if (show_rows) {
         printf("%-64s %5s  %9s %9s %7s  %8s %8s %7s\n", "row", fmt == VFMT_SILICON ? "c" : "batch", tn, "sim", "err",
                pn, "sim", "err");
@@ -1054,40 +1466,33 @@ int validate_main(int argc, char **argv)
            fmt == VFMT_SILICON ? "mean TPOT" : "token_time");
     printf("%-60s %4s  %7s %7s %7s %5s   %7s %7s %7s %5s\n", "", "", "MAPE", "median", "bias", "<10%", "MAPE", "median",
            "bias", "<10%");
-    VStats t, p;
-    for (uint32_t sl = 0; sl < vs.n; sl++) {
-        vstats_of(rows, n, &vs, sl, pt, pp, &t, &p);
-        print_stats_line(vs.name[sl], &t, &p);
-        if (lt) {
-            vstats_of(rows, n, &vs, sl, lt, lp, &t, &p);
-            print_stats_line("    leave-one-slice-out", &t, &p);
-        }
-    }
-    vstats_of(rows, n, &vs, UINT32_MAX, pt, pp, &t, &p);
-    print_stats_line("overall", &t, &p);
-    VStats lot = {0}, lop = {0};
-    if (lt) {
-        vstats_of(rows, n, &vs, UINT32_MAX, lt, lp, &lot, &lop);
-        print_stats_line("overall, leave-one-slice-out", &lot, &lop);
-    }
+    for (uint32_t sl = 0; sl < v.slices.n; sl++) print_slice(&v, sl, v.slices.name[sl]);
+    print_slice(&v, UINT32_MAX, "overall");
+    if (do_loso) print_engines(&v);
     printf("\n%u rows: %u simulated, %u not modelled, %u failed\n", n, m - n_fail, n_skip, n_fail);
     for (uint32_t i = 0; i < n; i++)
-        if (rows[i].skip[0]) printf("  not modelled: line %u %s: %s\n", rows[i].line, rows[i].id, rows[i].skip);
+        if (rows[i].skip[0])
+            printf("  not modelled: %s %s: %s\n", vview_where(&v, i, where, sizeof where), rows[i].id, rows[i].skip);
     if (n_rep)
         printf("%u rows repeat an earlier row's measurement (the same isl, osl, clients, TP, TTFT and TPOT): the "
                "figures count each such measurement once per row%s\n",
                n_rep, show_rows ? "" : " (--rows lists them)");
     for (uint32_t i = 0; show_rows && i < n; i++)
         if (first[i] != UINT32_MAX)
-            printf("  repeats line %u: line %u %s\n", rows[first[i]].line, rows[i].line, rows[i].id);
+            printf("  repeats %s: %s %s\n", vview_where(&v, first[i], where, sizeof where),
+                   vview_where(&v, i, where2, sizeof where2), rows[i].id);
     if (json || html) {
+        VStats t, p;
         cJSON *root = cJSON_CreateObject(), *ra = cJSON_AddArrayToObject(root, "rows");
         cJSON_AddStringToObject(root, "file", file);
-        cJSON_AddStringToObject(root, "format", fmt == VFMT_SILICON ? "silicon" : "splitwise");
+        cJSON *fa = cJSON_AddArrayToObject(root, "files");
+        for (int k = 0; k < n_files; k++) cJSON_AddItemToArray(fa, cJSON_CreateString(files[k]));
+        cJSON_AddStringToObject(root, "format", vformat_name(fmt));
         for (uint32_t i = 0; i < n; i++) {
             const VRow *r = &rows[i];
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "id", r->id);
+            cJSON_AddStringToObject(o, "file", files[file_of[i]]);
             cJSON_AddNumberToObject(o, "line", r->line);
             cJSON_AddStringToObject(o, "slice", r->slice);
             jsonio_add_num(o, "measured_ttft_ms", r->meas_ttft_ms);
@@ -1100,43 +1505,60 @@ int validate_main(int argc, char **argv)
                 num_or_null(o, "predicted_tpot_ms", pp[i]);
                 num_or_null(o, "ttft_error", (pt[i] - r->meas_ttft_ms) / r->meas_ttft_ms);
                 num_or_null(o, "tpot_error", (pp[i] - r->meas_tpot_ms) / r->meas_tpot_ms);
-                if (lt) {
-                    num_or_null(o, "loso_predicted_ttft_ms", lt[i]);
-                    num_or_null(o, "loso_predicted_tpot_ms", lp[i]);
+                if (v.lt) {
+                    num_or_null(o, "loso_predicted_ttft_ms", v.lt[i]);
+                    num_or_null(o, "loso_predicted_tpot_ms", v.lp[i]);
+                    num_or_null(o, "loeo_predicted_ttft_ms", v.et[i]);
+                    num_or_null(o, "loeo_predicted_tpot_ms", v.ep[i]);
                 }
                 if (r->err[0]) cJSON_AddStringToObject(o, "error", r->err);
             }
             cJSON_AddItemToArray(ra, o);
         }
         cJSON *sa = cJSON_AddArrayToObject(root, "slices");
-        for (uint32_t sl = 0; sl < vs.n; sl++) {
+        for (uint32_t sl = 0; sl < v.slices.n; sl++) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "slice", vs.name[sl]);
-            vstats_of(rows, n, &vs, sl, pt, pp, &t, &p);
+            cJSON_AddStringToObject(o, "slice", v.slices.name[sl]);
+            vstats_of(rows, n, v.slices.of_row, sl, pt, pp, &t, &p);
             cJSON_AddItemToObject(o, "ttft", stats_json(&t));
             cJSON_AddItemToObject(o, "tpot", stats_json(&p));
-            if (lt) {
-                vstats_of(rows, n, &vs, sl, lt, lp, &t, &p);
-                cJSON_AddItemToObject(o, "loso_ttft", stats_json(&t));
-                cJSON_AddItemToObject(o, "loso_tpot", stats_json(&p));
+            if (v.lt) {
+                uint32_t f = vview_family_of(&v, &v.slices, sl);
+                static const char *const k[2][2] = {{"loso_ttft", "loso_tpot"}, {"loeo_ttft", "loeo_tpot"}};
+                for (int h = 0; h < 2; h++) {
+                    if (!(h ? f != UINT32_MAX && v.family_done[f] : v.slice_done[sl])) {
+                        cJSON_AddNullToObject(o, k[h][0]);
+                        cJSON_AddNullToObject(o, k[h][1]);
+                        continue;
+                    }
+                    vstats_of(rows, n, v.slices.of_row, sl, h ? v.et : v.lt, h ? v.ep : v.lp, &t, &p);
+                    cJSON_AddItemToObject(o, k[h][0], stats_json(&t));
+                    cJSON_AddItemToObject(o, k[h][1], stats_json(&p));
+                }
             }
             cJSON_AddItemToArray(sa, o);
         }
         cJSON *ov = cJSON_AddObjectToObject(root, "overall");
-        vstats_of(rows, n, &vs, UINT32_MAX, pt, pp, &t, &p);
+        vstats_of(rows, n, v.slices.of_row, UINT32_MAX, pt, pp, &t, &p);
         cJSON_AddItemToObject(ov, "ttft", stats_json(&t));
         cJSON_AddItemToObject(ov, "tpot", stats_json(&p));
-        if (lt) {
-            cJSON_AddItemToObject(ov, "loso_ttft", stats_json(&lot));
-            cJSON_AddItemToObject(ov, "loso_tpot", stats_json(&lop));
+        if (v.lt) {
+            /* over the rows held out and predicted; null where none was */
+            static const char *const k[2][2] = {{"loso_ttft", "loso_tpot"}, {"loeo_ttft", "loeo_tpot"}};
+            for (int h = 0; h < 2; h++) {
+                vstats_of(rows, n, v.slices.of_row, UINT32_MAX, h ? v.et : v.lt, h ? v.ep : v.lp, &t, &p);
+                cJSON_AddItemToObject(ov, k[h][0], t.n ? stats_json(&t) : cJSON_CreateNull());
+                cJSON_AddItemToObject(ov, k[h][1], p.n ? stats_json(&p) : cJSON_CreateNull());
+            }
         }
         cJSON_AddNumberToObject(ov, "rows", n);
         cJSON_AddNumberToObject(ov, "simulated", m - n_fail);
         cJSON_AddNumberToObject(ov, "not_modelled", n_skip);
         cJSON_AddNumberToObject(ov, "failed", n_fail);
         cJSON_AddNumberToObject(ov, "repeated_measurements", n_rep);
+        cJSON_AddItemToObject(root, "engines", engines_json(&v));
         if (do_fit) {
-            cJSON *fa = cJSON_AddArrayToObject(root, "fit");
+            cJSON *fj = cJSON_AddArrayToObject(root, "fit");
             for (uint32_t f = 0; f < n_fits; f++) {
                 cJSON *o = cJSON_CreateObject();
                 cJSON_AddStringToObject(o, "engine", fits[f].engine);
@@ -1150,29 +1572,40 @@ int validate_main(int argc, char **argv)
                 jsonio_add_num(o, "ar_above_tokens", fits[f].th.ar_above_tokens);
                 jsonio_add_num(o, "ar_link_fraction", fits[f].th.ar_link_fraction);
                 cJSON_AddBoolToObject(o, "own_rows", fits[f].own);
-                cJSON_AddItemToArray(fa, o);
+                cJSON_AddItemToArray(fj, o);
             }
         }
         rc = json ? jsonio_write_file(root, json, 1, &e) : 0;
         HtmlCmd hc = {"validate", argc, argv};
         if (rc == 0 && html) rc = html_validate(html, &hc, root, &e);
         cJSON_Delete(root);
-        if (rc < 0) fprintf(stderr, "servesim: %s\n", e.msg);
+        if (rc < 0) goto failed;
     }
+    if (bands && (rc = validate_bands(&v, bands, argc, argv, &e)) < 0) goto failed;
+    goto done;
+failed:
+    fprintf(stderr, "servesim: %s\n", e.msg);
 done:
     free(fc.tpot0);
     free(fc.ttft0);
     free(fc.run0);
     free(fc.scale0);
     free(fc.layered0);
-    free(vs.name);
-    free(vs.of_row);
+    vgroups_free(&v.slices);
+    vgroups_free(&v.engines);
+    vgroups_free(&v.families);
+    free(v.lt);
+    free(v.lp);
+    free(v.et);
+    free(v.ep);
+    free(v.slice_done);
+    free(v.family_done);
     free(all);
     free(pt);
     free(pp);
-    free(lt);
-    free(lp);
     free(first);
     free(rows);
+    free(file_of);
+    free(file);
     return rc < 0 ? 1 : 0;
 }

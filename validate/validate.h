@@ -13,7 +13,9 @@
  * The engine constants that no kernel table holds (host time per
  * iteration and per sequence, per-request overhead) are fitted by --fit;
  * --loso reports the leave-one-slice-out error (fit without a slice,
- * predict it).
+ * predict it) and the leave-one-engine-out error (fit without an engine
+ * family, predict it); --bands stores them per engine (vbands.h).  Several
+ * files of one format are validated as one set of rows.
  */
 #ifndef SERVESIM_VALIDATE_H
 #define SERVESIM_VALIDATE_H
