@@ -1429,6 +1429,72 @@ static void test_validate_loeo_excludes_engine(void)
     rm_tree(dir);
 }
 
+/* The same where both engines have rows enough for fits of their own
+ * (VFIT_MIN_ROWS): the held-out run keeps the full fit of the family it
+ * does not touch (vfit's keep), and must not keep the full fit of the one
+ * it leaves out.  Twelve TensorRT-LLM and twelve vLLM rows, one vLLM row's
+ * TPOT poisoned: vLLM's leave-one-engine-out predictions stay to the bit
+ * and carry TensorRT-LLM's host time, its in-sample ones move,
+ * TensorRT-LLM's in-sample ones (its own fit) do not. */
+static void test_validate_loeo_own_fits(void)
+{
+    const char *b = getenv("SERVESIM_BIN");
+    if (!b) return;
+    char dir[] = "/tmp/servesim-valloeo2-XXXXXX", path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    cJSON *r[2];
+    Err e = {{0}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/rows%d.csv", dir, k);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f) return;
+        fputs(held_head, f);
+        for (int i = 0; i < 24; i++) {
+            int vllm = i >= 12, isl = 256 + 64 * (i % 12), c = 2 + i % 4, tp = 1 + i % 2;
+            double tpot = (tp == 1 ? 7.5 : 5.1) + (vllm ? 0.6 : 0) + 0.1 * c;
+            fprintf(f, "%c%d,%s,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,%d,24,,%d,%d,1,%.1f,%.2f\n",
+                    vllm ? 'v' : 'a', i % 12, vllm ? "vllm" : "trtllm", isl, c, tp, (vllm ? 36 : 30) + isl / 20.0,
+                    tpot * (k && i == 15 ? 1000 : 1));
+        }
+        fclose(f);
+        char args[256];
+        snprintf(args, sizeof args, "rows%d.csv --fit --loso --no-rows --jobs 2 --json r%d.json", k, k);
+        CHECK_INT(validate_in(b, dir, args), 0);
+        snprintf(path, sizeof path, "%s/r%d.json", dir, k);
+        r[k] = jsonio_parse_file(path, &e);
+        CHECK(r[k] != NULL);
+    }
+    CHECK(out_has(dir, "(own rows, 12 rows)"));
+    /* and they carry the host time fitted on TensorRT-LLM's rows (about
+     * 1.5 ms a step: 0.9 to 1.6 ms more TPOT), not nothing: rows0 with every
+     * constant 0 beside them */
+    CHECK_INT(validate_in(b, dir, "rows0.csv --set base_us=0 --no-rows --jobs 2 --json z.json"), 0);
+    snprintf(path, sizeof path, "%s/z.json", dir);
+    cJSON *z = jsonio_parse_file(path, &e);
+    CHECK(z != NULL);
+    for (int i = 0; z && r[0] && i < 12; i++) {
+        char v[8];
+        snprintf(v, sizeof v, "v%d", i);
+        CHECK(row_num(r[0], v, "loeo_predicted_tpot_ms") > row_num(z, v, "predicted_tpot_ms") + 0.5);
+    }
+    cJSON_Delete(z);
+    int moved = 0;
+    for (int i = 0; r[0] && r[1] && i < 12; i++) {
+        char v[8], a[8];
+        snprintf(v, sizeof v, "v%d", i);
+        snprintf(a, sizeof a, "a%d", i);
+        CHECK(row_num(r[0], v, "loeo_predicted_tpot_ms") > 0);
+        CHECK(row_num(r[0], v, "loeo_predicted_ttft_ms") == row_num(r[1], v, "loeo_predicted_ttft_ms"));
+        CHECK(row_num(r[0], v, "loeo_predicted_tpot_ms") == row_num(r[1], v, "loeo_predicted_tpot_ms"));
+        CHECK(row_num(r[0], a, "predicted_tpot_ms") == row_num(r[1], a, "predicted_tpot_ms"));
+        moved += row_num(r[0], v, "predicted_tpot_ms") != row_num(r[1], v, "predicted_tpot_ms");
+    }
+    CHECK(moved > 0);
+    for (int k = 0; k < 2; k++) cJSON_Delete(r[k]);
+    rm_tree(dir);
+}
+
 /* A figure of a band file: engines.ENGINE[.SET].METRIC.KEY (set NULL: the
  * basis's). */
 static double band_num(const cJSON *root, const char *engine, const char *set, const char *metric, const char *key)
@@ -1571,6 +1637,7 @@ void suite_validate(void)
     RUN(test_validate_scenario_of_row);
     RUN(test_validate_several_files);
     RUN(test_validate_loeo_excludes_engine);
+    RUN(test_validate_loeo_own_fits);
     RUN(test_validate_bands);
     RUN(test_compare_warns_on_workload);
     RUN(test_validate_published_figures);
