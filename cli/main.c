@@ -252,14 +252,16 @@ static int outputs_check(const Outputs *o, const char *input, Err *e)
     return 0;
 }
 
-/* Writes every requested output of a run or replay; s may be NULL. */
+/* Writes every requested output of a run or replay; s may be NULL, and
+ * band (the engine's measured error: a run's, not a replay's). */
 static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const RunData *rd, const Summary *sum,
-                Err *e)
+                const ErrBand *band, Err *e)
 {
     int to_stdout = o->json && !strcmp(o->json, "-");
-    if (!o->quiet && !to_stdout) report_print(stdout, s, mc, sum);
+    if (!o->quiet && !to_stdout) report_print_band(stdout, s, mc, sum, band);
     if (o->json) {
         cJSON *root = report_json(mc, rd, sum, !o->summary_only);
+        if (band) report_band_json(root, band, sum);
         if (s) {
             cJSON *sc = cJSON_CreateObject();
             scenario_to_json(s, sc);
@@ -293,13 +295,16 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
     StreamRun *r = xmalloc(sizeof *r);
     int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats,
                        out->csv, &e);
+    ErrBand band;
+    if (rc == 0) rc = scenario_error_band(&r->s, &band, &e);
     if (rc == 0) {
         int to_stdout = out->json && !strcmp(out->json, "-");
-        if (!out->quiet && !to_stdout) report_print(stdout, &r->s, &r->mc, &r->sum);
+        if (!out->quiet && !to_stdout) report_print_band(stdout, &r->s, &r->mc, &r->sum, &band);
         if (out->json) {
             RunData rd;
             streamrun_rundata(r, &rd);
             cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
+            report_band_json(root, &band, &r->sum);
             cJSON *sc = cJSON_CreateObject();
             scenario_to_json(&r->s, sc);
             cJSON_AddItemToObject(root, "scenario", sc);
@@ -353,6 +358,13 @@ static int cmd_run(int argc, char **argv)
     int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
                   : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
     if (rc < 0) return fail(&e);
+    /* the engine's measured error band: read before the run, so a
+     * malformed band file fails at once */
+    ErrBand band;
+    if (scenario_error_band(&s, &band, &e) < 0) {
+        scenario_free(&s);
+        return fail(&e);
+    }
     s.metrics.exact_stats = out.exact_stats;
     if (out.window && mcfg_parse_window_arg(out.window, &s.metrics, &e) < 0) {
         scenario_free(&s);
@@ -433,12 +445,12 @@ static int cmd_run(int argc, char **argv)
     RunData rd;
     Summary sum;
     cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
-    rc = emit(&out, &s, &mc, &rd, &sum, &e);
+    rc = emit(&out, &s, &mc, &rd, &sum, &band, &e);
     if (rc == 0 && html_dir) {
         HtmlCmd hc = {"run", argc, argv};
         cJSON *sc = cJSON_CreateObject();
         scenario_to_json(&s, sc);
-        rc = html_run(html_dir, &hc, sc, &mc, &rd, &sum, s.keep_iterations && cluster_replicas(cl) == 1, &e);
+        rc = html_run(html_dir, &hc, sc, &mc, &rd, &sum, &band, s.keep_iterations && cluster_replicas(cl) == 1, &e);
         cJSON_Delete(sc);
     }
     if (rc == 0 && tl) rc = timeline_write(tl, out.trace, s.wl.reqs, s.wl.n, &e);
@@ -484,7 +496,7 @@ static int cmd_replay(int argc, char **argv)
     Summary sum;
     replay_rundata(&rp, &rd);
     metrics_summarize(&rp.mcfg, &rd, &sum);
-    int rc = emit(&out, NULL, &rp.mcfg, &rd, &sum, &e);
+    int rc = emit(&out, NULL, &rp.mcfg, &rd, &sum, NULL, &e);
     if (rc == 0 && out.trace) rc = timeline_write_replay(out.trace, rp.reqs, rp.n, rp.token_times, &e);
     replay_free(&rp);
     return rc < 0 ? fail(&e) : 0;

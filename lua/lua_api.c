@@ -152,7 +152,14 @@ static int lua_api_run(lua_State *L)
     RunData rd;
     Summary sum;
     cluster_summarize(R->c, &R->s, slo_table, &mc, &rd, &sum);
+    /* the engine's measured error band, as `servesim run --json` writes it */
+    ErrBand band;
+    if (scenario_error_band(&R->s, &band, &e) < 0) {
+        lua_api_run_free(R);
+        return lua_api_fail(L, "run", &e);
+    }
     cJSON *root = report_json(&mc, &rd, &sum, with_requests);
+    report_band_json(root, &band, &sum);
     cJSON *sc = cJSON_CreateObject();
     scenario_to_json(&R->s, sc);
     cJSON_AddItemToObject(root, "scenario", sc);

@@ -36,6 +36,11 @@
 #define PLAN_DEFAULT_TOLERANCE 0.02
 #define PLAN_CANDIDATES_MAX 64
 
+/* A candidate's verdict (plan_verdict_names): fails at the predicted
+ * values, passes at them but not at the engine's error band's high end,
+ * passes at both. */
+enum { PLAN_PASSES = 0, PLAN_WITHIN_ERROR, PLAN_FAILS };
+
 typedef struct Plan {
     char name[400];              /* the file, in messages (room left for " (candidates[k])") */
     cJSON *root;                 /* the plan (owned) */
@@ -388,6 +393,94 @@ static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, 
     return 0;
 }
 
+/* ---------------------------------------------------- the three-way verdict */
+
+static const char *const plan_verdict_names[] = {"passes", "passes within the model's error", "fails"};
+
+/* What the engine's measured error does to each latency metric's
+ * percentile at the band's pessimistic end: TTFT x its high factor, TPOT
+ * and max ITL (decode gaps) x TPOT's, E2E (first token plus decode) x the
+ * larger of the two, which bounds any mix of them. */
+static void high_factors(const ErrBand *b, double f[SWEEP_LAT_METRICS])
+{
+    double ft = errband_high(&b->fig.ttft, 1), fp = errband_high(&b->fig.tpot, 1);
+    f[SLO_TTFT] = ft;
+    f[SLO_TPOT] = fp;
+    f[SLO_ITL_MAX] = fp;
+    f[SLO_E2E] = fmax(ft, fp);
+}
+
+/* The verdict of a confirmed fleet, which passes every check at the
+ * predicted values on every seed: "passes" when every latency check still
+ * holds with the worst seed's value moved to the band's high end,
+ * "passes within the model's error" when one does not.  Adds
+ * verdict_checks[] to rec and writes why.  The band is of mean TTFT and
+ * TPOT; applied to a percentile it is an approximation, and the attainment
+ * check stays at the predicted value. */
+static int fleet_verdict(const SweepAgg *a, const ErrBand *b, cJSON *rec, char *why, size_t n)
+{
+    static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E"};
+    double f[SWEEP_LAT_METRICS] = {1, 1, 1, 1};
+    if (b->present) high_factors(b, f);
+    cJSON *arr = cJSON_AddArrayToObject(rec, "verdict_checks");
+    int verdict = PLAN_PASSES, worst = -1;
+    double worst_ratio = -INFINITY, worst_pred = NAN, worst_target = NAN, worst_pct = NAN;
+    for (int k = 0; k < SWEEP_LAT_METRICS; k++) {
+        /* the worst seed: the largest value / target */
+        const SweepRun *r = NULL;
+        for (uint32_t i = 0; i < a->seeds; i++) {
+            const SweepRun *x = &a->runs[i];
+            if (isnan(x->tight_target_s[k])) continue;
+            if (!r || x->tight_achieved_s[k] / x->tight_target_s[k] > r->tight_achieved_s[k] / r->tight_target_s[k])
+                r = x;
+        }
+        if (!r) continue;
+        double pred = r->tight_achieved_s[k], target = r->tight_target_s[k], high = pred * f[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "metric", metrics_slo_metric_names[k]);
+        jsonio_add_num(o, "percentile", r->tight_pct[k]);
+        jsonio_add_num(o, "target_s", target);
+        jsonio_add_num(o, "predicted_s", pred);
+        if (b->present) {
+            jsonio_add_num(o, "high_s", high);
+            cJSON_AddBoolToObject(o, "passes_at_high", high <= target);
+            if (!(high <= target)) verdict = PLAN_WITHIN_ERROR;
+        }
+        cJSON_AddItemToArray(arr, o);
+        /* the check the words quote: the tightest at the high end */
+        if (high / target > worst_ratio) {
+            worst_ratio = high / target;
+            worst = k;
+            worst_pred = pred;
+            worst_target = target;
+            worst_pct = r->tight_pct[k];
+        }
+    }
+    char band[480];
+    if (b->present) errband_describe(band, sizeof band, b);
+    if (!b->present)
+        snprintf(why, n, "judged at the predicted values only (%s)", b->why);
+    else if (worst < 0)
+        snprintf(why, n, "no latency check for the model's error to move (an attainment check is judged at the "
+                         "predicted value); %s", band);
+    else if (verdict == PLAN_PASSES)
+        snprintf(why, n, "every latency check holds at the high end of the model's error (tightest: p%g %s %.2f ms, "
+                         "up to %.2f ms, target %g ms); %s", worst_pct, label[worst], worst_pred * 1e3,
+                 worst_pred * f[worst] * 1e3, worst_target * 1e3, band);
+    else
+        snprintf(why, n, "p%g %s %.2f ms meets %g ms as predicted, but could be %.2f ms within the model's error; %s",
+                 worst_pct, label[worst], worst_pred * 1e3, worst_target * 1e3, worst_pred * f[worst] * 1e3, band);
+    return verdict;
+}
+
+/* fleet.<key>_band_s: {low, high} of a fleet percentile under the band. */
+static void add_band_pair(cJSON *fl, const char *key, const ErrBandMetric *m, double v)
+{
+    cJSON *o = cJSON_AddObjectToObject(fl, key);
+    jsonio_add_num(o, "low", errband_low(m, v));
+    jsonio_add_num(o, "high", errband_high(m, v));
+}
+
 static void add_search_point(cJSON *arr, const SweepAgg *a)
 {
     cJSON *o = cJSON_CreateObject();
@@ -409,7 +502,9 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     cJSON *warn = cJSON_CreateArray();
     SweepEval ev = {0};
     SweepBase sb = {0};
-    int feasible = 1;
+    ErrBand band;
+    int feasible = 1, verdict = PLAN_FAILS;
+    char verdict_why[1200] = "";
     char *out = NULL;
 
     /* 1. memory, from the scenario with a what-if unbounded pool (so that
@@ -436,6 +531,12 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     double gpus_unit = 0, usd_unit = unit_usd_per_hour(&s, &gpus_unit);
     jsonio_add_num(rec, "gpus_per_replica", gpus_unit);
     jsonio_add_num(rec, "usd_per_hour_per_replica", usd_unit);
+    /* the engine's measured error: the verdict's band */
+    if (scenario_error_band(&s, &band, e) < 0) {
+        scenario_free(&s);
+        goto fail;
+    }
+    errband_add_json(rec, &band);
     feasible = memory_check(&s, rec, reason, sizeof reason);
     scenario_free(&s);
     if (!feasible) goto result;
@@ -565,6 +666,14 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
             jsonio_add_num(fl, "e2e_p99_s", cur->e2e[2].mean);
             jsonio_add_num(fl, "ttft_p90_s", cur->ttft[1].mean);
             jsonio_add_num(fl, "tpot_p90_s", cur->tpot[1].mean);
+            if (band.present) {
+                /* the band of mean TTFT / TPOT applied to the percentiles */
+                add_band_pair(fl, "ttft_p99_band_s", &band.fig.ttft, cur->ttft[2].mean);
+                add_band_pair(fl, "tpot_p99_band_s", &band.fig.tpot, cur->tpot[2].mean);
+                add_band_pair(fl, "ttft_p90_band_s", &band.fig.ttft, cur->ttft[1].mean);
+                add_band_pair(fl, "tpot_p90_band_s", &band.fig.tpot, cur->tpot[1].mean);
+            }
+            verdict = fleet_verdict(cur, &band, rec, verdict_why, sizeof verdict_why);
             /* warnings from the confirmed fleet's runs */
             const SweepRun *r0 = &cur->runs[0];
             if (r0->cost_outside > 0) {
@@ -588,6 +697,12 @@ result:
     cJSON_AddBoolToObject(rec, "feasible", feasible);
     if (feasible) cJSON_AddNullToObject(rec, "reason");
     else cJSON_AddStringToObject(rec, "reason", reason);
+    if (!feasible) {
+        verdict = PLAN_FAILS;
+        snprintf(verdict_why, sizeof verdict_why, "%s", reason);
+    }
+    cJSON_AddStringToObject(rec, "verdict", plan_verdict_names[verdict]);
+    cJSON_AddStringToObject(rec, "verdict_why", verdict_why);
     cJSON_AddItemToObject(rec, "warnings", warn);
     warn = NULL;
     out = cJSON_PrintUnformatted(rec);
@@ -713,6 +828,9 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
     free(on);
     if (best) cJSON_AddStringToObject(out, "recommended", cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring);
     else cJSON_AddNullToObject(out, "recommended");
+    /* the recommendation's verdict (fails: nothing to recommend) */
+    const cJSON *bv = best ? cJSON_GetObjectItemCaseSensitive(best, "verdict") : NULL;
+    cJSON_AddStringToObject(out, "verdict", cJSON_IsString(bv) ? bv->valuestring : plan_verdict_names[PLAN_FAILS]);
     cJSON_AddItemToObject(out, "pareto", front);
 }
 
@@ -766,6 +884,17 @@ cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
 
 /* ------------------------------------------------------------ the table */
 
+/* A candidate's verdict as the table shows it: a verdict without a band
+ * judged the predicted values only, and says so. */
+static const char *verdict_label(const cJSON *c, char *buf, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "verdict");
+    int no_band = !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "error_band"));
+    int feasible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
+    snprintf(buf, n, "%s%s", cJSON_IsString(v) ? v->valuestring : "?", no_band && feasible ? " (no error band)" : "");
+    return buf;
+}
+
 void plan_print(FILE *f, const cJSON *out)
 {
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(out, "traffic");
@@ -790,25 +919,61 @@ void plan_print(FILE *f, const cJSON *out)
     fprintf(f, "; %.0f seed%s; the first %.0f requests for one replica's search; fleets behind %s routers\n",
             num(se, "seeds"), num(se, "seeds") == 1 ? "" : "s", num(se, "requests"),
             cJSON_GetObjectItemCaseSensitive(out, "router")->valuestring);
-    fprintf(f, "\n  %-18s %-9s %13s %8s %6s %9s %13s %11s %11s %9s\n", "candidate", "feasible", "max rate/rep",
-            "replicas", "GPUs", "$/h", "$/1M good tok", "p99 TTFT ms", "p99 TPOT ms", "p99 E2E s");
+    /* the band columns when any candidate has an engine band */
+    int banded = 0;
     const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates"))
+        banded |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "fleet"),
+                                                                  "ttft_p99_band_s"));
+    fprintf(f, "\n  %-18s %-9s %13s %8s %6s %9s %13s %11s", "candidate", "feasible", "max rate/rep", "replicas", "GPUs",
+            "$/h", "$/1M good tok", "p99 TTFT ms");
+    if (banded) fprintf(f, " %19s", "model error ms");
+    fprintf(f, " %11s", "p99 TPOT ms");
+    if (banded) fprintf(f, " %15s", "model error ms");
+    fprintf(f, " %9s  %s\n", "p99 E2E s", "verdict");
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
         const char *nm = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
         int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
+        char verdict[96];
+        verdict_label(c, verdict, sizeof verdict);
         fprintf(f, "  %-18s %-9s", nm, ok ? "yes" : "no");
         if (!ok) {
-            fprintf(f, " %13s\n", "-");
+            fprintf(f, " %13s %8s %6s %9s %13s %11s", "-", "", "", "", "", "");
+            if (banded) fprintf(f, " %19s", "");
+            fprintf(f, " %11s", "");
+            if (banded) fprintf(f, " %15s", "");
+            fprintf(f, " %9s  %s\n", "", verdict);
             continue;
         }
         const cJSON *fl = cJSON_GetObjectItemCaseSensitive(c, "fleet");
-        fprintf(f, " %8.3f%s/s %8.0f %6g %9.2f %13.4f %11.1f %11.2f %9.3f\n", num(c, "max_rate_per_replica"),
+        fprintf(f, " %8.3f%s/s %8.0f %6g %9.2f %13.4f %11.1f", num(c, "max_rate_per_replica"),
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "max_rate_is_lower_bound")) ? "+" : " ",
                 num(c, "replicas"), num(c, "gpus"), num(c, "usd_per_hour"), num(c, "usd_per_1m_good_tokens"),
-                num(fl, "ttft_p99_s") * 1e3, num(fl, "tpot_p99_s") * 1e3, num(fl, "e2e_p99_s"));
+                num(fl, "ttft_p99_s") * 1e3);
+        const cJSON *tb = cJSON_GetObjectItemCaseSensitive(fl, "ttft_p99_band_s");
+        const cJSON *pb = cJSON_GetObjectItemCaseSensitive(fl, "tpot_p99_band_s");
+        char cell[64];
+        if (banded) {
+            if (tb) snprintf(cell, sizeof cell, "%.1f .. %.1f", num(tb, "low") * 1e3, num(tb, "high") * 1e3);
+            else snprintf(cell, sizeof cell, "-");
+            fprintf(f, " %19s", cell);
+        }
+        fprintf(f, " %11.2f", num(fl, "tpot_p99_s") * 1e3);
+        if (banded) {
+            if (pb) snprintf(cell, sizeof cell, "%.2f .. %.2f", num(pb, "low") * 1e3, num(pb, "high") * 1e3);
+            else snprintf(cell, sizeof cell, "-");
+            fprintf(f, " %15s", cell);
+        }
+        fprintf(f, " %9.3f  %s\n", num(fl, "e2e_p99_s"), verdict);
     }
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(out, "recommended");
-    fprintf(f, "\n  recommended: %s\n", cJSON_IsString(rec) ? rec->valuestring : "none (no feasible candidate)");
+    const cJSON *best = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates"))
+        if (cJSON_IsString(rec) && !strcmp(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring, rec->valuestring))
+            best = c;
+    char bv[96];
+    if (best) fprintf(f, "\n  recommended: %s: %s\n", rec->valuestring, verdict_label(best, bv, sizeof bv));
+    else fprintf(f, "\n  recommended: none (no feasible candidate)\n");
     fprintf(f, "  Pareto frontier ($ per 1M good tokens vs p99 %s):",
             cJSON_GetObjectItemCaseSensitive(out, "pareto_latency")->valuestring);
     const cJSON *x;
@@ -821,6 +986,10 @@ void plan_print(FILE *f, const cJSON *out)
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
         fprintf(f, "  %s: %s\n", cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
                 cJSON_GetObjectItemCaseSensitive(c, "why")->valuestring);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "verdict");
+        const cJSON *vw = cJSON_GetObjectItemCaseSensitive(c, "verdict_why");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && cJSON_IsString(v) && cJSON_IsString(vw))
+            fprintf(f, "    verdict: %s: %s\n", v->valuestring, vw->valuestring);
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
             fprintf(f, "    warning: %s\n", x->valuestring);
     }

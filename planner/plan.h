@@ -33,6 +33,15 @@
  * it lost, the Pareto frontier of that cost against p99 latency is
  * listed, and a candidate whose runs priced iterations outside its
  * calibrated profile's grid carries a warning.
+ *
+ * Each candidate's verdict carries its engine's measured error band
+ * (errband.h): "passes" when every latency check of the confirmed fleet
+ * still holds at the band's high end (value / max(1 + bias - mape, 0.05);
+ * TTFT checks the TTFT band, TPOT and max ITL the TPOT band, E2E the larger
+ * factor), "passes within the model's error" when it holds only at the
+ * predicted value, "fails" when the candidate is infeasible.  The bands are
+ * of mean TTFT and TPOT, so for a percentile this is an approximation; the
+ * fleet is sized on the predicted values whatever the verdict.
  */
 #ifndef SERVESIM_PLAN_H
 #define SERVESIM_PLAN_H

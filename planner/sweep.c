@@ -117,8 +117,10 @@ int sweep_base_from_json(SweepBase *b, cJSON *root, const char *name, Err *e)
     b->own_rate = own_rate(&s, w);
     b->target = s.slo.attainment;
     b->has_window = s.metrics.has_window;
+    rc = scenario_error_band(&s, &b->band, e);
     scenario_free(&s);
-    return 0;
+    if (rc < 0) sweep_base_free(b);
+    return rc;
 }
 
 int sweep_base_init(SweepBase *b, const char *text, const char *name, Err *e)
@@ -157,6 +159,23 @@ char *sweep_text(const SweepBase *b, double rate, Err *e)
     cJSON_Delete(root);
     if (!t) err_set(e, "%s: cannot print the scenario", b->name);
     return t;
+}
+
+/* The tightest check of each latency metric: the largest achieved /
+ * target over the classes. */
+static void tightest(const Summary *m, SweepRun *out)
+{
+    for (int k = 0; k < SWEEP_LAT_METRICS; k++) out->tight_achieved_s[k] = out->tight_target_s[k] = out->tight_pct[k] = NAN;
+    for (uint32_t i = 0; i < m->n_checks; i++) {
+        const SloCheck *c = &m->checks[i];
+        if (c->metric < 0 || c->metric >= SWEEP_LAT_METRICS || !(c->target > 0)) continue;
+        int k = c->metric;
+        if (!isnan(out->tight_target_s[k]) && !(c->achieved / c->target > out->tight_achieved_s[k] / out->tight_target_s[k]))
+            continue;
+        out->tight_achieved_s[k] = c->achieved;
+        out->tight_target_s[k] = c->target;
+        out->tight_pct[k] = c->percentile;
+    }
 }
 
 /* The first failed check of the verdict, in words. */
@@ -221,6 +240,7 @@ int sweep_run_text(const char *text, const char *name, double seed, double rate,
     out->usd = m->cost_usd;
     out->verdict = m->verdict;
     first_miss(&mc, m, out->miss, sizeof out->miss);
+    tightest(m, out);
     out->cost_queries = (double)m->cost_queries;
     out->cost_outside = (double)m->cost_outside;
     out->cost_worst_ratio = m->cost_worst_ratio;
@@ -235,10 +255,15 @@ int sweep_run_text(const char *text, const char *name, double seed, double rate,
 
 /* Full precision (cJSON prints the shortest text that reads back to the
  * same double), so a run read back is bit-identical to the run. */
-static void put3(cJSON *o, const char *k, const double *v)
+static void putn(cJSON *o, const char *k, const double *v, int n)
 {
     cJSON *a = cJSON_AddArrayToObject(o, k);
-    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+}
+
+static void put3(cJSON *o, const char *k, const double *v)
+{
+    putn(o, k, v, 3);
 }
 
 cJSON *sweep_run_to_json(const SweepRun *r)
@@ -266,6 +291,9 @@ cJSON *sweep_run_to_json(const SweepRun *r)
     cJSON_AddNumberToObject(o, "cost_outside", r->cost_outside);
     cJSON_AddNumberToObject(o, "cost_worst_ratio", r->cost_worst_ratio);
     cJSON_AddStringToObject(o, "cost_worst", r->cost_worst);
+    putn(o, "tight_achieved_s", r->tight_achieved_s, SWEEP_LAT_METRICS);
+    putn(o, "tight_target_s", r->tight_target_s, SWEEP_LAT_METRICS);
+    putn(o, "tight_percentile", r->tight_pct, SWEEP_LAT_METRICS);
     return o;
 }
 
@@ -280,17 +308,22 @@ static double get_num(const cJSON *o, const char *k, int *bad)
     return v->valuedouble;
 }
 
-static void get3(const cJSON *o, const char *k, double *v, int *bad)
+static void getn(const cJSON *o, const char *k, double *v, int n, int *bad)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3) {
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) {
         *bad = 1;
         return;
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n; i++) {
         const cJSON *x = cJSON_GetArrayItem(a, i);
         v[i] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
     }
+}
+
+static void get3(const cJSON *o, const char *k, double *v, int *bad)
+{
+    getn(o, k, v, 3, bad);
 }
 
 static void get_str(const cJSON *o, const char *k, char *dst, size_t n, int *bad)
@@ -329,6 +362,13 @@ int sweep_run_from_json(const cJSON *o, SweepRun *r, Err *e)
     r->cost_outside = get_num(o, "cost_outside", &bad);
     r->cost_worst_ratio = get_num(o, "cost_worst_ratio", &bad);
     get_str(o, "cost_worst", r->cost_worst, sizeof r->cost_worst, &bad);
+    getn(o, "tight_achieved_s", r->tight_achieved_s, SWEEP_LAT_METRICS, &bad);
+    getn(o, "tight_target_s", r->tight_target_s, SWEEP_LAT_METRICS, &bad);
+    getn(o, "tight_percentile", r->tight_pct, SWEEP_LAT_METRICS, &bad);
+    /* JSON has no infinity: a check with a target and no achieved value
+     * was one whose percentile fell on unfinished requests */
+    for (int k = 0; k < SWEEP_LAT_METRICS; k++)
+        if (!isnan(r->tight_target_s[k]) && isnan(r->tight_achieved_s[k])) r->tight_achieved_s[k] = INFINITY;
     return bad ? err_set(e, "a worker's result is not a run record") : 0;
 }
 
@@ -385,9 +425,20 @@ static void add_stat(cJSON *o, const char *k, const SweepStat *s)
     jsonio_add_num(x, "ci95", s->ci95);
 }
 
-cJSON *sweep_agg_json(const SweepAgg *a)
+/* A latency statistic with the interval of its mean under the band. */
+static void add_stat_band(cJSON *o, const char *k, const SweepStat *s, const ErrBandMetric *m)
+{
+    add_stat(o, k, s);
+    if (!m) return;
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    jsonio_add_num(x, "band_low", errband_low(m, s->mean));
+    jsonio_add_num(x, "band_high", errband_high(m, s->mean));
+}
+
+cJSON *sweep_agg_json(const SweepAgg *a, const ErrBand *band)
 {
     static const char *const q[3] = {"p50", "p90", "p99"};
+    const int has = band && band->present;
     cJSON *o = cJSON_CreateObject();
     jsonio_add_num(o, "rate_per_s", a->rate_per_s);
     cJSON_AddNumberToObject(o, "seeds", a->seeds);
@@ -397,11 +448,11 @@ cJSON *sweep_agg_json(const SweepAgg *a)
     char k[32];
     for (int i = 0; i < 3; i++) {
         snprintf(k, sizeof k, "ttft_%s_s", q[i]);
-        add_stat(o, k, &a->ttft[i]);
+        add_stat_band(o, k, &a->ttft[i], has ? &band->fig.ttft : NULL);
     }
     for (int i = 0; i < 3; i++) {
         snprintf(k, sizeof k, "tpot_%s_s", q[i]);
-        add_stat(o, k, &a->tpot[i]);
+        add_stat_band(o, k, &a->tpot[i], has ? &band->fig.tpot : NULL);
     }
     for (int i = 0; i < 3; i++) {
         snprintf(k, sizeof k, "e2e_%s_s", q[i]);
@@ -574,7 +625,7 @@ static int run_grid(SweepEval *ev, const SweepOpts *o, double target, SweepAgg *
 static cJSON *points_json(const SweepEval *ev, uint32_t from, uint32_t to)
 {
     cJSON *a = cJSON_CreateArray();
-    for (uint32_t i = from; i < to; i++) cJSON_AddItemToArray(a, sweep_agg_json(&ev->hist[i]));
+    for (uint32_t i = from; i < to; i++) cJSON_AddItemToArray(a, sweep_agg_json(&ev->hist[i], &ev->base->band));
     return a;
 }
 
@@ -668,8 +719,14 @@ cJSON *sweep_run(const char *text, const char *name, const SweepOpts *o, Err *e)
     for (uint32_t k = 0; k < o->seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber(base.seed0 + k));
     jsonio_add_num(out, "attainment_target", target);
     cJSON_AddStringToObject(out, "ci", "95% confidence interval of the mean over seeds: t(0.975, n - 1) s / sqrt(n)");
+    errband_add_json(out, &base.band);
+    cJSON *band = cJSON_GetObjectItemCaseSensitive(out, "error_band");
+    if (cJSON_IsObject(band))
+        cJSON_AddStringToObject(band, "applied_to", "each TTFT and TPOT percentile's mean over seeds (band_low, "
+                                                    "band_high): the band is of mean TTFT and TPOT, so for a "
+                                                    "percentile it is an approximation");
     cJSON *pts = cJSON_AddArrayToObject(out, "points");
-    for (uint32_t i = 0; i < n_grid; i++) cJSON_AddItemToArray(pts, sweep_agg_json(&grid[i]));
+    for (uint32_t i = 0; i < n_grid; i++) cJSON_AddItemToArray(pts, sweep_agg_json(&grid[i], &base.band));
     cJSON *knee = cJSON_AddObjectToObject(out, "knee");
     jsonio_add_num(knee, "max_goodput_rate_per_s", peak_copy.rate_per_s);
     add_stat(knee, "max_goodput_rps", &peak_copy.goodput);
@@ -748,7 +805,10 @@ int sweep_write_csv(const cJSON *out, const char *path, Err *e)
         snprintf(h, sizeof h, ",%s,%s_ci95", stats[k], stats[k]);
         csv_text(&buf, &len, &cap, h);
     }
-    csv_text(&buf, &len, &cap, ",verdict_passes\n");
+    /* the band of each p99's mean (empty: the engine has none) */
+    static const char *const banded[] = {"ttft_p99_s", "tpot_p99_s", NULL};
+    csv_text(&buf, &len, &cap, ",verdict_passes,ttft_p99_band_low_s,ttft_p99_band_high_s,tpot_p99_band_low_s,"
+                               "tpot_p99_band_high_s\n");
     const cJSON *knee = cJSON_GetObjectItemCaseSensitive(out, "knee");
     const cJSON *lists[3] = {cJSON_GetObjectItemCaseSensitive(out, "points"),
                              cJSON_GetObjectItemCaseSensitive(knee, "goodput_search"),
@@ -765,6 +825,10 @@ int sweep_write_csv(const cJSON *out, const char *path, Err *e)
                 csv_cell(&buf, &len, &cap, stat_of(p, stats[k], "ci95"));
             }
             csv_cell(&buf, &len, &cap, num_of(p, "verdict_passes"));
+            for (int k = 0; banded[k]; k++) {
+                csv_cell(&buf, &len, &cap, stat_of(p, banded[k], "band_low"));
+                csv_cell(&buf, &len, &cap, stat_of(p, banded[k], "band_high"));
+            }
             csv_text(&buf, &len, &cap, "\n");
         }
     }
@@ -783,6 +847,16 @@ static void pm(FILE *f, const cJSON *p, const char *k, double scale, int prec, i
     fprintf(f, " %*s", width, t);
 }
 
+/* "low .. high" ms of a latency statistic's mean under the band. */
+static void band_cell(FILE *f, const cJSON *p, const char *k, int prec, int width)
+{
+    double lo = stat_of(p, k, "band_low") * 1e3, hi = stat_of(p, k, "band_high") * 1e3;
+    char t[64];
+    if (isnan(lo) || isnan(hi)) snprintf(t, sizeof t, "n/a");
+    else snprintf(t, sizeof t, "%.*f .. %.*f", prec, lo, prec, hi);
+    fprintf(f, " %*s", width, t);
+}
+
 void sweep_print(FILE *f, const cJSON *out)
 {
     const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(out, "seeds");
@@ -792,8 +866,21 @@ void sweep_print(FILE *f, const cJSON *out)
     if (ns > 1) fprintf(f, " .. %.0f", cJSON_GetArrayItem(seeds, ns - 1)->valuedouble);
     fprintf(f, ")%s; attainment target %g%%\n", ns > 1 ? ", mean +- 95% CI over seeds (t distribution)" : "",
             num_of(out, "attainment_target") * 100);
-    fprintf(f, "\n  %9s %19s %19s %17s %19s %19s %17s\n", "rate/s", "completion/s", "goodput/s", "attainment %",
-            "p99 TTFT ms", "p99 TPOT ms", "p99 E2E s");
+    /* the engine's measured error: a line, and with a band the range of
+     * each p99 beside it */
+    const cJSON *band = cJSON_GetObjectItemCaseSensitive(out, "error_band");
+    const cJSON *band_note = cJSON_GetObjectItemCaseSensitive(out, "error_band_note");
+    int banded = cJSON_IsObject(band);
+    if (banded)
+        fprintf(f, "  model error: %s; the band of mean TTFT and TPOT, applied to each p99 (for a percentile, an "
+                   "approximation)\n", cJSON_GetObjectItemCaseSensitive(band, "description")->valuestring);
+    else if (cJSON_IsString(band_note))
+        fprintf(f, "  model error: %s\n", band_note->valuestring);
+    fprintf(f, "\n  %9s %19s %19s %17s %19s", "rate/s", "completion/s", "goodput/s", "attainment %", "p99 TTFT ms");
+    if (banded) fprintf(f, " %19s", "model error ms");
+    fprintf(f, " %19s", "p99 TPOT ms");
+    if (banded) fprintf(f, " %17s", "model error ms");
+    fprintf(f, " %17s\n", "p99 E2E s");
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "points")) {
         fprintf(f, "  %9.4g", num_of(p, "rate_per_s"));
@@ -801,7 +888,9 @@ void sweep_print(FILE *f, const cJSON *out)
         pm(f, p, "goodput_rps", 1, 2, 19);
         pm(f, p, "slo_attainment", 100, 1, 17);
         pm(f, p, "ttft_p99_s", 1e3, 1, 19);
+        if (banded) band_cell(f, p, "ttft_p99_s", 1, 19);
         pm(f, p, "tpot_p99_s", 1e3, 2, 19);
+        if (banded) band_cell(f, p, "tpot_p99_s", 2, 17);
         pm(f, p, "e2e_p99_s", 1, 2, 17);
         fputc('\n', f);
     }

@@ -22,6 +22,9 @@
  * bisection (geometric midpoints) until the two are within 1%.  Both
  * report the best rate evaluated, grid or search.
  *
+ * The scenario's engine's measured error band (errband.h) rides along:
+ * the TTFT and TPOT percentiles' means carry the interval it gives them.
+ *
  * Every simulation is a job of par.h, so the output is the same bytes
  * however many processes ran it.
  */
@@ -32,10 +35,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "errband.h"
 #include "par.h"
 
 #define SWEEP_SEEDS_MAX 64
 #define SWEEP_RATES_MAX 256
+#define SWEEP_LAT_METRICS 4      /* the SLO's latency metrics, SLO_TTFT .. SLO_E2E (metrics.h) */
 
 /* One simulation: the scenario at one rate and seed. */
 typedef struct SweepRun {
@@ -51,6 +56,12 @@ typedef struct SweepRun {
     char miss[200];              /* the first failed check in words ("" if none) */
     double cost_queries, cost_outside, cost_worst_ratio; /* the cost model's extrapolation */
     char cost_worst[160];
+    /* The tightest latency check of each metric (SLO_TTFT, SLO_TPOT,
+     * SLO_ITL_MAX, SLO_E2E): the one with the largest achieved / target
+     * over the SLO classes (NaN target: no check of that metric; INFINITY
+     * achieved: the percentile fell on unfinished requests).  The plan's
+     * verdict scales them to the engine's error band. */
+    double tight_achieved_s[SWEEP_LAT_METRICS], tight_target_s[SWEEP_LAT_METRICS], tight_pct[SWEEP_LAT_METRICS];
 } SweepRun;
 
 typedef struct SweepStat {
@@ -75,6 +86,7 @@ typedef struct SweepBase {
     double own_rate;             /* the workload's own mean arrival rate */
     double target;               /* slo.attainment (0: none) */
     int has_window;              /* metrics.window_ms: token times must be kept */
+    ErrBand band;                /* the engine's measured error (errband.h; present = 0: none, and why) */
 } SweepBase;
 
 /* Parses and checks text (loading it once), and finds its own rate. */
@@ -96,7 +108,10 @@ int sweep_run_from_json(const cJSON *o, SweepRun *r, Err *e);
 /* Mean and 95% CI of the finite values among v[0..n). */
 void sweep_stat(const double *v, uint32_t n, SweepStat *s);
 void sweep_aggregate(SweepAgg *a);   /* from a->runs[0..seeds) */
-cJSON *sweep_agg_json(const SweepAgg *a);
+/* One rate's point; with a band (NULL: none), the TTFT and TPOT
+ * percentiles' {mean, ci95} also carry band_low and band_high, the mean's
+ * interval under the engine's measured error. */
+cJSON *sweep_agg_json(const SweepAgg *a, const ErrBand *band);
 
 /* Evaluates rates over seeds as par_map jobs and keeps every evaluation. */
 typedef struct SweepEval {

@@ -454,6 +454,33 @@ static void run_summary(FILE *f, const cJSON *sum)
     fputs("</table>\n", f);
 }
 
+/* The engine's measured error on the run's mean TTFT and TPOT
+ * (summary.error_band), or why there is none. */
+static void run_band(FILE *f, const cJSON *sum)
+{
+    const cJSON *b = jget(sum, "error_band");
+    const char *note = jstr(sum, "error_band_note");
+    if (!cJSON_IsObject(b)) {
+        if (note) {
+            fputs("<p>Model error: ", f);
+            esc(f, note);
+            fputs("</p>\n", f);
+        }
+        return;
+    }
+    const char *d = jstr(b, "description");
+    fputs("<p>Model error on mean TTFT and TPOT: ", f);
+    esc(f, d ? d : "?");
+    static const char *const k[2] = {"ttft", "tpot"}, *const label[2] = {"TTFT", "TPOT"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *m = jget(b, k[i]);
+        if (isfinite(jnum(m, "mean_ms")))
+            fprintf(f, "%s mean %s %.2f ms &rarr; measured likely %.2f .. %.2f ms", i ? ";" : ".", label[i],
+                    jnum(m, "mean_ms"), jnum(m, "low_ms"), jnum(m, "high_ms"));
+    }
+    fputs("</p>\n", f);
+}
+
 /* report_iterations_csv writes in place; this puts its file in DIR whole. */
 static int run_save_iterations(const HtmlDoc *d, const MetricsCfg *mc, const RunData *rd, Err *e)
 {
@@ -475,9 +502,10 @@ static int run_save_iterations(const HtmlDoc *d, const MetricsCfg *mc, const Run
 }
 
 int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const MetricsCfg *mc, const RunData *rd,
-             const Summary *sum, int iterations_ok, Err *e)
+             const Summary *sum, const ErrBand *band, int iterations_ok, Err *e)
 {
     cJSON *root = report_json(mc, rd, sum, 1);
+    if (band) report_band_json(root, band, sum);
     if (scenario) cJSON_AddItemToObject(root, "scenario", cJSON_Duplicate(scenario, 1));
     const char *name = jstr(scenario, "name");
     char title[512];
@@ -505,6 +533,7 @@ int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const M
     if (iterations_ok) p_link(f, "Iterations (<code>run --iterations-csv</code>)", "iterations.csv");
     run_verdict(f, s);
     run_summary(f, s);
+    run_band(f, s);
 
     fputs("<h2>Latency distributions</h2>\n", f);
     const char *rep[] = {"report.json"}, *its[] = {"iterations.csv"};
@@ -646,6 +675,10 @@ int html_plan(const char *dir, const HtmlCmd *cmd, const cJSON *pl, Err *e)
     p_link(f, "Plan result (the plot's input; <code>plan --json</code>)", "plan.json");
     fputs("<h2>Recommendation</h2>\n<p class=\"pass\">", f);
     esc(f, rec ? rec : "none: no candidate is feasible");
+    if (rec && jstr(pl, "verdict")) {
+        fputs(": ", f);
+        esc(f, jstr(pl, "verdict"));
+    }
     fputs("</p>\n<h2>Cost against latency</h2>\n", f);
     const char *in[] = {"plan.json"};
     html_plot(&d, "pareto", in, 1, "pareto", "cost vs p99 latency",
@@ -654,8 +687,8 @@ int html_plan(const char *dir, const HtmlCmd *cmd, const cJSON *pl, Err *e)
     static const char *const h[] = {"candidate", "hardware", "TP", "engine", "scheduler", "feasible", "max rate per "
                                     "replica (req/s)", "replicas", "GPUs", "USD/h", "USD per 1M good tokens",
                                     "fleet TTFT p99 (ms)", "fleet TPOT p99 (ms)", "fleet attainment (%)",
-                                    "Pareto", "why"};
-    th_row(f, h, 16);
+                                    "Pareto", "verdict (with the model's error)", "why"};
+    th_row(f, h, 17);
     const cJSON *c;
     cJSON_ArrayForEach(c, cands) {
         const char *nm = jstr(c, "name");
@@ -680,6 +713,11 @@ int html_plan(const char *dir, const HtmlCmd *cmd, const cJSON *pl, Err *e)
         td_num(f, jnum(c, "fleet.tpot_p99_s"), 1e3, "%.2f");
         td_num(f, jnum(c, "fleet.slo_attainment"), 100, "%.1f");
         td_str(f, front ? "yes" : "");
+        /* passes / passes within the model's error / fails, and why */
+        char verdict[1600];
+        snprintf(verdict, sizeof verdict, "%s%s%s", jstr(c, "verdict") ? jstr(c, "verdict") : "",
+                 ok && jstr(c, "verdict_why") ? ": " : "", ok && jstr(c, "verdict_why") ? jstr(c, "verdict_why") : "");
+        td_str(f, verdict);
         const char *why = jstr(c, "reason");
         td_str(f, why ? why : best ? "recommended" : jstr(c, "why"));
         fputs("</tr>\n", f);

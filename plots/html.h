@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "errband.h"
 #include "metrics.h"
 
 /* The command a page reports on: "servesim COMMAND ARGV...". */
@@ -32,9 +33,10 @@ typedef struct HtmlCmd {
 /* run: summary, SLO verdict, TTFT/TPOT/E2E CDFs, KV and batch over time
  * (when iterations_ok: the run kept per-iteration records of one
  * replica), and the timeline for runs of at most 64 requests.  scenario
- * (a JSON object, may be NULL) is shown and saved with the report. */
+ * (a JSON object, may be NULL) is shown and saved with the report; band
+ * (the engine's measured error, errband.h; NULL: none) goes into both. */
 int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const MetricsCfg *mc, const RunData *rd,
-             const Summary *sum, int iterations_ok, Err *e);
+             const Summary *sum, const ErrBand *band, int iterations_ok, Err *e);
 /* sweep: the rate plot and the points table (sweep --json's object). */
 int html_sweep(const char *dir, const HtmlCmd *cmd, const cJSON *sweep, Err *e);
 /* plan: the Pareto plot and the candidates table (plan --json's object). */

@@ -507,6 +507,17 @@ static void print_tasks(FILE *f, const TaskSummary *t)
 
 void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *m)
 {
+    report_print_band(f, s, cfg, m, NULL);
+}
+
+void report_band_json(cJSON *root, const ErrBand *band, const Summary *m)
+{
+    cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "summary");
+    if (su) errband_add_run_json(su, band, m->ttft_s.mean, m->tpot_s.mean);
+}
+
+void report_print_band(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *m, const ErrBand *band)
+{
     if (s) {
         fprintf(f, "servesim: %s\n", s->name);
         if (s->disagg)
@@ -549,6 +560,7 @@ void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summa
     row(f, "E2E", &m->e2e_s, 1, "s");
     row(f, "queueing", &m->queue_s, 1e3, "ms");
     row(f, "max ITL", &m->itl_max_s, 1e3, "ms");
+    if (band) errband_print(f, band, m->ttft_s.mean, m->tpot_s.mean);
     fprintf(f, "\n  throughput over the %s window %.3f s (%.3f -> %.3f s):\n", m->fixed_window ? "fixed" : "drain",
             m->window_s, m->t0_s, m->t1_s);
     fprintf(f, "    %.2f req/s, %.1f output tok/s, %.1f total tok/s\n", m->requests_per_s, m->output_tokens_per_s,

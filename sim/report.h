@@ -8,7 +8,8 @@
  *    {count, mean, std, p50, p90, p95, p99, max}, throughput {window_s,
  *    output_tokens_per_s, requests_per_s}, goodput {requests_per_s,
  *    slo_attainment}, peak_running, kv {total_blocks, peak_used_blocks},
- *    iterations, cost {usd, usd_per_1k_output_tokens};
+ *    iterations, cost {usd, usd_per_1k_output_tokens}; error_band (a run's
+ *    engine's measured error, or null with error_band_note: errband.h);
  *  - the readable table;
  *  - per-request and per-iteration CSV;
  *  - a summary with the key names of vLLM's benchmark result files.
@@ -25,6 +26,13 @@
 cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum, int with_requests);
 /* The table; s may be NULL (a replay). */
 void report_print(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *sum);
+/* The same with the engine's measured error band after the metric table:
+ * the mean TTFT and TPOT and the range the measured values likely fall in
+ * (errband.h); band NULL: none shown. */
+void report_print_band(FILE *f, const Scenario *s, const MetricsCfg *cfg, const Summary *sum, const ErrBand *band);
+/* summary.error_band of a report_json tree: the band with the run's mean
+ * TTFT and TPOT bounded, or null beside summary.error_band_note. */
+void report_band_json(cJSON *root, const ErrBand *band, const Summary *sum);
 const char *report_status_name(const Request *r);
 
 int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);

@@ -128,6 +128,51 @@ static int hw_load_v(const char *n, void *out, Err *e) { return hw_load(n, out, 
 static int eng_from_json_v(const cJSON *o, const char *w, void *out, Err *e) { return engprof_from_json(o, w, out, e); }
 static int eng_load_v(const char *n, void *out, Err *e) { return engprof_load(n, out, e); }
 
+/* How "engine" names its profile, for its measured error band
+ * (errband.h): a bundled name, or the "base" an object builds on.  An
+ * object's own "error_band" is taken out (*bare: the object without it,
+ * owned), so the profile reader sees engine keys only; the caller reads
+ * the band once the profile's name is known. */
+static void engine_ref(const cJSON *v, Scenario *s, cJSON **bare)
+{
+    *bare = NULL;
+    const char *file = NULL;
+    if (cJSON_IsString(v)) {
+        size_t n = strlen(v->valuestring);
+        snprintf(s->engine_label, sizeof s->engine_label, "%s", v->valuestring);
+        if (n >= 5 && !strcmp(v->valuestring + n - 5, ".json"))
+            s->engine_unbanded = "given as a file path: bands are measured for the bundled engines; name one, or "
+                                 "give the engine object an \"error_band\" of your own measurement";
+        else
+            file = v->valuestring;
+    } else if (cJSON_IsObject(v)) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, "base");
+        if (cJSON_IsString(b)) file = b->valuestring;
+        else
+            s->engine_unbanded = "given inline without a \"base\": its error was never measured; give it an "
+                                 "\"error_band\" of your own measurement";
+        if (cJSON_GetObjectItemCaseSensitive(v, "error_band")) {
+            *bare = cJSON_Duplicate(v, 1);
+            cJSON_DeleteItemFromObjectCaseSensitive(*bare, "error_band");
+        }
+    }
+    if (file && strlen(file) < sizeof s->engine_file) {
+        snprintf(s->engine_file, sizeof s->engine_file, "%s", file);
+        snprintf(s->engine_label, sizeof s->engine_label, "%s", file);
+    } else if (file) {
+        s->engine_unbanded = "a name longer than any band file entry";
+    }
+}
+
+int scenario_error_band(const Scenario *s, ErrBand *out, Err *e)
+{
+    ErrBandRef ref = {.has_engine = s->engine.present, .unbanded = s->engine_unbanded,
+                      .own = s->engine_band.present ? &s->engine_band : NULL};
+    snprintf(ref.file, sizeof ref.file, "%s", s->engine_file);
+    snprintf(ref.label, sizeof ref.label, "%s", s->engine_label);
+    return errband_resolve(&ref, out, e);
+}
+
 /* The engine profile: graph sizes, host time, and the calibrated profile of
  * its own kernel tables (<hardware>-<kernel_tables>) when one is bundled. */
 static int apply_engine(Scenario *s, const char *hw_key, const char *where, Err *e)
@@ -868,7 +913,17 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     if (hw_key && strchr(hw_key, '/')) hw_key = NULL; /* a path: no bundled engine profiles */
     engprof_init(&s->engine);
     if ((v = SUB("engine"))) {
-        if (parse_desc(v, p, "engines/", "engine", "vllm", eng_from_json_v, eng_load_v, &s->engine, e) < 0) return -1;
+        cJSON *bare;
+        engine_ref(v, s, &bare);
+        int rc = parse_desc(bare ? bare : v, p, "engines/", "engine", "vllm", eng_from_json_v, eng_load_v, &s->engine, e);
+        cJSON_Delete(bare);
+        if (rc < 0) return -1;
+        if (!s->engine_label[0]) snprintf(s->engine_label, sizeof s->engine_label, "%s", s->engine.name);
+        const cJSON *own = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "error_band") : NULL;
+        char bp[300];
+        if (own && errband_from_json(own, jsonio_path(bp, sizeof bp, p, "error_band"), s->engine_label,
+                                     &s->engine_band, e) < 0)
+            return -1;
         if (apply_engine(s, hw_key, p, e) < 0) return -1;
     }
     int64_t tp = 1;

@@ -14,6 +14,7 @@
 #include "costwrap.h"
 #include "engine.h"
 #include "engprof.h"
+#include "errband.h"
 #include "hw.h"
 #include "kv.h"
 #include "lora.h"
@@ -104,6 +105,13 @@ typedef struct Scenario {
     int keep_iterations;   /* per-iteration records (iteration CSV, trace events, MFU distribution) */
     EngineProfile engine;  /* "engine": the serving engine's profile (engine.present = 0: none) */
     char kernel_profile[96]; /* the calibrated profile the engine's kernel tables selected ("" = none) */
+    /* How "engine" was given, for its measured error band (errband.h):
+     * the bundled file it names or builds on ("base"), or "" with the
+     * reason; and the object's own "error_band", a user's measurement. */
+    char engine_file[ERRBAND_NAME_MAX];
+    char engine_label[160];
+    const char *engine_unbanded;
+    ErrBand engine_band;     /* present = 0: none of its own */
     /* The workload's warm-up barrier (a benchmark client): members and
      * waiters; cluster_new resets barrier.left before each run. */
     EngineBarrier barrier;
@@ -166,6 +174,12 @@ void scenario_metrics_cfg(const Scenario *s, MetricsCfg *m, Slo *slo_table, uint
 void scenario_rundata(const Scenario *s, const Engine *eng, RunData *rd);
 /* The "scenario" block of the JSON report. */
 void scenario_to_json(const Scenario *s, cJSON *obj);
+
+/* The measured error band of the scenario's engine (errband_resolve):
+ * its own "error_band", else the band file's entry for the engine file it
+ * names, else none with the reason.  -1 + e only for a malformed band
+ * file.  Read once per command, never during a run. */
+int scenario_error_band(const Scenario *s, ErrBand *out, Err *e);
 
 /* Weight bytes resident on one GPU of a tp-GPU replica: weights / tp, or
  * under a MoE layout ("parallel") everything but the routed experts / tp and

@@ -33,7 +33,7 @@ void th_run(const char *name, void (*fn)(void))
 }
 
 #define SUITES(X) X(jsonio) X(model) X(hw) X(evq) X(kv) X(cost) X(sched) \
-    X(engine) X(workload) X(report) X(metrics) X(prefix) X(policies) X(spec) X(calib) X(lua) X(cli) X(validate) \
+    X(engine) X(workload) X(report) X(band) X(metrics) X(prefix) X(policies) X(spec) X(calib) X(lua) X(cli) X(validate) \
     X(plan) X(plots) X(hostile) X(fuzz) X(serveres) X(agents) X(moe) X(reproduce) X(fast)
 
 #define DECL(s) void suite_##s(void) __attribute__((weak));

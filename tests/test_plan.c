@@ -32,6 +32,7 @@
 #include "plan.h"
 #include "sweep.h"
 #include "testhelp.h"
+#include "testrun.h"
 
 #define CH8 SERVESIM_DATA_DIR "/workloads/chapters/ch8_goodput_vs_rate.json"
 #define SMALL_PLAN SERVESIM_DATA_DIR "/workloads/plans/chat_qwen32b_small.json"
@@ -93,6 +94,18 @@ static double num(const cJSON *o, const char *k)
 {
     const cJSON *v = get(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* What print writes of out, as a string (the caller frees it). */
+static char *printed(void (*print)(FILE *, const cJSON *), const cJSON *out)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    if (out) print(f, out);
+    fclose(f);
+    return buf;
 }
 
 /* ------------------------------------------------------------ sweep */
@@ -163,11 +176,7 @@ static void test_sweep_chapter8_shape(void)
     CHECK_REL(num(k, "max_rate_meeting_target_per_s"), 2.19285816363, 1e-9);
     CHECK_INT(cJSON_GetArraySize(get(k, "target_search")), 7);
     /* the table says so */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    sweep_print(f, out);
-    fclose(f);
+    char *buf = printed(sweep_print, out);
     CHECK_CONTAINS(buf, "  3 seeds (1 .. 3), mean +- 95% CI over seeds (t distribution); attainment target 90%\n");
     CHECK_CONTAINS(buf, "          4        2.17 +- 0.04        1.27 +- 1.70      58.3 +- 78.1");
     CHECK_CONTAINS(buf, "  knee: goodput peaks at 1.736 +- 0.889 req/s at 2.018 req/s (golden-section search in [1, 4], "
@@ -360,7 +369,193 @@ static void test_plan_small_example(void)
     CHECK(!strcmp(cJSON_GetArrayItem(pf, 0)->valuestring, "h200-spec"));
     CHECK(!strcmp(cJSON_GetArrayItem(pf, 1)->valuestring, "h200-disagg"));
     CHECK_CONTAINS(get(cJSON_GetArrayItem(c, 3), "why")->valuestring, "on the Pareto frontier: p99 TTFT 0.778 s vs 0.793 s");
+    /* no candidate names an engine: no error band, verdicts at the
+     * predicted values (issue 34) */
+    for (int i = 0; i < 5; i++) {
+        const cJSON *x = cJSON_GetArrayItem(c, i);
+        CHECK(cJSON_IsNull(get(x, "error_band")));
+        CHECK_CONTAINS(get(x, "error_band_note")->valuestring, "no measured error band");
+        CHECK(!strcmp(get(x, "verdict")->valuestring, i < 4 ? "passes" : "fails"));
+    }
+    CHECK_CONTAINS(get(cJSON_GetArrayItem(c, 0), "verdict_why")->valuestring, "judged at the predicted values only");
+    CHECK(!strcmp(get(out, "verdict")->valuestring, "passes"));
     cJSON_Delete(out);
+}
+
+/* ------------------------------------------------------ error bands */
+
+static const char vllm_sweep[] =
+    "{\"name\": \"vllm band sweep\", \"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\","
+    " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 4, \"count\": 30, \"prompt_tokens\": 512,"
+    "  \"output_tokens\": 32}, \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"seed\": 1}";
+
+/* A sweep of an engine with a band: every point's TTFT and TPOT
+ * percentiles carry the interval of their mean, the table shows the p99s'
+ * beside them and the CSV their columns; a scenario without an engine
+ * says it has none. */
+static void test_sweep_error_band(void)
+{
+    static const double rates[] = {2, 8};
+    Err e = {{0}};
+    SweepOpts o = {.rates = rates, .n_rates = 2, .seeds = 2, .par = {.workers = 1}};
+    cJSON *out = sweep_run(vllm_sweep, "band.json", &o, &e);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *eb = get(out, "error_band");
+    CHECK(cJSON_IsObject(eb) && !strcmp(get(eb, "engine")->valuestring, "vllm"));
+    static const char *const metric[2] = {"ttft", "tpot"};
+    static const char *const pct[3] = {"p50", "p90", "p99"};
+    const cJSON *lists[3] = {get(out, "points"), get(get(out, "knee"), "goodput_search"),
+                             get(get(out, "knee"), "target_search")};
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        double mape, bias;
+        CHECK(testrun_band_figure("vllm", metric[k], &mape, &bias) == 0);
+        CHECK_NEAR(num(get(eb, metric[k]), "mape"), mape, 1e-12);
+        for (int l = 0; l < 3; l++) {
+            const cJSON *p;
+            cJSON_ArrayForEach(p, lists[l]) for (int q = 0; q < 3; q++) {
+                char key[32];
+                snprintf(key, sizeof key, "%s_%s_s", metric[k], pct[q]);
+                const cJSON *st = get(p, key);
+                double m = num(st, "mean");
+                CHECK(m > 0);
+                CHECK_REL(num(st, "band_low"), m / (1 + bias + mape), 1e-9);
+                CHECK_REL(num(st, "band_high"), m / fmax(1 + bias - mape, 0.05), 1e-9);
+                n++;
+            }
+        }
+    }
+    CHECK(n >= 2 * 3 * 2);
+    /* no band on the other statistics */
+    CHECK(get(get(cJSON_GetArrayItem(get(out, "points"), 0), "e2e_p99_s"), "band_low") == NULL);
+    char *buf = printed(sweep_print, out);
+    CHECK_CONTAINS(buf, "  model error: vllm's measured error (");
+    CHECK_CONTAINS(buf, "p99 TTFT ms      model error ms         p99 TPOT ms    model error ms");
+    const cJSON *p0 = cJSON_GetArrayItem(get(out, "points"), 0);
+    char cell[96];
+    snprintf(cell, sizeof cell, "%.1f .. %.1f", num(get(p0, "ttft_p99_s"), "band_low") * 1e3,
+             num(get(p0, "ttft_p99_s"), "band_high") * 1e3);
+    CHECK_CONTAINS(buf, cell);
+    snprintf(cell, sizeof cell, "%.2f .. %.2f", num(get(p0, "tpot_p99_s"), "band_low") * 1e3,
+             num(get(p0, "tpot_p99_s"), "band_high") * 1e3);
+    CHECK_CONTAINS(buf, cell);
+    free(buf);
+    char path[600];
+    snprintf(path, sizeof path, "%s/band_sweep.csv", dir);
+    CHECK(sweep_write_csv(out, path, &e) == 0);
+    char *csv = slurp(path);
+    CHECK_CONTAINS(csv, ",verdict_passes,ttft_p99_band_low_s,ttft_p99_band_high_s,tpot_p99_band_low_s,"
+                        "tpot_p99_band_high_s\n");
+    snprintf(cell, sizeof cell, ",%.10g,%.10g,", num(get(p0, "ttft_p99_s"), "band_low"),
+             num(get(p0, "ttft_p99_s"), "band_high"));
+    CHECK_CONTAINS(csv, cell);
+    free(csv);
+    cJSON_Delete(out);
+
+    /* the chapter's step-model scenario names no engine */
+    char *ch8 = slurp(CH8);
+    SweepOpts o1 = {.rates = rates, .n_rates = 1, .seeds = 1, .par = {.workers = 1}};
+    out = ch8 ? sweep_run(ch8, CH8, &o1, &e) : NULL;
+    free(ch8);
+    CHECK(out && cJSON_IsNull(get(out, "error_band")));
+    CHECK(out && strstr(get(out, "error_band_note")->valuestring, "the scenario names no engine"));
+    CHECK(out && get(get(cJSON_GetArrayItem(get(out, "points"), 0), "ttft_p99_s"), "band_low") == NULL);
+    buf = printed(sweep_print, out);
+    CHECK_CONTAINS(buf, "  model error: no measured error band: the scenario names no engine");
+    CHECK(!strstr(buf, "model error ms"));
+    free(buf);
+    cJSON_Delete(out);
+}
+
+/* One vLLM replica at most (search.max_replicas 1), so the confirmed
+ * fleet is always the same run whatever the TTFT limit: its p90 TTFT P and
+ * P at the band's high end H, from a first plan with a loose limit, place
+ * the limit of three more. */
+static cJSON *band_plan(double ttft_ms, Err *e)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"band plan\", \"model\": \"qwen3-8b\","
+             " \"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 30, \"prompt_tokens\": 512,"
+             "  \"output_tokens\": 32}, \"slo\": {\"ttft_ms\": %.9g, \"percentile\": 90},"
+             " \"candidates\": [{\"name\": \"h100-vllm\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\"}],"
+             " \"search\": {\"max_replicas\": 1}, \"seed\": 1}",
+             ttft_ms);
+    PlanOpts o = {.par = {.workers = 1}};
+    return plan_run(text, "band_plan.json", &o, e);
+}
+
+static void test_plan_three_way_verdict(void)
+{
+    Err e = {{0}};
+    cJSON *out = band_plan(1e6, &e);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *c = cJSON_GetArrayItem(get(out, "candidates"), 0);
+    CHECK(cJSON_IsTrue(get(c, "feasible")));
+    CHECK_INT(num(c, "replicas"), 1);
+    CHECK(cJSON_IsObject(get(c, "error_band")));
+    const cJSON *chk = cJSON_GetArrayItem(get(c, "verdict_checks"), 0);
+    CHECK(chk && !strcmp(get(chk, "metric")->valuestring, "ttft"));
+    CHECK_NEAR(num(chk, "percentile"), 90, 0);
+    double P = num(chk, "predicted_s"), H = num(chk, "high_s"), mape, bias;
+    CHECK(testrun_band_figure("vllm", "ttft", &mape, &bias) == 0);
+    CHECK(P > 0);
+    CHECK_REL(H, P / fmax(1 + bias - mape, 0.05), 1e-9);
+    CHECK(H > P);
+    /* the fleet's p90 TTFT carries the same band */
+    const cJSON *fb = get(get(c, "fleet"), "ttft_p90_band_s");
+    CHECK_REL(num(fb, "high"), num(get(c, "fleet"), "ttft_p90_s") / fmax(1 + bias - mape, 0.05), 1e-9);
+    cJSON_Delete(out);
+
+    static const struct {
+        double limit_of_h, limit_of_p; /* the limit: H x a + P x b */
+        const char *verdict;
+        int feasible;
+    } cases[] = {{1.01, 0, "passes", 1}, {0.5, 0.5, "passes within the model's error", 1}, {0, 0.99, "fails", 0}};
+    for (int i = 0; i < 3; i++) {
+        double limit_s = H * cases[i].limit_of_h + P * cases[i].limit_of_p;
+        out = band_plan(limit_s * 1e3, &e);
+        CHECK(out != NULL);
+        if (!out) {
+            fprintf(stderr, "  %s\n", e.msg);
+            continue;
+        }
+        c = cJSON_GetArrayItem(get(out, "candidates"), 0);
+        CHECK_INT(cJSON_IsTrue(get(c, "feasible")), cases[i].feasible);
+        CHECK(!strcmp(get(c, "verdict")->valuestring, cases[i].verdict));
+        if (strcmp(get(c, "verdict")->valuestring, cases[i].verdict))
+            fprintf(stderr, "  case %d: %s: %s\n", i, get(c, "verdict")->valuestring, get(c, "verdict_why")->valuestring);
+        if (cases[i].feasible) {
+            /* the same fleet: the same predicted value */
+            chk = cJSON_GetArrayItem(get(c, "verdict_checks"), 0);
+            CHECK_REL(num(chk, "predicted_s"), P, 1e-12);
+            CHECK_INT(cJSON_IsTrue(get(chk, "passes_at_high")), i == 0);
+            CHECK(!strcmp(get(out, "recommended")->valuestring, "h100-vllm"));
+        } else {
+            CHECK(cJSON_IsNull(get(out, "recommended")));
+        }
+        /* the recommendation's verdict (none: fails) */
+        CHECK(!strcmp(get(out, "verdict")->valuestring, cases[i].verdict));
+        if (i == 1) {
+            CHECK_CONTAINS(get(c, "verdict_why")->valuestring, "meets ");
+            CHECK_CONTAINS(get(c, "verdict_why")->valuestring, " as predicted, but could be ");
+            char *buf = printed(plan_print, out);
+            CHECK_CONTAINS(buf, "  recommended: h100-vllm: passes within the model's error\n");
+            CHECK_CONTAINS(buf, "    verdict: passes within the model's error: p90 TTFT ");
+            CHECK_CONTAINS(buf, " model error ms ");
+            CHECK_CONTAINS(buf, "  passes within the model's error\n");
+            free(buf);
+        }
+        cJSON_Delete(out);
+    }
 }
 
 /* Prompts of 30,000 tokens in a 65,536-token budget: layer GEMMs with more
@@ -485,12 +680,12 @@ static void test_cli_same_bytes_any_workers(void)
     snprintf(cmd, sizeof cmd, "%s plan %s --json %s/p2.json", bin(), SMALL_PLAN, dir);
     CHECK_INT(sh(cmd, out, sizeof out), 0);
     static const char *const plan_lines[] = {
-        "  h100               yes          1.044 /s        3      3      9.00        5.3709      3264.6       64.57    16.214\n",
-        "  h200               yes          1.369 /s        3      3     12.00        6.5754       803.2       30.67    12.280\n",
-        "  h200-spec          yes          1.628 /s        2      2      8.00        4.1295       793.1       23.30     7.775\n",
-        "  h200-disagg        yes          2.000 /s        2      4     16.00        8.8309       778.4       20.00    11.661\n",
-        "  l40s               no                    -\n",
-        "  recommended: h200-spec\n",
+        "  h100               yes          1.044 /s        3      3      9.00        5.3709      3264.6       64.57    16.214  passes (no error band)\n",
+        "  h200               yes          1.369 /s        3      3     12.00        6.5754       803.2       30.67    12.280  passes (no error band)\n",
+        "  h200-spec          yes          1.628 /s        2      2      8.00        4.1295       793.1       23.30     7.775  passes (no error band)\n",
+        "  h200-disagg        yes          2.000 /s        2      4     16.00        8.8309       778.4       20.00    11.661  passes (no error band)\n",
+        "  l40s               no                    -                                                                            fails\n",
+        "  recommended: h200-spec: passes (no error band)\n",
         "  Pareto frontier ($ per 1M good tokens vs p99 ttft): h200-spec, h200-disagg\n", NULL};
     for (int i = 0; plan_lines[i]; i++) CHECK_CONTAINS(out, plan_lines[i]);
     CHECK_CONTAINS(out, "  l40s: infeasible: Qwen3-32B weights 61.02 GiB per GPU (tp 1)");
@@ -626,6 +821,8 @@ void suite_plan(void)
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);
+    RUN(test_sweep_error_band);
+    RUN(test_plan_three_way_verdict);
     RUN(test_cli_same_bytes_any_workers);
     RUN(test_lua_same_tables);
     RUN(test_cli_errors_and_atomic_files);

@@ -651,6 +651,7 @@ static void test_html_reports(void)
     CHECK_CONTAINS(t, "<td class=\"n\">500.00</td><td class=\"n\">653.38</td>");
     CHECK_CONTAINS(t, "<a href=\"report.json\">");
     CHECK_CONTAINS(t, "<a href=\"iterations.csv\">");
+    CHECK_CONTAINS(t, "<p>Model error: no measured error band: the scenario names no engine");
     static const char *const run_plots[] = {"cdf", "kv", "batch", "timeline"};
     html_plots(t, "hrun", run_plots, 4);
     free(t);
@@ -687,6 +688,8 @@ static void test_html_reports(void)
     CHECK_CONTAINS(t, "<a href=\"plan.json\">");
     CHECK_CONTAINS(t, "<tr class=\"best\"><td>");
     CHECK_CONTAINS(t, "<td>l40s</td>");
+    /* the verdict with the model's error (no candidate names an engine) */
+    CHECK_CONTAINS(t, "<td>passes: judged at the predicted values only (no measured error band");
     static const char *const plan_plots[] = {"pareto"};
     html_plots(t, "hplan", plan_plots, 1);
     free(t);

@@ -3,10 +3,13 @@
  */
 #include "testrun.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include "jsonio.h"
 
 TestRun *testrun_new(const char *text, const char *name)
 {
@@ -76,4 +79,18 @@ int testrun_cli(const char *args, char *out, size_t n)
     int rc = testrun_popen(c, out, n);
     free(c);
     return rc;
+}
+
+int testrun_band_figure(const char *engine, const char *metric, double *mape, double *bias)
+{
+    Err e = {{0}};
+    cJSON *root = jsonio_parse_file(SERVESIM_DATA_DIR "/models/engines/error_bands.json", &e);
+    const cJSON *eng = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "engines"), engine);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(eng, metric);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "mape"), *b = cJSON_GetObjectItemCaseSensitive(m, "bias");
+    int ok = cJSON_IsNumber(a) && cJSON_IsNumber(b);
+    *mape = ok ? a->valuedouble : NAN;
+    *bias = ok ? b->valuedouble : NAN;
+    cJSON_Delete(root);
+    return ok ? 0 : -1;
 }

@@ -36,4 +36,10 @@ int testrun_popen(const char *cmd, char *out, size_t n);
 /* testrun_popen of "servesim ARGS". */
 int testrun_cli(const char *args, char *out, size_t n);
 
+/* The bundled band file's {mape, bias} of an engine's "ttft" or "tpot"
+ * (models/engines/error_bands.json, read directly rather than through
+ * errband.c, so the tests follow the file whenever `validate --bands`
+ * rewrites it); -1 and NaNs when it has none. */
+int testrun_band_figure(const char *engine, const char *metric, double *mape, double *bias);
+
 #endif
