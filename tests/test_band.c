@@ -382,6 +382,51 @@ static void test_band_cli_run_own_and_malformed(void)
     rm_tree(d);
 }
 
+/* README.md's example ("Every answer carries its engine's measured
+ * error"): the band lines are what `validate --scenario ID` then `run`
+ * print for that measured vLLM row, with the shipped band file. */
+static void test_band_readme_example(void)
+{
+    static char out[16384];
+    char d[300], row[400], cmd[1400];
+    FILE *f = fopen("../shared/data/e2e/silicon_visible_vllm_sglang.csv", "r");
+    if (!f) {
+        printf("     (skipped: needs ../shared/data/e2e/silicon_visible_vllm_sglang.csv)\n");
+        return;
+    }
+    fclose(f);
+    CHECK(test_dir(d, sizeof d, "readme") == 0);
+    snprintf(row, sizeof row, "%s/row.json", d);
+    snprintf(cmd, sizeof cmd,
+             "%s validate ../shared/data/e2e/silicon_visible_vllm_sglang.csv --scenario "
+             "qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_vllm_agg_1024x128_c8_tp2_epnone_1 > %s && %s run %s",
+             testrun_bin(), row, testrun_bin(), row);
+    CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
+    char *readme = NULL;
+    size_t len = 0;
+    FILE *r = fopen(SERVESIM_DATA_DIR "/README.md", "r");
+    CHECK(r != NULL);
+    if (r) {
+        readme = xmalloc(1 << 20);
+        len = fread(readme, 1, (1 << 20) - 1, r);
+        readme[len] = 0;
+        fclose(r);
+    }
+    /* the three lines, in the output and in the README */
+    const char *p = strstr(out, "  model error on mean TTFT and TPOT: vllm");
+    CHECK(p != NULL);
+    for (int i = 0; p && i < 3; i++) {
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        char line[600];
+        snprintf(line, sizeof line, "%.*s", (int)(nl - p), p);
+        if (readme) CHECK_CONTAINS(readme, line);
+        p = nl + 1;
+    }
+    free(readme);
+    rm_tree(d);
+}
+
 static void band_no_tmpdir(void)
 {
     fprintf(stderr, "  cannot create a temporary directory like %s\n", bdir);
@@ -403,5 +448,6 @@ void suite_band(void)
     RUN(test_band_cli_run_vllm);
     RUN(test_band_cli_run_no_band);
     RUN(test_band_cli_run_own_and_malformed);
+    RUN(test_band_readme_example);
     rm_tree(bdir);
 }

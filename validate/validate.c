@@ -11,8 +11,9 @@
  *   2. host time: measured TPOT - TPOT0 = L x (base + per_seq x B +
  *      per_gpu x (tp - 1)), L the model's layers for an engine whose
  *      constants are per layer (engprof.h per_layer) and 1 otherwise,
- *      weighted least squares on relative errors (GSL
- *      gsl_multifit_wlinear), terms that come out negative dropped;
+ *      least absolute relative error by iteratively reweighted least
+ *      squares (GSL gsl_multifit_wlinear), terms that come out negative
+ *      dropped;
  *   3. the request overhead: the training rows simulated with that host
  *      time and each overhead of a grid (vfit_request), the one with the
  *      least TTFT MAPE kept; for closed loops with the end spread beside
@@ -64,6 +65,7 @@
 #include "vrows.h"
 
 #define VFIT_MIN_ROWS 10
+#define VFIT_IRLS_STEPS 40 /* vfit_host_on: reweightings toward least absolute error */
 #define VALIDATE_MAX_FILTERS 16
 #define VALIDATE_MAX_EXTRA_CLIENTS 1024
 #define VALIDATE_MAX_JOBS 256
@@ -309,11 +311,13 @@ typedef struct VFitCtx {
     int jobs;
 } VFitCtx;
 
-/* Host time from run A over the rows in `use`: weighted least squares of
- * (meas - TPOT0) = base + per_seq x B + per_gpu x (tp - 1) on relative
- * errors.  Every subset of the three terms is fitted and the best one
- * whose coefficients are all >= 0 kept (a negative host time means the
- * term is not in the data). */
+/* Host time from run A over the rows in `use`: (meas - TPOT0) = base +
+ * per_seq x B + per_gpu x (tp - 1) fitted for the least absolute relative
+ * error (the MAPE validate reports: a few rows far off pull squares, not
+ * absolute values), by least squares reweighted VFIT_IRLS_STEPS times.
+ * Every subset of the three terms is fitted and the one with the least
+ * error whose coefficients are all >= 0 kept (a negative host time means
+ * the term is not in the data). */
 static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *run0, const double *scale,
                          const uint32_t *use, uint32_t m,
                          VTheta *th)
@@ -327,6 +331,7 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
         size_t p = (size_t)((mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1));
         gsl_matrix *X = gsl_matrix_alloc(k, p), *cov = gsl_matrix_alloc(p, p);
         gsl_vector *y = gsl_vector_alloc(k), *w = gsl_vector_alloc(k), *b = gsl_vector_alloc(p);
+        double *w0 = xmalloc(k * sizeof *w0);
         size_t r = 0;
         for (uint32_t j = 0; j < m; j++) {
             uint32_t i = use[j];
@@ -340,11 +345,28 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
                 if (mask >> t & 1) gsl_matrix_set(X, r, col++, x[t]);
             gsl_vector_set(y, r, (meas - tpot0[i]) * 1e3); /* us */
             gsl_vector_set(w, r, 1.0 / (meas * meas));
+            w0[r] = 1.0 / (meas * meas);
             r++;
         }
         double chisq;
         gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(k, p);
         int st = gsl_multifit_wlinear(X, w, y, b, cov, &chisq, ws);
+        /* least absolute relative error (the MAPE validate reports, which a
+         * few rows far off cannot pull as they pull squares): iteratively
+         * reweighted least squares from the least-squares start, each row's
+         * weight 1 / (meas^2 |e|), |e| floored at 1e-4 */
+        double l1 = INFINITY;
+        for (int it = 0; it < VFIT_IRLS_STEPS && st == 0; it++) {
+            l1 = 0;
+            for (size_t q = 0; q < k; q++) {
+                double fit = 0;
+                for (size_t t = 0; t < p; t++) fit += gsl_matrix_get(X, q, t) * gsl_vector_get(b, t);
+                double sw = sqrt(w0[q]), z = fabs(gsl_vector_get(y, q) - fit) * sw / 1e3;
+                l1 += z;
+                gsl_vector_set(w, q, w0[q] / fmax(z, 1e-4));
+            }
+            if (it + 1 < VFIT_IRLS_STEPS) st = gsl_multifit_wlinear(X, w, y, b, cov, &chisq, ws);
+        }
         double coef[3] = {0, 0, 0};
         int ok = st == 0;
         size_t col = 0;
@@ -359,8 +381,9 @@ static void vfit_host_on(const VFitCtx *c, const double *tpot0, const double *ru
         gsl_vector_free(y);
         gsl_vector_free(w);
         gsl_vector_free(b);
-        if (ok && chisq < best) {
-            best = chisq;
+        free(w0);
+        if (ok && l1 < best) {
+            best = l1;
             th->base_us = coef[0];
             th->per_seq_us = coef[1];
             th->per_gpu_us = coef[2];
