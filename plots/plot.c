@@ -120,18 +120,25 @@ int plotbuf_commit(const PlotCtx *ctx, PlotBuf *b, const char *name, Err *e)
     return rc;
 }
 
-void plot_param_str(FILE *f, const char *name, const char *s)
+void plot_gp_str(FILE *f, const char *s)
 {
-    fprintf(f, "%s = \"", name);
+    fputc('\'', f);
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if (*s == '\n') {
-            fputs("\\n", f);
+        if (*s == '\'') fputc('\'', f);
+        if (*s == '\n' || *s == '\r') {
+            fputs(*s == '\n' ? "'.\"\\n\".'" : "'.\"\\r\".'", f);
             continue;
         }
         fputc(*s, f);
     }
-    fputs("\"\n", f);
+    fputc('\'', f);
+}
+
+void plot_param_str(FILE *f, const char *name, const char *s)
+{
+    fprintf(f, "%s = ", name);
+    plot_gp_str(f, s);
+    fputc('\n', f);
 }
 
 void plot_param_num(FILE *f, const char *name, double v)
@@ -209,8 +216,9 @@ int plot_render(const PlotJob *job, Err *e)
         return err_set(e, "%s: the output's extension must be .png or .svg, got \"%s\"", job->out, dot ? dot : "");
     char out_abs[PLOT_PATH_MAX], dir[PLOT_PATH_MAX], dir_abs[PLOT_PATH_MAX];
     if (paths_absolute(job->out, out_abs, sizeof out_abs, e) < 0) return -1;
-    if (strchr(out_abs, '\'') || strchr(out_abs, '"'))
-        return err_set(e, "%s: the output path must not contain quotes (gnuplot reads it as a string)", job->out);
+    if (strpbrk(out_abs, "'\"\n\r"))
+        return err_set(e, "%s: the output path must not contain quotes or line breaks (gnuplot reads it as a string)",
+                       job->out);
     if (job->data_dir) snprintf(dir, sizeof dir, "%s", job->data_dir);
     else snprintf(dir, sizeof dir, "%.*s.data", (int)(dot - job->out), job->out);
     if (plot_mkdir(dir, e) < 0) return -1;
@@ -247,7 +255,8 @@ int plot_render(const PlotJob *job, Err *e)
     if (svg) fputs("set terminal svg size 1200,800 dynamic font \"sans,14\" noenhanced background rgb \"white\"\n",
                    pb.f);
     else fputs("set terminal pngcairo size 1200,800 font \"sans,12\" noenhanced background rgb \"white\"\n", pb.f);
-    fprintf(pb.f, "set output \"%s\"\n", out_abs);
+    plot_param_str(pb.f, "out_file", out_abs);
+    fputs("set output out_file\n", pb.f);
     plot_param_str(pb.f, "datadir", dir_abs);
     char title[1024];
     if (job->title) {
@@ -274,13 +283,22 @@ int plot_render(const PlotJob *job, Err *e)
     struct stat ost;
     if (stat(out_abs, &ost) == 0 && !S_ISREG(ost.st_mode))
         return err_set(e, "plot: -o %s is not a regular file; expected a picture file to write", job->out);
-    char tmp[PLOT_PATH_MAX], setout[PLOT_PATH_MAX + 32], pfile[PLOT_PATH_MAX];
+    char tmp[PLOT_PATH_MAX], setout[2 * PLOT_PATH_MAX + 32], pfile[PLOT_PATH_MAX];
     if (plot_fmt(tmp, sizeof tmp, "%s.tmpXXXXXX", out_abs) < 0) return err_set(e, "%s: path too long", job->out);
     int fd = mkstemp(tmp);
     if (fd < 0) return err_set(e, "%s: cannot write: %s", job->out, strerror(errno));
     close(fd);
     chmod(tmp, 0644);
-    plot_fmt(setout, sizeof setout, "set output '%s'", tmp);
+    /* the temporary name holds the user's path: single-quoted, ' doubled */
+    {
+        size_t w = (size_t)snprintf(setout, sizeof setout, "set output '");
+        for (const char *q = tmp; *q && w + 4 < sizeof setout; q++) {
+            if (*q == '\'') setout[w++] = '\'';
+            setout[w++] = *q;
+        }
+        setout[w++] = '\'';
+        setout[w] = 0;
+    }
     plot_fmt(pfile, sizeof pfile, "%s/params.gp", dir_abs);
     const char *gp = getenv("SERVESIM_GNUPLOT");
     if (!gp || !*gp) gp = "gnuplot";

@@ -34,7 +34,12 @@ void plotbuf_open(PlotBuf *b);
 int plotbuf_commit(const PlotCtx *ctx, PlotBuf *b, const char *name, Err *e);
 void plotbuf_discard(PlotBuf *b);
 
-/* Writes `name = "s"` (escaped for gnuplot's double-quoted strings). */
+/* Writes s as a gnuplot single-quoted string: gnuplot substitutes
+ * `backquoted` text (runs it as a shell command) and expands escapes only
+ * inside double quotes, so user text goes only here; a ' is doubled and
+ * a newline joined as '."\n".' (the one double-quoted piece, no user text). */
+void plot_gp_str(FILE *f, const char *s);
+/* Writes `name = 's'` (plot_gp_str). */
 void plot_param_str(FILE *f, const char *name, const char *s);
 /* Writes `name = v` with enough digits to round-trip. */
 void plot_param_num(FILE *f, const char *name, double v);

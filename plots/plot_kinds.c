@@ -294,7 +294,9 @@ static int kind_timeline(PlotCtx *c, Err *e)
             for (int k = 0; k < l.n; k++) {
                 fprintf(c->params, "%s'", k ? ", " : "");
                 for (const char *s = l.names[k]; *s; s++)
-                    if (*s != '\'' && *s != '"' && *s != '\\') fputc(*s, c->params);
+                    /* no quote, backslash or backquote: the list is a
+                     * double-quoted string, where gnuplot runs `text` */
+                    if (!strchr("'\"\\`\n\r", *s)) fputc(*s, c->params);
                 fprintf(c->params, "' %d", k);
             }
             fputs(")\"\n", c->params);

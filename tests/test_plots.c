@@ -119,7 +119,7 @@ static void test_plot_cdf(void)
     t = slurp("%s/cdf.data/%s", "params.gp");
     CHECK_CONTAINS(t, "slo_ttft = 500\n");
     CHECK_CONTAINS(t, "slo_tpot = 50\n");
-    CHECK_CONTAINS(t, "label_2 = \"s.json\"\n");
+    CHECK_CONTAINS(t, "label_2 = 's.json'\n");
     free(t);
     t = slurp("%s/cdf.data/%s", "cdf_e2e_1.dat");
     CHECK_CONTAINS(t, "\n0.765591 1.000000\n"); /* E2E in s: r0 finishes at 765.59 ms */
@@ -214,8 +214,8 @@ static void test_plot_rate_pareto(void)
     CHECK(!strstr(t, "h100\""));
     free(t);
     t = slurp("%s/pareto.data/%s", "params.gp");
-    CHECK_CONTAINS(t, "not_plotted = \"l40s (infeasible)\"");
-    CHECK_CONTAINS(t, "recommended = \"h200-spec\"");
+    CHECK_CONTAINS(t, "not_plotted = 'l40s (infeasible)'");
+    CHECK_CONTAINS(t, "recommended = 'h200-spec'");
     free(t);
 }
 
@@ -533,7 +533,7 @@ static void test_plot_scatter(void)
     free(t);
     t = slurp("%s/sc.data/%s", "params.gp");
     CHECK_CONTAINS(t, "n_slices = 2\n");         /* unknown-7b has no prediction: no slice of its own */
-    CHECK_CONTAINS(t, "slice_2 = \"qwen3-32b | h200 | trtllm | fp8\"\n");
+    CHECK_CONTAINS(t, "slice_2 = 'qwen3-32b | h200 | trtllm | fp8'\n");
     CHECK_CONTAINS(t, "rows_drawn = 3\nrows_left_out = 1\n");
     CHECK_CONTAINS(t, "lo_ttft = 32\nhi_ttft = 975\n"); /* the same range on both axes: 40 / 1.25 to 780 * 1.25 */
     free(t);
@@ -777,12 +777,160 @@ static void test_lua_plot(void)
     CHECK_CONTAINS(t, "\n656.711300 1.000000\n");
     free(t);
     t = slurp("%s/%s", "lua_cdf.data/params.gp");
-    CHECK_CONTAINS(t, "plot_title = \"from Lua\"\n");
+    CHECK_CONTAINS(t, "plot_title = 'from Lua'\n");
     free(t);
     CHECK(file_size("lua_tl.data/input_2.json") > 1000);
     t = slurp("%s/%s", "lua_tl.data/timeline_2.dat");
     CHECK_CONTAINS(t, "\n2 20.000000 189.620550 0\n2 189.620550 565.589484 1\n");
     free(t);
+}
+
+/* s quoted for sh (single quotes, a ' as '\''), appended to out. */
+static void sh_quote(char *out, size_t n, const char *s)
+{
+    size_t k = strlen(out);
+    if (k + 1 < n) out[k++] = '\'';
+    for (; *s && k + 5 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    if (k + 1 < n) out[k++] = '\'';
+    out[k] = 0;
+}
+
+/* Issue 35, class 1: user text reaches gnuplot only as data or inside
+ * single-quoted strings, where it never runs a command.  Each payload
+ * would create a marker file if gnuplot ran it (backquotes, system(), a
+ * string closed early); request ids (the timeline's tics), a --title, an
+ * input file's name, a --data directory, a plan candidate's name and a Lua
+ * plot title each carry one, and none of the markers may appear. */
+static void test_plot_no_shell(void)
+{
+    static char out[16384], args[4096];
+    char mk[8][400], pay[8][600];
+    static const char *const form[8] = {"`touch %s`", "\"`touch %s`\"", "x\" . system(\"touch %s\") . \"",
+                                        "x' . system('touch %s') . '", "x'`touch %s`'", "a\n`touch %s`",
+                                        "$(touch %s)", "\\\"`touch %s`"};
+    for (int i = 0; i < 8; i++) {
+        snprintf(mk[i], sizeof mk[i], "%s/pwned_%d", dir, i);
+        snprintf(pay[i], sizeof pay[i], form[i], mk[i]);
+    }
+    /* a run whose request ids are payloads 0 .. 5 */
+    char sc[400], rep[400];
+    snprintf(sc, sizeof sc, "%s/shell.json", dir);
+    snprintf(rep, sizeof rep, "%s/shell_report.json", dir);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "model", "qwen3-8b");
+    cJSON_AddStringToObject(root, "hardware", "h100-sxm");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(root, "scheduler"), "kind", "continuous");
+    cJSON *wl = cJSON_AddObjectToObject(root, "workload"), *reqs = cJSON_AddArrayToObject(wl, "requests");
+    for (int i = 0; i < 6; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "id", pay[i]);
+        cJSON_AddNumberToObject(r, "arrival_ms", 10 * i);
+        cJSON_AddNumberToObject(r, "prompt_tokens", 64);
+        cJSON_AddNumberToObject(r, "output_tokens", 4);
+        cJSON_AddItemToArray(reqs, r);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *f = fopen(sc, "w");
+    CHECK(f && text);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    free(text);
+    snprintf(args, sizeof args, "run %s --quiet --json %s", sc, rep);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
+    /* the timeline of those ids, titled with payload 6 */
+    snprintf(args, sizeof args, "plot timeline %s -o %s/shell_tl.svg --title ", rep, dir);
+    sh_quote(args, sizeof args, pay[6]);
+    CHECK(testrun_cli(args, out, sizeof out) == (have_gnuplot ? 0 : 1));
+    char *t = slurp("%s/%s", "shell_tl.data/params.gp");
+    CHECK(t && !strchr(strstr(t, "ytics_1 = ") ? strstr(t, "ytics_1 = ") : "`", '`'));
+    CHECK_CONTAINS(t, "plot_title = '$(touch ");
+    free(t);
+    /* an input and a --data directory named with backquotes, titled with
+     * payload 3 (single quotes) */
+    char named[800] = "", cmd[2400] = "cp ";
+    /* a file name holds no '/': its marker is relative, made in gnuplot's
+     * working directory (the repository's or the data directory) */
+    const char *base = strrchr(dir, '/') + 1;
+    char rel[200], rel_here[600], rel_data[900];
+    snprintf(rel, sizeof rel, "pwned_name_%s", base);
+    snprintf(named, sizeof named, "%s/in`touch %s`.json", dir, rel);
+    snprintf(rel_here, sizeof rel_here, "%s", rel);
+    sh_quote(cmd, sizeof cmd, rep);
+    strcat(cmd, " ");
+    sh_quote(cmd, sizeof cmd, named);
+    CHECK(system(cmd) == 0);
+    snprintf(args, sizeof args, "plot cdf ");
+    sh_quote(args, sizeof args, named);
+    char data[800];
+    snprintf(data, sizeof data, "%s/d`touch %s_data`", dir, rel);
+    snprintf(args + strlen(args), sizeof args - strlen(args), " -o %s/shell_cdf.png --data ", dir);
+    sh_quote(args, sizeof args, data);
+    strcat(args, " --title ");
+    sh_quote(args, sizeof args, pay[3]);
+    CHECK(testrun_cli(args, out, sizeof out) == (have_gnuplot ? 0 : 1));
+    /* a plan whose recommended candidate is named with payload 2 */
+    Err re;
+    t = read_file(ROOT "tests/fixtures/plan_small.json", NULL, &re);
+    CHECK(t != NULL);
+    if (t) {
+        root = cJSON_Parse(t);
+        free(t);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "candidates")) {
+            cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+            if (cJSON_IsString(nm) && !strcmp(nm->valuestring, "h200-spec")) cJSON_SetValuestring(nm, pay[2]);
+        }
+        cJSON_ReplaceItemInObjectCaseSensitive(root, "recommended", cJSON_CreateString(pay[2]));
+        text = cJSON_Print(root);
+        cJSON_Delete(root);
+        char plan[400];
+        snprintf(plan, sizeof plan, "%s/shell_plan.json", dir);
+        f = fopen(plan, "w");
+        if (f && text) fputs(text, f);
+        if (f) fclose(f);
+        free(text);
+        snprintf(args, sizeof args, "plot pareto %s -o %s/shell_pareto.svg", plan, dir);
+        CHECK(testrun_cli(args, out, sizeof out) == (have_gnuplot ? 0 : 1));
+    }
+    /* a Lua plot titled with payload 1 */
+    char script[400];
+    snprintf(script, sizeof script, "%s/shell.lua", dir);
+    f = fopen(script, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "local r = servesim.run('%sworkloads/chapters/ch8_four_requests_continuous.json')\n"
+                   "print(pcall(servesim.plot, 'cdf', r, '%s/shell_lua.svg', {title = [[%s]]}))\n",
+                ROOT, dir, pay[1]);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "lua --allow-write %s %s", dir, script);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
+    if (have_gnuplot) CHECK_CONTAINS(out, "true");
+    snprintf(rel_data, sizeof rel_data, "%s/shell_cdf.data/%s", dir, rel);
+    char rel_here2[700], rel_data2[900];
+    snprintf(rel_here2, sizeof rel_here2, "%s_data", rel);
+    snprintf(rel_data2, sizeof rel_data2, "%s/%s_data", dir, rel);
+    const char *marks[12];
+    for (int i = 0; i < 8; i++) marks[i] = mk[i];
+    marks[8] = rel_here;
+    marks[9] = rel_data;
+    marks[10] = rel_here2;
+    marks[11] = rel_data2;
+    for (int i = 0; i < 12; i++) {
+        struct stat st;
+        if (stat(marks[i], &st) == 0) fprintf(stderr, "  a payload ran: %s exists\n", marks[i]);
+        CHECK(stat(marks[i], &st) != 0);
+    }
 }
 
 void suite_plots(void);
@@ -810,6 +958,7 @@ void suite_plots(void)
     RUN(test_plot_scatter);
     RUN(test_html_reports);
     RUN(test_lua_plot);
+    RUN(test_plot_no_shell);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
