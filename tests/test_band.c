@@ -402,16 +402,9 @@ static void test_band_readme_example(void)
              "qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_vllm_agg_1024x128_c8_tp2_epnone_1 > %s && %s run %s",
              testrun_bin(), row, testrun_bin(), row);
     CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
-    char *readme = NULL;
-    size_t len = 0;
-    FILE *r = fopen(SERVESIM_DATA_DIR "/README.md", "r");
-    CHECK(r != NULL);
-    if (r) {
-        readme = xmalloc(1 << 20);
-        len = fread(readme, 1, (1 << 20) - 1, r);
-        readme[len] = 0;
-        fclose(r);
-    }
+    Err e = {{0}};
+    char *readme = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    CHECK(readme != NULL);
     /* the three lines, in the output and in the README */
     const char *p = strstr(out, "  model error on mean TTFT and TPOT: vllm");
     CHECK(p != NULL);
