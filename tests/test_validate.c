@@ -597,6 +597,54 @@ static void test_validate_rows(void)
     CHECK(system(cmd) == 0);
 }
 
+/* Issue 35, class 6: a measurement or a --set value is a plain decimal:
+ * "inf" is not a measured time (it gave nan% before), "0x10" is not 16 and
+ * "--set before_us=" is not 0. */
+static void test_validate_decimals(void)
+{
+    double v = -1;
+    CHECK(vrows_decimal("12.5", &v) == 0 && v == 12.5);
+    CHECK(vrows_decimal("-1e3", &v) == 0 && v == -1000);
+    CHECK(vrows_decimal(".5", &v) == 0 && v == 0.5);
+    static const char *const bad[] = {"", "inf", "-inf", "nan", "0x10", "1e", "1e+", ".", "+", "12abc", " 12", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        v = -1;
+        CHECK(vrows_decimal(bad[i], &v) < 0);
+        CHECK(v == -1);
+    }
+    char dir[] = "/tmp/servesim-valdec-XXXXXX", path[512];
+    CHECK(mkdtemp(dir) != NULL);
+    VRow *rows;
+    uint32_t n;
+    VFormat fmt;
+    CHECK(read_rows_text(dir,
+                         "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,"
+                         "tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+                         "a,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,inf,18.6\n"
+                         "b,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,0x10,128,fp8,8,1,1,272,18.6\n"
+                         "c,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,nan\n",
+                         path, sizeof path, &rows, &n, &fmt) == 0);
+    CHECK_INT(n, 3);
+    if (n == 3) {
+        CHECK_CONTAINS(rows[0].skip, "measured TTFT \"inf\"");
+        CHECK_CONTAINS(rows[1].skip, "isl 0x10");
+        CHECK_CONTAINS(rows[2].skip, "TPOT \"nan\"");
+    }
+    free(rows);
+    const char *b = getenv("SERVESIM_BIN");
+    if (b) {
+        char cmd[1400];
+        static const char *const sets[] = {"before_us=", "before_us=0x10", "before_us=inf"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(cmd, sizeof cmd, "%s validate %s --set %s > %s/o.txt 2>&1", b, path, sets[i], dir);
+            CHECK(system(cmd) != 0);
+            snprintf(cmd, sizeof cmd, "grep -q 'expected a decimal value in \\[0, 1e7\\], got' %s/o.txt", dir);
+            CHECK(system(cmd) == 0);
+        }
+    }
+    rm_tree(dir);
+}
+
 /* What the harness deployed beside the engines' defaults
  * (validate/README.md, "The server the harness deployed"): TensorRT-LLM's
  * KV fraction of its version's template (0.80 for 1.0.0rc3, 0.90 for
@@ -1708,6 +1756,7 @@ void suite_validate(void)
     RUN(test_front_end);
     RUN(test_large_allreduce);
     RUN(test_validate_rows);
+    RUN(test_validate_decimals);
     RUN(test_validate_harness_rules);
     RUN(test_validate_fit_recovers);
     RUN(test_validate_fit_front_end);

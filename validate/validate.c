@@ -839,6 +839,10 @@ static uint32_t vrepeats(const VRow *rows, uint32_t n, uint32_t *first)
 
 static void print_stats_line(const char *label, const VStats *t, const VStats *p)
 {
+    if (!t->n && !p->n) { /* no row to take a figure of: not 0% */
+        printf("  %-58.58s %4u  %s\n", label, 0u, "no row simulated: no figures");
+        return;
+    }
     printf("  %-58.58s %4u  %6.1f%% %6.1f%% %+6.1f%% %4.0f%%   %6.1f%% %6.1f%% %+6.1f%% %4.0f%%\n", label, t->n,
            100 * t->mape, 100 * t->median_abs, 100 * t->bias, 100 * t->within10, 100 * p->mape, 100 * p->median_abs,
            100 * p->bias, 100 * p->within10);
@@ -848,10 +852,12 @@ static cJSON *stats_json(const VStats *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "rows", s->n);
-    jsonio_add_num(o, "mape", s->mape);
-    jsonio_add_num(o, "median_abs_error", s->median_abs);
-    jsonio_add_num(o, "bias", s->bias);
-    jsonio_add_num(o, "within_10pct", s->within10);
+    /* no rows: no figures (null), not 0 */
+    static const char *const k[4] = {"mape", "median_abs_error", "bias", "within_10pct"};
+    const double v[4] = {s->mape, s->median_abs, s->bias, s->within10};
+    for (int i = 0; i < 4; i++)
+        if (s->n) jsonio_add_num(o, k[i], v[i]);
+        else cJSON_AddNullToObject(o, k[i]);
     return o;
 }
 
@@ -1292,11 +1298,12 @@ int validate_main(int argc, char **argv)
             char buf[512];
             snprintf(buf, sizeof buf, "%s", argv[i]);
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                char *eq = strchr(tok, '='), *end;
+                char *eq = strchr(tok, '=');
                 if (!eq) return bad("--set: expected K=V, got", tok);
                 *eq = 0;
-                double v = strtod(eq + 1, &end);
-                if (*end || !(v >= 0) || v > 1e7) return bad("--set: expected a value in [0, 1e7], got", eq + 1);
+                double v;
+                if (vrows_decimal(eq + 1, &v) < 0 || !(v >= 0) || v > 1e7)
+                    return bad("--set: expected a decimal value in [0, 1e7], got", eq[1] ? eq + 1 : "nothing");
                 if (!strcmp(tok, "base_us")) set.base_us = v;
                 else if (!strcmp(tok, "per_seq_us")) set.per_seq_us = v;
                 else if (!strcmp(tok, "per_gpu_us")) set.per_gpu_us = v;
