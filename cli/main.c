@@ -6,6 +6,7 @@
  *   servesim bench [--requests N] [--rate R]
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -890,6 +891,10 @@ static int main_dispatch(int argc, char **argv);
  * closed pipe fails the command (issue 15). */
 int main(int argc, char **argv)
 {
+    /* a file-size limit (ulimit -f) makes the write fail with EFBIG, which
+     * the output code reports and cleans up after, instead of killing the
+     * process mid-file (and gnuplot, which inherits it) */
+    signal(SIGXFSZ, SIG_IGN);
     int rc = main_dispatch(argc, argv);
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -85,7 +85,13 @@ int plot_write_atomic(const char *path, const char *data, size_t len, Err *e)
     OutFile o;
     FILE *f = outfile_open(&o, path, e);
     if (!f) return -1;
-    if (len && fwrite(data, 1, len, f) != len) { /* sticky: the commit reports it */ }
+    errno = 0;
+    if (len && fwrite(data, 1, len, f) != len) {
+        /* the error's own errno (ENOSPC, EFBIG), which ferror would lose */
+        int err = errno;
+        outfile_abort(&o);
+        return err_set(e, "%s: cannot write: %s", path, err ? strerror(err) : "short write");
+    }
     return outfile_commit(&o, e);
 }
 
@@ -181,6 +187,42 @@ static int plot_mkdir(const char *dir, Err *e)
 
 /* Runs argv[0] with argv; returns its exit status, 127 when it could not
  * be started, or -1 when fork failed. */
+/* Whether the picture at path is whole: a PNG from its signature to its
+ * IEND chunk, an SVG closed by </svg> (then only white space); -1 and why
+ * otherwise. */
+static int plot_picture_whole(const char *path, int svg, char *why, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, n, "cannot read it back: %s", strerror(errno));
+        return -1;
+    }
+    unsigned char head[8] = {0}, tail[64] = {0};
+    size_t nh = fread(head, 1, sizeof head, f);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    long from = size > (long)sizeof tail ? size - (long)sizeof tail : 0;
+    size_t nt = size > 0 && fseek(f, from, SEEK_SET) == 0 ? fread(tail, 1, sizeof tail, f) : 0;
+    fclose(f);
+    if (svg) {
+        while (nt > 0 && (tail[nt - 1] == '\n' || tail[nt - 1] == ' ' || tail[nt - 1] == '\r' || tail[nt - 1] == '\t'))
+            nt--;
+        if (nt >= 6 && !memcmp(tail + nt - 6, "</svg>", 6)) return 0;
+        snprintf(why, n, "%ld bytes that do not end with </svg>", size);
+        return -1;
+    }
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    if (nh != 8 || memcmp(head, sig, 8)) {
+        snprintf(why, n, "%ld bytes without the PNG signature", size);
+        return -1;
+    }
+    if (nt < 12 || memcmp(tail + nt - 12, iend, 12)) {
+        snprintf(why, n, "%ld bytes that do not end with the PNG IEND chunk", size);
+        return -1;
+    }
+    return 0;
+}
+
 static int plot_spawn(char *const argv[])
 {
     fflush(stdout);
@@ -255,8 +297,11 @@ int plot_render(const PlotJob *job, Err *e)
     if (svg) fputs("set terminal svg size 1200,800 dynamic font \"sans,14\" noenhanced background rgb \"white\"\n",
                    pb.f);
     else fputs("set terminal pngcairo size 1200,800 font \"sans,12\" noenhanced background rgb \"white\"\n", pb.f);
+    /* servesim names a temporary file beside the output (servesim_out, set
+     * before this file is read), renamed onto it once whole; by hand
+     * (plot.sh) the output itself */
     plot_param_str(pb.f, "out_file", out_abs);
-    fputs("set output out_file\n", pb.f);
+    fputs("set output (exists(\"servesim_out\") ? servesim_out : out_file)\n", pb.f);
     plot_param_str(pb.f, "datadir", dir_abs);
     char title[1024];
     if (job->title) {
@@ -291,7 +336,7 @@ int plot_render(const PlotJob *job, Err *e)
     chmod(tmp, 0644);
     /* the temporary name holds the user's path: single-quoted, ' doubled */
     {
-        size_t w = (size_t)snprintf(setout, sizeof setout, "set output '");
+        size_t w = (size_t)snprintf(setout, sizeof setout, "servesim_out = '");
         for (const char *q = tmp; *q && w + 4 < sizeof setout; q++) {
             if (*q == '\'') setout[w++] = '\'';
             setout[w++] = *q;
@@ -304,7 +349,7 @@ int plot_render(const PlotJob *job, Err *e)
     if (!gp || !*gp) gp = "gnuplot";
     char gpbin[PLOT_PATH_MAX], dash_e[] = "-e";
     plot_fmt(gpbin, sizeof gpbin, "%s", gp);
-    char *argv[] = {gpbin, pfile, dash_e, setout, script, NULL};
+    char *argv[] = {gpbin, dash_e, setout, pfile, script, NULL};
     int st = plot_spawn(argv);
     struct stat sb;
     if (st != 0 || stat(tmp, &sb) != 0 || sb.st_size == 0) {
@@ -315,6 +360,14 @@ int plot_render(const PlotJob *job, Err *e)
         if (st == 0) return err_set(e, "plot %s: gnuplot wrote an empty picture (see its messages above)", k->name);
         return err_set(e, "plot %s: gnuplot failed with status %d running %s (see its messages above; data in %s)",
                        k->name, st, script, dir_abs);
+    }
+    /* gnuplot exits 0 on a full disk or a file-size limit, leaving part of
+     * the picture: it must end as its format ends */
+    char why[160];
+    if (plot_picture_whole(tmp, svg, why, sizeof why) < 0) {
+        remove(tmp);
+        return err_set(e, "plot %s: gnuplot left a torn picture for %s (%s; a full disk or a file-size limit?); "
+                          "nothing written", k->name, job->out, why);
     }
     if (rename(tmp, out_abs) != 0) {
         int err = errno;

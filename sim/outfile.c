@@ -160,7 +160,12 @@ int outfile_write(const char *path, const char *text, Err *e)
     FILE *f = outfile_open(&o, path, e);
     if (!f) return -1;
     size_t n = strlen(text);
-    if (fwrite(text, 1, n, f) != n) { /* the error is sticky: commit reports it */ }
+    errno = 0;
+    if (fwrite(text, 1, n, f) != n) {
+        int err = errno; /* ENOSPC, EFBIG: ferror alone would lose it */
+        outfile_abort(&o);
+        return err_set(e, "%s: cannot write: %s", path, err ? strerror(err) : "short write");
+    }
     return outfile_commit(&o, e);
 }
 

@@ -933,6 +933,56 @@ static void test_plot_no_shell(void)
     }
 }
 
+/* Issue 35, class 4: gnuplot exits 0 with a torn picture on a full disk;
+ * a stand-in gnuplot that writes a picture cut short (PNG without its IEND
+ * chunk, SVG without </svg>) and exits 0 must leave the old file as it was
+ * and end in a message naming the output, exit 1. */
+static void test_plot_torn_picture(void)
+{
+    static char out[8192], args[2048];
+    char fake[400], old[400];
+    snprintf(fake, sizeof fake, "%s/torn_gnuplot.sh", dir);
+    FILE *f = fopen(fake, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    /* argv: -e "servesim_out = 'TMP'" params.gp script */
+    fputs("#!/bin/sh\nout=$(printf '%s' \"$2\" | sed \"s/^servesim_out = '//; s/'$//\")\n"
+          "case \"$out\" in *.svg*) printf '<?xml version=\"1.0\"?>\\n<svg width=\"10\">\\n<g>' > \"$out\" ;;\n"
+          "*) printf '\\211PNG\\r\\n\\032\\n\\0\\0\\0\\rIHDR' > \"$out\" ;; esac\nexit 0\n", f);
+    fclose(f);
+    CHECK(chmod(fake, 0755) == 0);
+    for (int svg = 0; svg < 2; svg++) {
+        snprintf(old, sizeof old, "%s/torn.%s", dir, svg ? "svg" : "png");
+        f = fopen(old, "w");
+        if (f) {
+            fputs("the old picture", f);
+            fclose(f);
+        }
+        snprintf(args, sizeof args, "plot cdf %s/c.json -o %s --data %s/torn.data", dir, old, dir);
+        char cmd[2600];
+        snprintf(cmd, sizeof cmd, "SERVESIM_GNUPLOT=%s %s %s", fake, testrun_bin(), args);
+        CHECK_INT(testrun_popen(cmd, out, sizeof out), 1);
+        CHECK_CONTAINS(out, "gnuplot left a torn picture for ");
+        CHECK_CONTAINS(out, svg ? "do not end with </svg>" : "do not end with the PNG IEND chunk");
+        char *t = slurp("%s/%s", svg ? "torn.svg" : "torn.png");
+        CHECK(t && !strcmp(t, "the old picture"));
+        free(t);
+    }
+    /* the real gnuplot under a file-size limit of 8 KiB: no signal, the
+     * old picture kept (params.gp once opened the output itself, leaving
+     * it empty), the limit named */
+    if (!have_gnuplot) return;
+    snprintf(old, sizeof old, "%s/torn.svg", dir);
+    char cmd[2600];
+    snprintf(cmd, sizeof cmd, "ulimit -f 8; %s plot cdf %s/c.json -o %s --data %s/torn2.data", testrun_bin(), dir, old,
+             dir);
+    CHECK_INT(testrun_popen(cmd, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "gnuplot left a torn picture for ");
+    char *t = slurp("%s/%s", "torn.svg");
+    CHECK(t && !strcmp(t, "the old picture"));
+    free(t);
+}
+
 void suite_plots(void);
 void suite_plots(void)
 {
@@ -959,6 +1009,7 @@ void suite_plots(void)
     RUN(test_html_reports);
     RUN(test_lua_plot);
     RUN(test_plot_no_shell);
+    RUN(test_plot_torn_picture);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
