@@ -895,6 +895,8 @@ int main(int argc, char **argv)
      * the output code reports and cleans up after, instead of killing the
      * process mid-file (and gnuplot, which inherits it) */
     signal(SIGXFSZ, SIG_IGN);
+    /* no output over a file this command read (common_note_input) */
+    common_guard_inputs(1);
     int rc = main_dispatch(argc, argv);
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -92,6 +92,7 @@ int lua_cmd_run(const char *script, int argc, char **argv, const LuaCmdLimits *l
     }
     FILE *f = fopen(script, "r");
     if (!f) return err_set(e, "cannot open script %s: %s", script, strerror(errno));
+    common_note_input(f, script); /* no output over the script */
     fclose(f);
     LuaSandbox *sb = lua_sandbox_new(&sl, e);
     if (!sb) return -1;

@@ -190,6 +190,7 @@ static int lua_sandbox_require(lua_State *L)
     snprintf(path + k, sizeof path - (size_t)k, ".lua");
     FILE *f = fopen(path, "r");
     if (!f) return luaL_error(L, "require \"%s\": no module %s (only modules in %s may be required)", name, path, dir);
+    common_note_input(f, path);
     fclose(f);
     lua_pushlightuserdata(L, &lua_sandbox_loading_mark);
     lua_setfield(L, 2, name);

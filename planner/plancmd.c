@@ -230,6 +230,14 @@ int plancmd_sweep(int argc, char **argv)
         par_finalize();
         return rc;
     }
+    /* before any work: no output over the scenario (or a file it names,
+     * read so far; the write itself refuses the rest) */
+    if ((json && outfile_check(json, "--json", &e) < 0) || (csv && outfile_check(csv, "--csv", &e) < 0)) {
+        free(text);
+        rc = fail(&e);
+        par_finalize();
+        return rc;
+    }
     Progress pr = {.on = !quiet && par_rank() == 0 && isatty(2)};
     snprintf(pr.what, sizeof pr.what, "runs");
     SweepOpts o = {.rates = rates, .n_rates = n_rates, .auto_rates = auto_rates, .seeds = (uint32_t)seeds,
@@ -294,6 +302,12 @@ int plancmd_plan(int argc, char **argv)
     Err e = {{0}};
     char *text = read_input(path, &e);
     if (!text) {
+        rc = fail(&e);
+        par_finalize();
+        return rc;
+    }
+    if (json && outfile_check(json, "--json", &e) < 0) {
+        free(text);
         rc = fail(&e);
         par_finalize();
         return rc;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The length of the valid UTF-8 character at s (1..4), or 0 when the
  * bytes there are not one (overlong forms and surrogates included). */
@@ -216,6 +217,52 @@ char *xstrdup(const char *s)
     return p;
 }
 
+/* The noted inputs: identity and name, deduplicated by identity. */
+typedef struct NotedInput {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} NotedInput;
+static NotedInput *noted;
+static size_t n_noted, cap_noted;
+static int guard_on;
+
+void common_guard_inputs(int on)
+{
+    guard_on = on;
+}
+
+void common_note_input(FILE *f, const char *path)
+{
+    struct stat st;
+    if (!guard_on || !f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) return; /* a pipe or device is not replaced */
+    for (size_t i = 0; i < n_noted; i++)
+        if (noted[i].dev == st.st_dev && noted[i].ino == st.st_ino) return;
+    if (n_noted == cap_noted) noted = xrealloc(noted, (cap_noted = cap_noted ? 2 * cap_noted : 32) * sizeof *noted);
+    noted[n_noted++] = (NotedInput){st.st_dev, st.st_ino, xstrdup(path)};
+}
+
+void common_forget_input(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return;
+    for (size_t i = 0; i < n_noted; i++)
+        if (noted[i].dev == st.st_dev && noted[i].ino == st.st_ino) {
+            free(noted[i].path);
+            noted[i] = noted[--n_noted];
+            return;
+        }
+}
+
+const char *common_input_same(const char *path)
+{
+    struct stat st;
+    if (!n_noted || stat(path, &st) != 0) return NULL;
+    for (size_t i = 0; i < n_noted; i++)
+        if (noted[i].dev == st.st_dev && noted[i].ino == st.st_ino) return noted[i].path;
+    return NULL;
+}
+
 static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
 {
     FILE *f = fopen(path, "rb");
@@ -223,6 +270,7 @@ static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
         err_set(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    common_note_input(f, path);
     size_t max = common_max_file_bytes();
     size_t cap = 1 << 16, len = 0;
     char *buf = xmalloc(cap);

@@ -47,6 +47,21 @@ char *xstrdup(const char *s);
 char *read_file(const char *path, size_t *len_out, Err *e);
 char *read_text_file(const char *path, size_t *len_out, Err *e);
 
+/* The files this process has read (issue 35: an output must never replace
+ * an input, however it is spelled).  Every reader notes the file it opened
+ * (read_file does; the trace, CSV and script readers call it themselves);
+ * outfile_open refuses to write over a noted file, compared by device and
+ * inode, so a symlink or another spelling cannot slip through.  f is the
+ * open stream (fstat), path the name for messages.  forget: a command that
+ * reads the very file it is about to replace (validate --bands merging an
+ * existing band file) says so. */
+void common_guard_inputs(int on); /* the servesim command turns it on (main); off, nothing is noted */
+void common_note_input(FILE *f, const char *path);
+void common_forget_input(const char *path);
+/* The noted input that is the same file as path (an existing file), or
+ * NULL. */
+const char *common_input_same(const char *path);
+
 /* Caps on what one input may make servesim hold (issue 15): a file read
  * whole and one line of a line reader.  Defaults 1 GiB and 16 MiB; the
  * environment variables SERVESIM_MAX_FILE_BYTES and SERVESIM_MAX_LINE_BYTES

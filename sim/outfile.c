@@ -23,6 +23,14 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e)
         o->f = stdout;
         return o->f;
     }
+    /* never over a file this command read, whatever its spelling */
+    const char *in = common_input_same(path);
+    if (in) {
+        err_set(e, "%s: is %s, which this command read as an input; choose another output name", path, in);
+        free(o->path);
+        memset(o, 0, sizeof *o);
+        return NULL;
+    }
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         o->direct = 1;
@@ -176,6 +184,9 @@ int outfile_check(const char *path, const char *what, Err *e)
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return err_set(e, "%s %s: is a directory; expected a file name", what, path);
+    const char *in = common_input_same(path); /* the inputs read so far */
+    if (in) return err_set(e, "%s %s: is %s, which this command reads as an input; choose another output name", what,
+                           path, in);
     char *dir = outfile_dirname(path);
     int rc = 0;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))

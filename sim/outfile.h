@@ -8,7 +8,9 @@
  *
  * Every command checks its output paths with outfile_check before it does
  * its work, so a bad path fails at once and no output is written; an
- * output that names one of the inputs is refused (outfile_same).
+ * output that is a file the command read (common_note_input: compared by
+ * device and inode, so no spelling or symlink slips through) is refused,
+ * by outfile_check for the inputs read so far and by outfile_open for all.
  */
 #ifndef SERVESIM_OUTFILE_H
 #define SERVESIM_OUTFILE_H

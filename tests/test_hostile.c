@@ -218,6 +218,84 @@ static void test_hostile_caps(void)
 }
 
 /* Outputs: checked before the run, never the input, write errors fail. */
+/* Issue 35, class 3: no output over any file the command read, however
+ * it is spelled -- the scenario through ./, a symlink, the trace the
+ * scenario names, a model file, a scenario named report.json under --html
+ * DIR, a sweep's own scenario, workload --out over its trace -- each
+ * refused with a message naming the input, and the input left as it was. */
+static void test_hostile_no_output_over_input(void)
+{
+    static const char trace[] = "arrival_ms,prompt_tokens,output_tokens\n0,64,4\n10,64,4\n";
+    const char *tr = HWRITE("og_tr.csv", trace);
+    char sc_text[1024], args[2048];
+    snprintf(sc_text, sizeof sc_text,
+             "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+             "\"workload\": {\"trace\": \"og_tr.csv\"}}");
+    const char *sc = HWRITE("og_sc.json", sc_text);
+    char sc_copy[600], tr_copy[600], link[600], dot_tr[700], dot_sc[700];
+    snprintf(sc_copy, sizeof sc_copy, "%s", sc);
+    snprintf(tr_copy, sizeof tr_copy, "%s", tr);
+    snprintf(link, sizeof link, "%s", hpath("og_link.json"));
+    remove(link);
+    CHECK(symlink(sc_copy, link) == 0);
+    /* DIR/./name: another spelling of the same file */
+    char *slash = strrchr(tr_copy, '/');
+    snprintf(dot_tr, sizeof dot_tr, "%.*s/./%s", (int)(slash - tr_copy), tr_copy, slash + 1);
+    slash = strrchr(sc_copy, '/');
+    snprintf(dot_sc, sizeof dot_sc, "%.*s/./%s", (int)(slash - sc_copy), sc_copy, slash + 1);
+    struct {
+        const char *args_fmt, *a, *b, *want;
+    } cases[] = {
+        {"run %s --quiet --csv %s", sc_copy, dot_tr, "which this command read as an input"},
+        {"run %s --quiet --json %s", sc_copy, link, "is the input file"},
+        {"sweep %s --rates 1 --quiet --json %s", sc_copy, dot_sc, "which this command reads as an input"},
+        {"workload %s --out %s", tr_copy, dot_tr, "which this command read as an input"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(args, sizeof args, cases[i].args_fmt, cases[i].a, cases[i].b);
+        CHECK_INT(hsh(NULL, args), 1);
+        CHECK_CONTAINS(hout, cases[i].want);
+    }
+    /* a model file the scenario names */
+    char *model = read_file(SERVESIM_DATA_DIR "/models/qwen3-8b.json", NULL, &(Err){{0}});
+    const char *m = model ? HWRITE("og_model.json", model) : NULL;
+    free(model);
+    if (m) {
+        char m_copy[600];
+        snprintf(m_copy, sizeof m_copy, "%s", m);
+        snprintf(sc_text, sizeof sc_text,
+                 "{\"model\": \"%s\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                 "\"continuous\"}, \"workload\": {\"trace\": \"og_tr.csv\"}}", m_copy);
+        const char *sc2 = HWRITE("og_sc2.json", sc_text);
+        snprintf(args, sizeof args, "run %s --quiet --json %s", sc2, m_copy);
+        CHECK_INT(hsh(NULL, args), 1);
+        CHECK_CONTAINS(hout, "which this command read as an input");
+        char *after = read_file(m_copy, NULL, &(Err){{0}});
+        CHECK(after && strstr(after, "\"name\""));
+        free(after);
+    }
+    /* --html DIR over a scenario named DIR/report.json */
+    char hdir2[600], rep[700], cmd[4096];
+    snprintf(hdir2, sizeof hdir2, "%s", hpath("og_html"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir '%s' && cp '%s' '%s/report.json' && cp '%s' '%s/og_tr.csv'", hdir2,
+             hdir2, sc_copy, hdir2, tr_copy, hdir2);
+    CHECK(system(cmd) == 0);
+    snprintf(rep, sizeof rep, "%s/report.json", hdir2);
+    snprintf(args, sizeof args, "run %s --quiet --html %s", rep, hdir2);
+    CHECK_INT(hsh(NULL, args), 1);
+    CHECK_CONTAINS(hout, "which this command read as an input");
+    /* every input as it was */
+    char *t = read_file(tr_copy, NULL, &(Err){{0}});
+    CHECK(t && !strcmp(t, trace));
+    free(t);
+    t = read_file(sc_copy, NULL, &(Err){{0}});
+    CHECK(t && strstr(t, "og_tr.csv"));
+    free(t);
+    t = read_file(rep, NULL, &(Err){{0}});
+    CHECK(t && strstr(t, "og_tr.csv"));
+    free(t);
+}
+
 static void test_hostile_outputs(void)
 {
     char args[2048];
@@ -633,6 +711,7 @@ void suite_hostile(void)
     RUN(test_hostile_azure_years);
     RUN(test_hostile_generators);
     RUN(test_hostile_caps);
+    RUN(test_hostile_no_output_over_input);
     RUN(test_hostile_outputs);
     RUN(test_hostile_cli);
     RUN(test_hostile_lua_write_csv);

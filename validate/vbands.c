@@ -68,6 +68,9 @@ static cJSON *vbands_read_old(const char *path, int *none, Err *e)
     }
     size_t len;
     char *text = read_text_file(path, &len, e);
+    /* the file this command replaces on purpose (its entries merged), not
+     * an input it must not write over */
+    common_forget_input(path);
     if (!text) return NULL;
     size_t k = 0;
     while (k < len && (text[k] == ' ' || text[k] == '\n' || text[k] == '\t' || text[k] == '\r')) k++;

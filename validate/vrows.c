@@ -431,6 +431,7 @@ int vrows_read(const char *path, VFormat fmt, const VFilter *filters, int n_filt
     *n = 0;
     FILE *fp = fopen(path, "r");
     if (!fp) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    common_note_input(fp, path);
     char *line = NULL, *hline = NULL;
     size_t cap = 0;
     ssize_t len;

@@ -88,6 +88,7 @@ int trace_reader_format_guess(const char *path, Err *e)
     if (!formats[first]->sniff) return first;
     FILE *f = fopen(path, "r");
     if (!f) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    common_note_input(f, path);
     char *line = NULL;
     size_t cap = 0;
     int found = trace_text_peek_line(f, &line, &cap, 0);
@@ -114,6 +115,7 @@ TraceReader *trace_reader_open(const char *path, TraceFormat fmt, int skip_bad, 
         err_set(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    common_note_input(f, path);
     TraceReader *tr = xcalloc(1, sizeof *tr);
     tr->f = f;
     snprintf(tr->path, sizeof tr->path, "%s", path);

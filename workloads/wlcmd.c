@@ -338,6 +338,7 @@ static int first_line_is_list(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) return 0;
+    common_note_input(f, path);
     char buf[64];
     int c, n = 0;
     while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {}
