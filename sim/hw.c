@@ -342,5 +342,9 @@ double hw_kv_capacity_bytes(const HwDesc *h, const ModelDesc *m, int tp)
     /* Every parameter is resident (the input table included), split evenly
      * over the TP group; each GPU also keeps its own runtime reserve. */
     double weights = m->weights_total_bytes; /* = dtype_bytes(weight_dtype, params) for one format */
-    return tp * (h->mem_bytes * h->mem_util - weights / tp - h->runtime_reserve_bytes);
+    /* the KV heads split over the group down to one a GPU; past that
+     * (tp > kv_heads) they are replicated, so the group holds the tokens
+     * of min(tp, kv_heads) GPUs' room, not tp's (issue 35) */
+    double split = m->kv_heads > 0 && m->kv_heads < tp ? m->kv_heads : tp;
+    return split * (h->mem_bytes * h->mem_util - weights / tp - h->runtime_reserve_bytes);
 }

@@ -681,7 +681,27 @@ static double scenario_kv_room(const Scenario *s, const HwDesc *h, int tp)
 {
     if (s->model.experts <= 0 && s->model.attn != MODEL_ATTN_MLA) return hw_kv_capacity_bytes(h, &s->model, tp);
     double per_gpu = h->mem_bytes * h->mem_util - scenario_weights_per_gpu(s, tp) - h->runtime_reserve_bytes;
-    return (s->model.attn == MODEL_ATTN_MLA ? 1 : tp) * per_gpu;
+    /* GQA's KV heads split down to one a GPU, then replicate (hw.c) */
+    double split = s->model.kv_heads > 0 && s->model.kv_heads < tp ? s->model.kv_heads : tp;
+    return (s->model.attn == MODEL_ATTN_MLA ? 1 : split) * per_gpu;
+}
+
+/* A TP degree the model's attention can be split over: every GPU takes a
+ * whole share of the query heads, and of the KV heads until each has one
+ * (past that the KV heads are replicated, tp a multiple of them), as the
+ * engines require (vLLM: "Total number of attention heads must be
+ * divisible by tensor parallel size").  MLA's heads are all query heads. */
+static int check_tp_heads(const ModelDesc *m, int tp, const char *where, Err *e)
+{
+    if (tp <= 1 || m->q_heads < 1) return 0;
+    if (m->q_heads % tp != 0)
+        return err_set(e, "%s: tp %d does not divide the %d attention heads of %s (each GPU takes a whole share of "
+                          "them)", where, tp, m->q_heads, m->name);
+    int kvh = m->kv_heads;
+    if (m->attn != MODEL_ATTN_MLA && kvh > 0 && (kvh >= tp ? kvh % tp != 0 : tp % kvh != 0))
+        return err_set(e, "%s: tp %d and the %d KV heads of %s: expected tp to divide them or be a multiple of them "
+                          "(replicated past one a GPU)", where, tp, kvh, m->name);
+    return 0;
 }
 
 /* "parallel": {"ep", "moe_tp", "attention_dp"} beside "tp". */
@@ -723,6 +743,8 @@ static int parse_pool(const cJSON *v, const char *where, Scenario *s, Pool *pool
     if (jsonio_int(v, "tp", where, 0, 1, 64, &tp, e) < 0) return -1;
     pool->replicas = (uint32_t)n;
     pool->tp = (int)tp;
+    char tpw[300];
+    if (check_tp_heads(&s->model, pool->tp, jsonio_path(tpw, sizeof tpw, where, "tp"), e) < 0) return -1;
     const cJSON *x;
     if ((x = cJSON_GetObjectItemCaseSensitive(v, "hardware"))) {
         jsonio_path(p, sizeof p, where, "hardware");
@@ -929,6 +951,8 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
     int64_t tp = 1;
     if (jsonio_int(root, "tp", w, 0, 1, 64, &tp, e) < 0) return -1;
     s->tp = (int)tp;
+    char tpw[300];
+    if (check_tp_heads(&s->model, s->tp, jsonio_path(tpw, sizeof tpw, w, "tp"), e) < 0) return -1;
     if ((v = SUB("parallel")) && parse_parallel(v, p, s, e) < 0) return -1;
     /* quantised weights run their own GEMMs (fp8, fp8_block, nvfp4); 16- and
      * 32-bit ones the BF16 tensor-core path */

@@ -176,6 +176,13 @@ static void test_hw_kv_capacity(void)
     if (model_load("llama-3.1-70b", &big, &e) || load("l40s", &h)) { CHECK(0); return; }
     CHECK(hw_kv_capacity_bytes(&h, &big, 1) < 0); /* 141 GB of weights on a 48 GB card */
     CHECK(hw_kv_capacity_bytes(&h, &big, 4) > 0);
+    /* issue 35: past one KV head a GPU (8 for the 70B) the heads are
+     * replicated, so 16 GPUs hold the tokens of 8 GPUs' room, not 16 */
+    if (load("h100-sxm", &h)) { CHECK(0); return; }
+    double free16 = 85899345920.0 * 0.9 - big.weights_total_bytes / 16 - 3.5 * GIB;
+    CHECK_NEAR(hw_kv_capacity_bytes(&h, &big, 16), 8 * free16, 1);
+    double free8 = 85899345920.0 * 0.9 - big.weights_total_bytes / 8 - 3.5 * GIB;
+    CHECK_NEAR(hw_kv_capacity_bytes(&h, &big, 8), 8 * free8, 1);
 }
 
 static void test_hw_round_trip(void)

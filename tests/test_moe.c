@@ -231,7 +231,10 @@ static void test_moe_scenario_parallel(void)
     } bad[] = {
         {"\"tp\": 8, \"parallel\": {\"ep\": 3}",
          "moe.json: parallel: ep 3 x moe_tp 2 = 6 GPUs, expected tp 8 x attention_dp 1 = 8"},
-        {"\"tp\": 6, \"parallel\": {\"ep\": 3, \"moe_tp\": 2}", "ep 3 does not divide the 256 experts of DeepSeek-V3"},
+        {"\"tp\": 2, \"parallel\": {\"ep\": 3, \"moe_tp\": 2, \"attention_dp\": 3}",
+         "ep 3 does not divide the 256 experts of DeepSeek-V3"},
+        /* issue 35: the attention heads split evenly */
+        {"\"tp\": 6", "tp 6 does not divide the 128 attention heads of DeepSeek-V3"},
         {"\"tp\": 8, \"parallel\": {\"ep\": 8, \"pp\": 2}", "pp"},
         {"\"tp\": 8, \"parallel\": {\"ep\": 0}", "ep"},
         {"\"tp\": 1, \"parallel\": {\"ep\": 8, \"attention_dp\": 8}, \"disagg\": {}",
