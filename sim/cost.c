@@ -725,8 +725,13 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     out->overhead_s = h->iter_overhead_s;
     out->t_s = out->gemm_s + out->attn_s + out->lm_head_s + out->comm_s + out->overhead_s;
     out->flops = (f_gemm + f_pre + f_dec + f_head) * tp;
-    out->bytes = (r->layer_w_bytes + (samples > 0 ? r->head_w_bytes : 0)) * tp + pre_read + pre_write +
-                 dec_read + dec_write;
+    /* the weights the step reads: a MoE layer reads only the experts its
+     * tokens touch (the MoE layers see every attention-DP rank's tokens),
+     * as its time prices them -- all experts here put MBU above 100% */
+    double w_layers = r->layer_w_bytes * tp;
+    if (m->experts > 0 && tokens > 0)
+        w_layers -= m->weights_read_bytes - model_weights_read_bytes_tokens(m, tokens * (r->adp > 1 ? r->adp : 1));
+    out->bytes = w_layers + (samples > 0 ? r->head_w_bytes * tp : 0) + pre_read + pre_write + dec_read + dec_write;
     return 0;
 }
 

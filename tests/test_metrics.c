@@ -587,6 +587,28 @@ static void test_utilisation_and_energy(void)
     done_chapter();
 }
 
+/* Issue 35, class 6: a MoE model's step reads the experts its tokens
+ * touch, as its time prices them, so MBU stays within 100% (it counted
+ * every expert: 132% for Qwen3-30B-A3B decoding 4 sequences on an H200). */
+static void test_moe_mbu_within_one(void)
+{
+    static const char text[] =
+        "{\"model\": \"qwen3-30b-a3b\", \"hardware\": \"h200-sxm\", \"engine\": \"trtllm\", \"workload\": "
+        "{\"kind\": \"closed_loop\", \"clients\": 4, \"count\": 16, \"prompt_tokens\": 128, \"output_tokens\": 64}}";
+    Err e = {{0}};
+    CHECK(scenario_load_text(text, "moe_mbu.json", 1, 1, &sc, &e) == 0);
+    if (th_failures) return;
+    tl = NULL;
+    eng = scenario_engine(&sc, NULL, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
+    scenario_rundata(&sc, eng, &rd);
+    metrics_summarize(&mc, &rd, &sum);
+    CHECK(sum.mbu.n > 0 && sum.mbu.max <= 1.0);
+    CHECK(sum.mbu_mean > 0.05 && sum.mbu_mean < 1.0);
+    done_chapter();
+}
+
 /* ---- issue 16: statistics without a full sort ---- */
 
 /* The sketch's stated bound (qsketch.h): every quantile within 2^-11 of
@@ -924,6 +946,7 @@ void suite_metrics(void)
     RUN(test_trace_events);
     RUN(test_vllm_summary_and_compare);
     RUN(test_utilisation_and_energy);
+    RUN(test_moe_mbu_within_one);
     RUN(test_qsketch_error_bound);
     RUN(test_dist_by_selection);
     RUN(test_itl_streamed);
