@@ -10,6 +10,7 @@
  */
 #include "prefix.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,10 +539,15 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
     if (!k->unbounded && blocks < 1)
         return err_set(e, "kv: capacity %.0f B holds no block of %u tokens (%.0f B)", k->capacity_bytes,
                        k->block_tokens, block_bytes);
+    /* block ids are 32-bit (UINT32_MAX is the list's end): a pool of more
+     * blocks is refused, not silently cut to 2^32 - 2 (issue 35) */
+    if (!k->unbounded && blocks > (double)UINT32_MAX - 1)
+        return err_set(e, "kv: capacity %.0f B holds %.0f blocks of %u tokens, more than the prefix cache's %u block ids "
+                          "(2^32 - 2); use a larger kv.block_tokens or a smaller capacity",
+                       k->capacity_bytes, floor(blocks), k->block_tokens, UINT32_MAX - 1);
     Prefix *p = xcalloc(1, sizeof *p);
     p->cfg = *cfg;
     p->limit = k->unbounded ? (uint64_t)UINT32_MAX - 1 : (uint64_t)blocks;
-    if (p->limit >= UINT32_MAX) p->limit = UINT32_MAX - 1;
     p->lru_head = p->lru_tail = NIL;
     p->tabs = xcalloc(cfg->n_requests ? cfg->n_requests : 1, sizeof *p->tabs);
     *out = (KvPolicy){.name = "prefix_cache", .ctx = p, .admit = pf_admit, .grow = pf_grow, .commit = pf_commit,

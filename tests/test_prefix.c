@@ -98,6 +98,17 @@ static void test_shared_prefix_35(void)
     /* 12 GiB of 16-token blocks (5461); 8192-token prompts whose first 6144
      * tokens are common, 256 out: 864 MiB once + 324 MiB each -> 35; with
      * nothing shared 10. */
+    /* issue 35: a pool of more blocks than the 32-bit ids is refused,
+     * not cut to 2^32 - 2: 1 PiB of 16-token blocks at 1 KiB a token */
+    {
+        PrefixConfig big = {.kv = {.capacity_bytes = 1125899906842624.0, .block_tokens = 16, .bytes_per_token = 1024,
+                                   .reserve = KV_RESERVE_FINAL},
+                            .namespace_seed = 1, .n_requests = 1};
+        KvPolicy kb;
+        Err be = {{0}};
+        CHECK(prefix_new(&big, &kb, &be) < 0);
+        CHECK_CONTAINS(be.msg, "68719476736 blocks of 16 tokens, more than the prefix cache's 4294967294 block ids");
+    }
     const uint32_t L = 8192, shared = 6144;
     uint32_t *ids = malloc(40 * L * sizeof *ids);
     for (uint32_t s = 0; s < 40; s++)
