@@ -33,6 +33,10 @@ const char lua_cmd_usage[] =
     "  --seed N               math.random's seed (default 1)\n"
     "  --allow-write PATH     let write_json/write_csv/plot write under (or to) PATH too;\n"
     "                         without it they write only under the working directory\n"
+    "                         (repeatable, up to 16)\n"
+    "  --allow-read PATH      let the script (and the scenarios and traces it runs) read\n"
+    "                         under PATH too; without it only under the script's\n"
+    "                         directory, the working directory and the bundled data\n"
     "                         (repeatable, up to 16)\n";
 
 typedef struct LuaCmdCall {
@@ -124,6 +128,8 @@ static int lua_cmd_number(const char *s, uint64_t max, uint64_t *out)
 int lua_cmd_main(int argc, char **argv)
 {
     static LuaCmdLimits lim; /* 64 KiB of paths: not on the stack */
+    static char allow_read[LUA_CMD_MAX_ALLOW][4096];
+    int n_allow_read = 0;
     memset(&lim, 0, sizeof lim);
     lim.seed = 1;
     int i = 0;
@@ -161,6 +167,17 @@ int lua_cmd_main(int argc, char **argv)
                 return 2;
             }
             lim.n_allow_write++;
+        } else if (!strcmp(a, "--allow-read") && i + 1 < argc) {
+            const char *p = argv[++i];
+            if (n_allow_read == LUA_CMD_MAX_ALLOW) {
+                fprintf(stderr, "servesim: --allow-read: at most %d paths\n\n%s", LUA_CMD_MAX_ALLOW, lua_cmd_usage);
+                return 2;
+            }
+            if (!realpath(p, allow_read[n_allow_read])) {
+                fprintf(stderr, "servesim: --allow-read %s: %s\n", p, strerror(errno));
+                return 2;
+            }
+            n_allow_read++;
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
             char *end;
             errno = 0;
@@ -180,8 +197,25 @@ int lua_cmd_main(int argc, char **argv)
         fprintf(stderr, "servesim: a script is required\n\n%s", lua_cmd_usage);
         return 2;
     }
+    /* what the script may read: its directory, the working directory, the
+     * bundled data (models/ and the tree above it) and --allow-read */
+    static char roots_buf[LUA_CMD_MAX_ALLOW + 3][4096];
+    const char *roots[LUA_CMD_MAX_ALLOW + 3];
+    int nr = 0;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", argv[i]);
+    char *slash = strrchr(tmp, '/');
+    if (slash) *slash = '\0';
+    if (realpath(slash ? (tmp[0] ? tmp : "/") : ".", roots_buf[nr])) roots[nr] = roots_buf[nr], nr++;
+    if (realpath(".", roots_buf[nr])) roots[nr] = roots_buf[nr], nr++;
+    snprintf(tmp, sizeof tmp, "%s/..", paths_models_dir());
+    if (realpath(tmp, roots_buf[nr])) roots[nr] = roots_buf[nr], nr++;
+    for (int k = 0; k < n_allow_read; k++) roots[nr++] = allow_read[k];
+    common_read_roots(roots, nr);
     Err e = {{0}};
-    if (lua_cmd_run(argv[i], argc - i - 1, argv + i + 1, &lim, &e) < 0) {
+    int rc = lua_cmd_run(argv[i], argc - i - 1, argv + i + 1, &lim, &e);
+    common_read_roots(NULL, 0);
+    if (rc < 0) {
         fflush(stdout);
         fprintf(stderr, "servesim: %s\n", e.msg);
         return 1;

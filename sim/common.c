@@ -1,6 +1,9 @@
 /*
  * common.c -- error messages, checked allocation, whole-file reads.
  */
+/* realpath is XSI */
+#define _XOPEN_SOURCE 700
+
 #include "common.h"
 
 #include <errno.h>
@@ -263,8 +266,42 @@ const char *common_input_same(const char *path)
     return NULL;
 }
 
+static char **read_roots;
+static int n_read_roots;
+
+void common_read_roots(const char *const *roots, int n)
+{
+    for (int i = 0; i < n_read_roots; i++) free(read_roots[i]);
+    free(read_roots);
+    read_roots = NULL;
+    n_read_roots = 0;
+    if (n <= 0) return;
+    read_roots = xmalloc((size_t)n * sizeof *read_roots);
+    for (int i = 0; i < n; i++) read_roots[n_read_roots++] = xstrdup(roots[i]);
+}
+
+int common_read_check(const char *path, Err *e)
+{
+    if (!n_read_roots) return 0;
+    char *real = realpath(path, NULL);
+    if (!real) return 0; /* not there: the open says so */
+    for (int i = 0; i < n_read_roots; i++) {
+        size_t k = strlen(read_roots[i]);
+        if (!strcmp(read_roots[i], "/") ||
+            (!strncmp(real, read_roots[i], k) && (real[k] == '\0' || real[k] == '/'))) {
+            free(real);
+            return 0;
+        }
+    }
+    err_set(e, "%s: outside what this script may read (its directory, the working directory and the bundled "
+               "data); allow more with `servesim lua --allow-read PATH`", path);
+    free(real);
+    return -1;
+}
+
 static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
 {
+    if (common_read_check(path, e) < 0) return NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         err_set(e, "%s: cannot open: %s", path, strerror(errno));

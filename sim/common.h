@@ -55,6 +55,14 @@ char *read_text_file(const char *path, size_t *len_out, Err *e);
  * open stream (fstat), path the name for messages.  forget: a command that
  * reads the very file it is about to replace (validate --bands merging an
  * existing band file) says so. */
+/* Where a command may read (issue 35: a shared Lua script reads only
+ * under its directory, the working directory, the bundled data and what
+ * `servesim lua --allow-read PATH` names): n roots, resolved paths; 0
+ * turns the check off (every other command).  common_read_check fails
+ * naming the file and the rule for a file that exists and lies outside. */
+void common_read_roots(const char *const *roots, int n);
+int common_read_check(const char *path, Err *e);
+
 void common_guard_inputs(int on); /* the servesim command turns it on (main); off, nothing is noted */
 void common_note_input(FILE *f, const char *path);
 void common_forget_input(const char *path);

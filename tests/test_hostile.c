@@ -223,6 +223,32 @@ static void test_hostile_caps(void)
  * scenario names, a model file, a scenario named report.json under --html
  * DIR, a sweep's own scenario, workload --out over its trace -- each
  * refused with a message naming the input, and the input left as it was. */
+/* Issue 35, class 2: a shared script reads only under its directory, the
+ * working directory and the bundled data, as it writes only under the
+ * working directory: servesim.load of /etc/passwd, and a scenario whose
+ * trace is /etc/passwd, fail without a line of it; --allow-read lifts it. */
+static void test_hostile_lua_reads(void)
+{
+    const char *lua = HWRITE("reads.lua",
+                             "local ok, err = pcall(servesim.load, '/etc/passwd')\n"
+                             "print('load', ok, err)\n"
+                             "ok, err = pcall(servesim.run, {model = 'qwen3-8b', hardware = 'h100-sxm', "
+                             "scheduler = {kind = 'continuous'}, workload = {trace = '/etc/passwd', format = 'csv'}})\n"
+                             "print('run', ok, err)\n");
+    char args[2048];
+    snprintf(args, sizeof args, "lua %s", lua);
+    CHECK_INT(hsh(NULL, args), 0);
+    CHECK_CONTAINS(hout, "load\tfalse\tservesim.load: /etc/passwd: outside what this script may read");
+    CHECK_CONTAINS(hout, "run\tfalse\tservesim.run: /etc/passwd: outside what this script may read");
+    CHECK(!strstr(hout, "root:"));
+    snprintf(args, sizeof args, "lua --allow-read /etc %s", lua);
+    CHECK_INT(hsh(NULL, args), 0);
+    CHECK(!strstr(hout, "outside what this script may read"));
+    snprintf(args, sizeof args, "lua --allow-read /no/such/dir %s", lua);
+    CHECK_INT(hsh(NULL, args), 2);
+    CHECK_CONTAINS(hout, "--allow-read /no/such/dir: No such file or directory");
+}
+
 static void test_hostile_no_output_over_input(void)
 {
     static const char trace[] = "arrival_ms,prompt_tokens,output_tokens\n0,64,4\n10,64,4\n";
@@ -711,6 +737,7 @@ void suite_hostile(void)
     RUN(test_hostile_azure_years);
     RUN(test_hostile_generators);
     RUN(test_hostile_caps);
+    RUN(test_hostile_lua_reads);
     RUN(test_hostile_no_output_over_input);
     RUN(test_hostile_outputs);
     RUN(test_hostile_cli);
