@@ -25,7 +25,8 @@
 
 /* Search bounds: from the target rate, at most 8 doublings (256 x) and 12
  * halvings (1/4096 x) to bracket one replica's sustainable rate; the fleet
- * size moves at most PLAN_FLEET_DOWN steps below the estimate. */
+ * size moves at most PLAN_FLEET_DOWN steps below the estimate, and above
+ * it by doubling, then bisection, up to search.max_replicas. */
 #define PLAN_MAX_DOUBLINGS 8
 #define PLAN_MAX_HALVINGS 12
 #define PLAN_BISECT_STEPS 16
@@ -628,8 +629,16 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
             cur = alt;
             alt = t;
         }
+        /* more: 1, 2, 4, ... replicas above the last failing size until a
+         * fleet passes (or max_replicas fails), then bisection between the
+         * two, so a large max_replicas costs about 2 log2 of it in fleet
+         * runs, not one per replica (issue 35: 4096 one at a time took about
+         * two hours), and the usual one-more-replica answer still two */
+        uint32_t lo_fail = units, step = 1;
         while (!pass && units < p->max_replicas) {
-            units++;
+            lo_fail = units;
+            units = p->max_replicas - units < step ? p->max_replicas : units + step;
+            step = step < p->max_replicas ? 2 * step : step;
             if (fleet_run(p, c, k, units, cur, e) < 0) {
                 free(cur);
                 free(alt);
@@ -641,6 +650,28 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
             cJSON_AddBoolToObject(fp, "pass", pass);
             if (*agg_miss(cur)) cJSON_AddStringToObject(fp, "miss", agg_miss(cur));
             cJSON_AddItemToArray(fs, fp);
+        }
+        while (pass && units - lo_fail > 1) {
+            uint32_t mid = lo_fail + (units - lo_fail) / 2;
+            if (fleet_run(p, c, k, mid, alt, e) < 0) {
+                free(cur);
+                free(alt);
+                goto fail;
+            }
+            int ok = all_pass(alt, NULL);
+            fp = cJSON_CreateObject();
+            cJSON_AddNumberToObject(fp, "replicas", mid);
+            cJSON_AddBoolToObject(fp, "pass", ok);
+            if (*agg_miss(alt)) cJSON_AddStringToObject(fp, "miss", agg_miss(alt));
+            cJSON_AddItemToArray(fs, fp);
+            if (ok) {
+                units = mid;
+                SweepAgg *t = cur;
+                cur = alt;
+                alt = t;
+            } else {
+                lo_fail = mid;
+            }
         }
         if (!pass) {
             feasible = 0;
