@@ -561,18 +561,26 @@ static void test_vllm_summary_and_compare(void)
     done_chapter();
 }
 
-static void test_utilisation_and_energy(void)
+/* Loads text (seed), runs it and summarises into sc, eng, rd, sum; -1
+ * when it did not load (the caller stops; done_chapter frees the rest). */
+static int run_summarize(const char *text, const char *name, uint64_t seed)
 {
-    /* the default scenario's H100: 700 W busy, idle unknown (0) */
     Err e = {{0}};
-    CHECK(scenario_load_text(scenario_default_json, "default", 1, 3, &sc, &e) == 0);
-    if (th_failures) return;
+    CHECK(scenario_load_text(text, name, 1, seed, &sc, &e) == 0);
+    if (th_failures) return -1;
     tl = NULL;
     eng = scenario_engine(&sc, NULL, &e);
     CHECK(eng && engine_run(eng, &e) == 0);
     scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
     scenario_rundata(&sc, eng, &rd);
     metrics_summarize(&mc, &rd, &sum);
+    return 0;
+}
+
+static void test_utilisation_and_energy(void)
+{
+    /* the default scenario's H100: 700 W busy, idle unknown (0) */
+    if (run_summarize(scenario_default_json, "default", 3) < 0) return;
     CHECK_NEAR(sum.energy_j, 700 * sum.busy_s, 1e-6 * sum.energy_j);
     CHECK_NEAR(sum.j_per_good_request, sum.energy_j / sum.good, 1e-9);
     /* time-weighted means over the window from the iteration records */
@@ -595,15 +603,7 @@ static void test_moe_mbu_within_one(void)
     static const char text[] =
         "{\"model\": \"qwen3-30b-a3b\", \"hardware\": \"h200-sxm\", \"engine\": \"trtllm\", \"workload\": "
         "{\"kind\": \"closed_loop\", \"clients\": 4, \"count\": 16, \"prompt_tokens\": 128, \"output_tokens\": 64}}";
-    Err e = {{0}};
-    CHECK(scenario_load_text(text, "moe_mbu.json", 1, 1, &sc, &e) == 0);
-    if (th_failures) return;
-    tl = NULL;
-    eng = scenario_engine(&sc, NULL, &e);
-    CHECK(eng && engine_run(eng, &e) == 0);
-    scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
-    scenario_rundata(&sc, eng, &rd);
-    metrics_summarize(&mc, &rd, &sum);
+    if (run_summarize(text, "moe_mbu.json", 1) < 0) return;
     CHECK(sum.mbu.n > 0 && sum.mbu.max <= 1.0);
     CHECK(sum.mbu_mean > 0.05 && sum.mbu_mean < 1.0);
     done_chapter();
