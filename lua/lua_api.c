@@ -263,24 +263,17 @@ static int lua_api_info(lua_State *L)
  * target is resolved with paths_absolute (its directory through realpath,
  * so neither ".." nor a symlinked directory leads out) and must be a root
  * or lie under one. */
-static int lua_api_under(const char *p, const char *root)
-{
-    size_t n = strlen(root);
-    if (!strcmp(root, "/")) return 1;
-    return !strncmp(p, root, n) && (p[n] == '\0' || p[n] == '/');
-}
-
 static void lua_api_check_write(lua_State *L, const char *fn, const char *path)
 {
     char real[4096], cwd[4096];
     Err e = {{0}};
     if (paths_absolute(path, real, sizeof real, &e) < 0) luaL_error(L, "servesim.%s: %s", fn, e.msg);
-    if (getcwd(cwd, sizeof cwd) && lua_api_under(real, cwd)) return;
+    if (getcwd(cwd, sizeof cwd) && paths_under(real, cwd)) return;
     if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.write_roots") == LUA_TTABLE) {
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         for (lua_Integer i = 1; i <= n; i++) {
             lua_rawgeti(L, -1, i);
-            int ok = lua_type(L, -1) == LUA_TSTRING && lua_api_under(real, lua_tostring(L, -1));
+            int ok = lua_type(L, -1) == LUA_TSTRING && paths_under(real, lua_tostring(L, -1));
             lua_pop(L, 1);
             if (ok) {
                 lua_pop(L, 1);

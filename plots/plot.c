@@ -334,16 +334,13 @@ int plot_render(const PlotJob *job, Err *e)
     if (fd < 0) return err_set(e, "%s: cannot write: %s", job->out, strerror(errno));
     close(fd);
     chmod(tmp, 0644);
-    /* the temporary name holds the user's path: single-quoted, ' doubled */
-    {
-        size_t w = (size_t)snprintf(setout, sizeof setout, "servesim_out = '");
-        for (const char *q = tmp; *q && w + 4 < sizeof setout; q++) {
-            if (*q == '\'') setout[w++] = '\'';
-            setout[w++] = *q;
-        }
-        setout[w++] = '\'';
-        setout[w] = 0;
-    }
+    /* the temporary name holds the user's path: quoted as every string */
+    FILE *sm = fmemopen(setout, sizeof setout, "w");
+    if (!sm) return err_set(e, "plot: %s", strerror(errno));
+    fputs("servesim_out = ", sm);
+    plot_gp_str(sm, tmp);
+    fputc('\0', sm);
+    fclose(sm);
     plot_fmt(pfile, sizeof pfile, "%s/params.gp", dir_abs);
     const char *gp = getenv("SERVESIM_GNUPLOT");
     if (!gp || !*gp) gp = "gnuplot";

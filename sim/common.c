@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "common.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -285,14 +286,11 @@ int common_read_check(const char *path, Err *e)
     if (!n_read_roots) return 0;
     char *real = realpath(path, NULL);
     if (!real) return 0; /* not there: the open says so */
-    for (int i = 0; i < n_read_roots; i++) {
-        size_t k = strlen(read_roots[i]);
-        if (!strcmp(read_roots[i], "/") ||
-            (!strncmp(real, read_roots[i], k) && (real[k] == '\0' || real[k] == '/'))) {
+    for (int i = 0; i < n_read_roots; i++)
+        if (paths_under(real, read_roots[i])) {
             free(real);
             return 0;
         }
-    }
     err_set(e, "%s: outside what this script may read (its directory, the working directory and the bundled "
                "data); allow more with `servesim lua --allow-read PATH`", path);
     free(real);
