@@ -5,7 +5,6 @@
 #define _XOPEN_SOURCE 700
 
 #include "common.h"
-#include "paths.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -279,6 +278,13 @@ void common_read_roots(const char *const *roots, int n)
     if (n <= 0) return;
     read_roots = xmalloc((size_t)n * sizeof *read_roots);
     for (int i = 0; i < n; i++) read_roots[n_read_roots++] = xstrdup(roots[i]);
+}
+
+int paths_under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    if (!strcmp(root, "/")) return 1;
+    return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
 }
 
 int common_read_check(const char *path, Err *e)

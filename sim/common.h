@@ -61,6 +61,9 @@ char *read_text_file(const char *path, size_t *len_out, Err *e);
  * turns the check off (every other command).  common_read_check fails
  * naming the file and the rule for a file that exists and lies outside. */
 void common_read_roots(const char *const *roots, int n);
+/* Whether the resolved path lies at or under the resolved directory root
+ * ("/" holds everything); both absolute, without "..". */
+int paths_under(const char *path, const char *root);
 int common_read_check(const char *path, Err *e);
 
 void common_guard_inputs(int on); /* the servesim command turns it on (main); off, nothing is noted */

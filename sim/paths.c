@@ -140,10 +140,3 @@ int paths_absolute(const char *path, char *out, size_t n, Err *e)
         return err_set(e, "%s: path too long", path);
     return 0;
 }
-
-int paths_under(const char *path, const char *root)
-{
-    size_t n = strlen(root);
-    if (!strcmp(root, "/")) return 1;
-    return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
-}

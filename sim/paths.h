@@ -33,8 +33,4 @@ const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub
  * with it, plots' against their inputs. */
 int paths_absolute(const char *path, char *out, size_t n, struct Err *e);
 
-/* Whether the resolved path lies at or under the resolved directory root
- * ("/" holds everything); both absolute, without "..". */
-int paths_under(const char *path, const char *root);
-
 #endif
