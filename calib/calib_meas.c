@@ -372,9 +372,8 @@ static int calib_meas_csv_row_ok(const Csv *c, Err *e)
 static int calib_meas_csv_num(const Csv *c, int col, double *out, Err *e)
 {
     const char *s = c->f[col];
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || !isfinite(v))
+    double v = 0;
+    if (common_parse_decimal(s, &v) < 0)
         return err_set(e, "%s: line %d: column \"%s\": got \"%s\", expected a number", c->path, c->line,
                        c->head[col], s);
     *out = v;

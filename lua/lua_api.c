@@ -26,6 +26,7 @@
 #include "cluster.h"
 #include "jsonio.h"
 #include "lua_json.h"
+#include "lua_sandbox.h"
 #include "metrics.h"
 #include "paths.h"
 #include "plan.h"
@@ -54,9 +55,11 @@ static int lua_api_fail(lua_State *L, const char *fn, const Err *e)
 /* Pushes the JSON tree and frees it; raises on a conversion error. */
 static int lua_api_push_json(lua_State *L, cJSON *root)
 {
+    uint64_t nodes = lua_json_count(root);
     int st = lua_json_push(L, root);
     cJSON_Delete(root);
     if (st != LUA_OK) return lua_error(L);
+    lua_sandbox_charge(L, nodes); /* C work the count hook does not see */
     return 1;
 }
 
@@ -453,6 +456,7 @@ static int lua_api_write_csv(lua_State *L)
             qsort(cols, (size_t)ncols, sizeof *cols, lua_api_strcmp);
         }
     }
+    lua_sandbox_charge(L, (uint64_t)nrows * (uint64_t)(ncols ? ncols : 1)); /* C work the hook does not see */
     LuaApiText *b = lua_api_text_new(L);
     if (records) {
         for (lua_Integer c = 0; c < ncols; c++) {

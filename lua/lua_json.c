@@ -8,6 +8,7 @@
  * would break lua_next).
  */
 #include "lua_json.h"
+#include "lua_sandbox.h"
 
 #include <lauxlib.h>
 
@@ -196,5 +197,20 @@ cJSON *lua_json_from(lua_State *L, int idx, const char *what, Err *e)
     char path[LUA_JSON_PATH_MAX + 64];
     snprintf(path, LUA_JSON_PATH_MAX, "%s", what ? what : "value");
     idx = lua_absindex(L, idx);
-    return lua_json_value(L, idx, path, strlen(path), 0, e);
+    cJSON *root = lua_json_value(L, idx, path, strlen(path), 0, e);
+    /* the walk is C work the count hook does not see: charged by node */
+    if (root && lua_sandbox_charge_try(L, lua_json_count(root)) < 0) {
+        cJSON_Delete(root);
+        err_set(e, "instruction limit exceeded: more than %llu Lua instructions in one call, C work on "
+                   "tables included (an endless loop?)", (unsigned long long)lua_sandbox_max_instructions(L));
+        return NULL;
+    }
+    return root;
+}
+
+uint64_t lua_json_count(const cJSON *v)
+{
+    uint64_t n = 0;
+    for (; v; v = v->next) n += 1 + lua_json_count(v->child);
+    return n;
 }

@@ -27,5 +27,8 @@ int lua_json_push(lua_State *L, const cJSON *v);
  * path ("what.a.b[3]") of a value JSON cannot hold (a function, a mixed or
  * cyclic table). */
 cJSON *lua_json_from(lua_State *L, int idx, const char *what, Err *e);
+/* Nodes of a tree (v and its siblings and their children): the work the
+ * conversions charge to the sandbox's instruction budget. */
+uint64_t lua_json_count(const cJSON *v);
 
 #endif

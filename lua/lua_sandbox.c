@@ -79,12 +79,10 @@ size_t lua_sandbox_memory(const LuaSandbox *sb) { return sb->used; }
 
 /* -------------------------------------------------------- instructions */
 
-static void lua_sandbox_hook(lua_State *L, lua_Debug *ar)
+static void lua_sandbox_hook(lua_State *L, lua_Debug *ar);
+
+static void lua_sandbox_over(lua_State *L, LuaSandbox *sb)
 {
-    LuaSandbox *sb = lua_sandbox_of(L);
-    (void)ar;
-    sb->instr_used += (uint64_t)sb->hook_step;
-    if (sb->instr_used < sb->lim.max_instructions) return;
     if (!sb->over) {
         /* From now on every instruction raises: a script that catches the
          * error with pcall cannot run on. */
@@ -94,6 +92,40 @@ static void lua_sandbox_hook(lua_State *L, lua_Debug *ar)
     }
     luaL_error(L, "instruction limit exceeded: more than %I Lua instructions in one call (an endless loop?)",
                (lua_Integer)sb->lim.max_instructions);
+}
+
+static void lua_sandbox_hook(lua_State *L, lua_Debug *ar)
+{
+    LuaSandbox *sb = lua_sandbox_of(L);
+    (void)ar;
+    sb->instr_used += (uint64_t)sb->hook_step;
+    if (sb->instr_used < sb->lim.max_instructions) return;
+    lua_sandbox_over(L, sb);
+}
+
+int lua_sandbox_charge_try(lua_State *L, uint64_t work)
+{
+    LuaSandbox *sb = lua_sandbox_of(L);
+    if (!sb || !sb->lim.max_instructions) return 0;
+    sb->instr_used = work > UINT64_MAX - sb->instr_used ? UINT64_MAX : sb->instr_used + work;
+    if (sb->instr_used < sb->lim.max_instructions) return 0;
+    if (!sb->over) {
+        sb->over = 1;
+        sb->hook_step = 1;
+        lua_sethook(L, lua_sandbox_hook, LUA_MASKCOUNT, 1);
+    }
+    return -1;
+}
+
+void lua_sandbox_charge(lua_State *L, uint64_t work)
+{
+    if (lua_sandbox_charge_try(L, work) < 0) lua_sandbox_over(L, lua_sandbox_of(L));
+}
+
+uint64_t lua_sandbox_max_instructions(lua_State *L)
+{
+    LuaSandbox *sb = lua_sandbox_of(L);
+    return sb ? sb->lim.max_instructions : 0;
 }
 
 /* ------------------------------------------------------------ library */
@@ -124,12 +156,10 @@ static int lua_sandbox_load(lua_State *L)
 
 const char *lua_sandbox_lib_dir(char *buf, size_t n)
 {
-    const char *models = paths_models_dir();
-    size_t len = strlen(models);
-    if (len >= 7 && strcmp(models + len - 7, "/models") == 0) len -= 7;
-    else len = 0;
-    if (len == 0) snprintf(buf, n, "lua/lib");
-    else snprintf(buf, n, "%.*s/lua/lib", (int)len, models);
+    char root[4096];
+    paths_data_root(root, sizeof root);
+    if (!strcmp(root, ".")) snprintf(buf, n, "lua/lib");
+    else snprintf(buf, n, "%s/lua/lib", root);
     return buf;
 }
 

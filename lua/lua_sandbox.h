@@ -59,6 +59,19 @@ const LuaSandboxLimits *lua_sandbox_limits(const LuaSandbox *sb);
 /* Bytes Lua holds now. */
 size_t lua_sandbox_memory(const LuaSandbox *sb);
 
+/* Charges work done inside a C function the script called (a list it
+ * handed over, a search over the queue) to the current call's instruction
+ * budget, in instruction-equivalents: the count hook sees only Lua
+ * instructions, so a loop over v:estimate{...a million items...} would
+ * otherwise run for hours inside one budget.  Raises the limit's error
+ * when the budget is spent. */
+void lua_sandbox_charge(lua_State *L, uint64_t work);
+/* The same without raising, for a caller that must free what it holds
+ * first: -1 when the budget is spent (every further Lua instruction then
+ * raises the limit's error). */
+int lua_sandbox_charge_try(lua_State *L, uint64_t work);
+uint64_t lua_sandbox_max_instructions(lua_State *L);
+
 /* Names the script in messages Lua cannot place (memory exhausted). */
 void lua_sandbox_set_name(LuaSandbox *sb, const char *name);
 

@@ -37,6 +37,10 @@
 
 #define LUA_SCHED_VIEW_MAGIC 0x56494557u /* "VIEW" */
 #define LUA_SCHED_LIST_MAGIC 0x4c495354u /* "LIST" */
+/* Instruction-equivalents charged per item a C method walks (v:estimate's
+ * list, a decision table's entries): the Lua API calls per item, about
+ * what the same loop in Lua would count. */
+#define LUA_SCHED_ITEM_WORK 8u
 
 typedef struct LuaSched {
     LuaPlugin plug;
@@ -301,6 +305,7 @@ static int lua_sched_m_advance_all(lua_State *L)
 {
     LuaSched *s = lua_sched_self_batch(L, "advance_all");
     Engine *eng = s->eng;
+    lua_sandbox_charge(L, eng_running_count(eng));
     lua_Integer added = 0;
     for (uint32_t i = 0; i < eng_running_count(eng); i++) {
         uint32_t idx = eng_running_at(eng, i);
@@ -324,6 +329,7 @@ static int lua_sched_m_decode_all(lua_State *L)
 {
     LuaSched *s = lua_sched_self_batch(L, "decode_all");
     Engine *eng = s->eng;
+    lua_sandbox_charge(L, eng_running_count(eng));
     lua_Integer added = 0;
     for (uint32_t i = 0; i < eng_running_count(eng); i++) {
         uint32_t idx = eng_running_at(eng, i);
@@ -355,6 +361,7 @@ static int lua_sched_m_request(lua_State *L)
     LuaSched *s = lua_sched_self(L, "request");
     const char *id = luaL_checkstring(L, 2);
     Engine *eng = s->eng;
+    lua_sandbox_charge(L, (uint64_t)eng_running_count(eng) + eng_waiting_count(eng));
     for (int pass = 0; pass < 2; pass++) {
         uint32_t n = pass ? eng_running_count(eng) : eng_waiting_count(eng);
         for (uint32_t i = 0; i < n; i++) {
@@ -377,6 +384,7 @@ static int lua_sched_m_estimate(lua_State *L)
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
     luaL_argcheck(L, n >= 1 && n <= 1000000, 2, "expected a list of 1..1e6 items {c, h}");
+    lua_sandbox_charge(L, (uint64_t)n * LUA_SCHED_ITEM_WORK);
     if ((uint32_t)n > s->scratch_cap) {
         s->scratch_cap = (uint32_t)n;
         s->scratch = xrealloc(s->scratch, s->scratch_cap * sizeof *s->scratch);
@@ -594,6 +602,7 @@ static int lua_sched_apply_table(lua_State *L)
             lua_sched_bad(L, label, "expected a list, got %s", luaL_typename(L, list));
         }
         lua_Integer n = (lua_Integer)lua_rawlen(L, list);
+        lua_sandbox_charge(L, (uint64_t)n * LUA_SCHED_ITEM_WORK);
         for (lua_Integer i = 1; i <= n; i++) {
             snprintf(label, sizeof label, "%s:%d: schedule returned %s[%lld]", s->plug.path, s->line_schedule,
                      lua_sched_lists[k], (long long)i);

@@ -10,6 +10,7 @@
  * userdata, never what they read), so an item keeps one identity.
  */
 #include "lua_view.h"
+#include "lua_sandbox.h"
 
 #include <lauxlib.h>
 #include <string.h>
@@ -152,9 +153,10 @@ static int lua_view_prefix_key(lua_State *L)
     luaL_argcheck(L, n >= 1, 2, "expected a token count >= 1");
     uint64_t h = lua_view_fnv(14695981039346656037ull, r->tenant);
     if (r->adapter) h = lua_view_fnv(h, 0xada97e7ull + r->adapter); /* adapters never share KV */
-    if (r->token_ids && r->n_token_ids) {
+    if (request_has_ids(r)) {
         uint32_t m = (uint64_t)n < r->n_token_ids ? (uint32_t)n : r->n_token_ids;
-        for (uint32_t i = 0; i < m; i++) h = lua_view_fnv(h, r->token_ids[i]);
+        lua_sandbox_charge(L, m);
+        for (uint32_t i = 0; i < m; i++) h = lua_view_fnv(h, request_token_id(r, i));
     } else if (r->hash_ids && r->n_hash_ids) {
         uint32_t bt = r->hash_block_tokens ? r->hash_block_tokens : 1;
         uint64_t blocks = ((uint64_t)n + bt - 1) / bt;

@@ -25,17 +25,19 @@
 
 /* Search bounds: from the target rate, at most 8 doublings (256 x) and 12
  * halvings (1/4096 x) to bracket one replica's sustainable rate; the fleet
- * size moves at most PLAN_FLEET_DOWN steps below the estimate, and above
- * it by doubling, then bisection, up to search.max_replicas. */
+ * size gallops from the estimate (down while fleets pass, up to
+ * search.max_replicas while they fail), then bisects. */
 #define PLAN_MAX_DOUBLINGS 8
 #define PLAN_MAX_HALVINGS 12
 #define PLAN_BISECT_STEPS 16
-#define PLAN_FLEET_DOWN 8
 /* defaults of "search": one seed; replicas up to 64 per candidate; the
  * per-replica rate to 2% */
 #define PLAN_DEFAULT_MAX_REPLICAS 64
 #define PLAN_DEFAULT_TOLERANCE 0.02
 #define PLAN_CANDIDATES_MAX 64
+
+/* One size of a candidate's fleet search, in its "fleet_search" list. */
+static void fleet_point(cJSON *fs, uint32_t replicas, int pass, const SweepAgg *a);
 
 /* A candidate's verdict (plan_verdict_names): fails at the predicted
  * values, passes at them but not at the engine's error band's high end,
@@ -367,6 +369,15 @@ static const char *agg_miss(const SweepAgg *a)
     return "";
 }
 
+static void fleet_point(cJSON *fs, uint32_t replicas, int pass, const SweepAgg *a)
+{
+    cJSON *fp = cJSON_CreateObject();
+    cJSON_AddNumberToObject(fp, "replicas", replicas);
+    cJSON_AddBoolToObject(fp, "pass", pass);
+    if (*agg_miss(a)) cJSON_AddStringToObject(fp, "miss", agg_miss(a));
+    cJSON_AddItemToArray(fs, fp);
+}
+
 /* The fleet of `units` on the whole traffic, every seed. */
 static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, SweepAgg *a, Err *e)
 {
@@ -507,6 +518,7 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     int feasible = 1, verdict = PLAN_FAILS;
     char verdict_why[1200] = "";
     char *out = NULL;
+    SweepAgg *cur = NULL, *alt = NULL; /* the fleet search's current and trial sizes */
 
     /* 1. memory, from the scenario with a what-if unbounded pool (so that
      * a deployment without room for KV loads and can be described) */
@@ -600,70 +612,51 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
         }
         uint32_t units = need < 1 ? 1 : (uint32_t)need;
         cJSON *fs = cJSON_AddArrayToObject(rec, "fleet_search");
-        SweepAgg *cur = xmalloc(sizeof *cur), *alt = xmalloc(sizeof *alt);
-        if (fleet_run(p, c, k, units, cur, e) < 0) {
-            free(cur);
-            free(alt);
-            goto fail;
-        }
-        cJSON *fp = cJSON_CreateObject();
-        cJSON_AddNumberToObject(fp, "replicas", units);
-        cJSON_AddBoolToObject(fp, "pass", all_pass(cur, NULL));
-        if (*agg_miss(cur)) cJSON_AddStringToObject(fp, "miss", agg_miss(cur));
-        cJSON_AddItemToArray(fs, fp);
+        cur = xmalloc(sizeof *cur);
+        alt = xmalloc(sizeof *alt);
+        if (fleet_run(p, c, k, units, cur, e) < 0) goto fail;
+        fleet_point(fs, units, all_pass(cur, NULL), cur);
         int pass = all_pass(cur, NULL);
-        for (int step = 0; pass && units > 1 && step < PLAN_FLEET_DOWN; step++) {
-            if (fleet_run(p, c, k, units - 1, alt, e) < 0) {
-                free(cur);
-                free(alt);
-                goto fail;
+        /* The smallest passing fleet, proven: from the estimate, 1, 2, 4,
+         * ... replicas down while fleets pass (or up while they fail, to
+         * search.max_replicas), then bisection between the last failing
+         * and the first passing size -- so the count reported passes and
+         * one fewer fails (fleet_fail_below), at about 2 log2 of the
+         * distance in fleet runs (issue 35: 4096 one replica a try took
+         * about two hours; issue 37: 8 steps down and no more reported 22
+         * replicas where 18 pass). */
+        uint32_t lo_fail = 0, step = 1; /* 0: no failing size known */
+        if (pass) {
+            while (units > 1) {
+                uint32_t cand = units > step ? units - step : 1;
+                if (fleet_run(p, c, k, cand, alt, e) < 0) goto fail;
+                int ok = all_pass(alt, NULL);
+                fleet_point(fs, cand, ok, alt);
+                if (!ok) {
+                    lo_fail = cand;
+                    break;
+                }
+                units = cand;
+                SweepAgg *t = cur;
+                cur = alt;
+                alt = t;
+                step *= 2;
             }
-            fp = cJSON_CreateObject();
-            cJSON_AddNumberToObject(fp, "replicas", units - 1);
-            cJSON_AddBoolToObject(fp, "pass", all_pass(alt, NULL));
-            if (*agg_miss(alt)) cJSON_AddStringToObject(fp, "miss", agg_miss(alt));
-            cJSON_AddItemToArray(fs, fp);
-            if (!all_pass(alt, NULL)) break;
-            units--;
-            SweepAgg *t = cur;
-            cur = alt;
-            alt = t;
-        }
-        /* more: 1, 2, 4, ... replicas above the last failing size until a
-         * fleet passes (or max_replicas fails), then bisection between the
-         * two, so a large max_replicas costs about 2 log2 of it in fleet
-         * runs, not one per replica (issue 35: 4096 one at a time took about
-         * two hours), and the usual one-more-replica answer still two */
-        uint32_t lo_fail = units, step = 1;
-        while (!pass && units < p->max_replicas) {
-            lo_fail = units;
-            units = p->max_replicas - units < step ? p->max_replicas : units + step;
-            step = step < p->max_replicas ? 2 * step : step;
-            if (fleet_run(p, c, k, units, cur, e) < 0) {
-                free(cur);
-                free(alt);
-                goto fail;
+        } else {
+            while (!pass && units < p->max_replicas) {
+                lo_fail = units;
+                units = p->max_replicas - units < step ? p->max_replicas : units + step;
+                step = step < p->max_replicas ? 2 * step : step;
+                if (fleet_run(p, c, k, units, cur, e) < 0) goto fail;
+                pass = all_pass(cur, NULL);
+                fleet_point(fs, units, pass, cur);
             }
-            pass = all_pass(cur, NULL);
-            fp = cJSON_CreateObject();
-            cJSON_AddNumberToObject(fp, "replicas", units);
-            cJSON_AddBoolToObject(fp, "pass", pass);
-            if (*agg_miss(cur)) cJSON_AddStringToObject(fp, "miss", agg_miss(cur));
-            cJSON_AddItemToArray(fs, fp);
         }
-        while (pass && units - lo_fail > 1) {
+        while (pass && lo_fail > 0 && units - lo_fail > 1) {
             uint32_t mid = lo_fail + (units - lo_fail) / 2;
-            if (fleet_run(p, c, k, mid, alt, e) < 0) {
-                free(cur);
-                free(alt);
-                goto fail;
-            }
+            if (fleet_run(p, c, k, mid, alt, e) < 0) goto fail;
             int ok = all_pass(alt, NULL);
-            fp = cJSON_CreateObject();
-            cJSON_AddNumberToObject(fp, "replicas", mid);
-            cJSON_AddBoolToObject(fp, "pass", ok);
-            if (*agg_miss(alt)) cJSON_AddStringToObject(fp, "miss", agg_miss(alt));
-            cJSON_AddItemToArray(fs, fp);
+            fleet_point(fs, mid, ok, alt);
             if (ok) {
                 units = mid;
                 SweepAgg *t = cur;
@@ -671,6 +664,18 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
                 alt = t;
             } else {
                 lo_fail = mid;
+            }
+        }
+        if (pass && lo_fail + 1 == units) {
+            /* the size below, as its fleet search entry recorded it */
+            const cJSON *pt;
+            cJSON_ArrayForEach(pt, fs) {
+                if ((uint32_t)cJSON_GetObjectItemCaseSensitive(pt, "replicas")->valuedouble != lo_fail) continue;
+                cJSON *fb = cJSON_AddObjectToObject(rec, "fleet_fail_below");
+                cJSON_AddNumberToObject(fb, "replicas", lo_fail);
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(pt, "miss");
+                cJSON_AddStringToObject(fb, "miss", cJSON_IsString(m) ? m->valuestring : "");
+                break;
             }
         }
         if (!pass) {
@@ -720,8 +725,6 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
                 cJSON_AddItemToArray(warn, cJSON_CreateString(w));
             }
         }
-        free(cur);
-        free(alt);
     }
 
 result:
@@ -738,6 +741,8 @@ result:
     warn = NULL;
     out = cJSON_PrintUnformatted(rec);
 fail:
+    free(cur);
+    free(alt);
     cJSON_Delete(warn);
     cJSON_Delete(rec);
     sweep_eval_free(&ev);
@@ -1021,6 +1026,13 @@ void plan_print(FILE *f, const cJSON *out)
         const cJSON *vw = cJSON_GetObjectItemCaseSensitive(c, "verdict_why");
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && cJSON_IsString(v) && cJSON_IsString(vw))
             fprintf(f, "    verdict: %s: %s\n", v->valuestring, vw->valuestring);
+        const cJSON *fb = cJSON_GetObjectItemCaseSensitive(c, "fleet_fail_below");
+        if (fb)
+            fprintf(f, "    fleet: %.0f replicas pass, %.0f fail (%s); %d fleet runs\n", num(c, "replicas"),
+                    num(fb, "replicas"), cJSON_GetObjectItemCaseSensitive(fb, "miss")->valuestring,
+                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "fleet_search")));
+        else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && num(c, "replicas") == 1)
+            fprintf(f, "    fleet: 1 replica passes (the smallest fleet)\n");
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
             fprintf(f, "    warning: %s\n", x->valuestring);
     }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "plot.h"
 #include "report.h"
 
@@ -492,7 +493,7 @@ static int run_save_iterations(const HtmlDoc *d, const MetricsCfg *mc, const Run
     if (fd < 0) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
     close(fd);
     chmod(tmp, 0644);
-    if (report_iterations_csv(tmp, mc, rd, e) < 0 || rename(tmp, path) != 0) {
+    if (report_iterations_csv(tmp, mc, rd, e) < 0 || outfile_rename(tmp, path) != 0) {
         int err = errno;
         remove(tmp);
         if (!e->msg[0]) err_set(e, "%s: cannot write: %s", path, strerror(err));

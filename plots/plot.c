@@ -366,7 +366,7 @@ int plot_render(const PlotJob *job, Err *e)
         return err_set(e, "plot %s: gnuplot left a torn picture for %s (%s; a full disk or a file-size limit?); "
                           "nothing written", k->name, job->out, why);
     }
-    if (rename(tmp, out_abs) != 0) {
+    if (outfile_rename(tmp, out_abs) != 0) {
         int err = errno;
         remove(tmp);
         return err_set(e, "%s: cannot write: %s", job->out, strerror(err));

@@ -379,10 +379,7 @@ static int read_iterations_csv(const char *path, IterRows *out, Err *e)
             tok[strcspn(tok, "\r")] = '\0';
             for (int k = 0; k < IC_COUNT; k++)
                 if (col[k] == c) {
-                    char *end;
-                    errno = 0;
-                    row[k] = strtod(tok, &end);
-                    if (!*tok || *end || errno || !isfinite(row[k]) || row[k] < 0) {
+                    if (common_parse_decimal(tok, &row[k]) < 0 || row[k] < 0) {
                         err_set(e, "%s: line %d, column %s: got \"%s\", expected a non-negative number", path,
                                 lineno, ic_names[k], tok);
                         free(text);

@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 /* The length of the valid UTF-8 character at s (1..4), or 0 when the
@@ -185,10 +187,65 @@ long common_read_line(FILE *f, char **line, size_t *cap, const char *what, Err *
     return (long)len;
 }
 
+int common_parse_decimal(const char *s, double *out)
+{
+    /* [+-] digits [. digits] [e [+-] digits], at least one digit before
+     * the exponent: strtod alone would take "inf", "nan", "0x10" and
+     * leading blanks */
+    const char *p = s;
+    int digits = 0;
+    if (*p == '+' || *p == '-') p++;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) digits++;
+    if (!digits) return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return -1;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p) return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Temporary output files now open (outfile.c registers them): removed on
+ * the way out when memory runs short, so a failed run leaves none. */
+#define COMMON_TEMPS_MAX 64
+static const char *temps[COMMON_TEMPS_MAX];
+
+void common_temp_add(const char *path)
+{
+    for (int i = 0; i < COMMON_TEMPS_MAX; i++)
+        if (!temps[i]) {
+            temps[i] = path;
+            return;
+        }
+}
+
+void common_temp_drop(const char *path)
+{
+    for (int i = 0; i < COMMON_TEMPS_MAX; i++)
+        if (temps[i] == path) temps[i] = NULL;
+}
+
+/* Out of memory: a message and exit status 1, never a signal (issue 35).
+ * _exit, not exit: nothing more may be allocated, and no half-written
+ * output is flushed. */
 static void oom(size_t n)
 {
-    fprintf(stderr, "servesim: out of memory allocating %zu bytes\n", n);
-    abort();
+    for (int i = 0; i < COMMON_TEMPS_MAX; i++)
+        if (temps[i]) unlink(temps[i]);
+    fprintf(stderr, "servesim: out of memory: could not allocate %zu bytes (%.1f MiB); the process's memory "
+                    "limit (ulimit -v) or the machine's memory is reached.  A run holds its requests in memory "
+                    "(about 370 B each): fewer requests, a shorter duration, or more memory\n",
+            n, (double)n / 1048576.0);
+    fflush(stderr);
+    _exit(1);
 }
 
 void *xmalloc(size_t n)

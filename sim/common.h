@@ -34,12 +34,22 @@ int err_prefix(Err *e, const char *fmt, ...)
 #endif
     ;
 
-/* Allocation that aborts with a message on out-of-memory: the only failure
- * we do not try to survive. */
+/* Allocation that exits 1 with a message on out-of-memory (removing the
+ * temporary outputs registered with common_temp_add): the only failure we
+ * do not try to survive. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* A temporary output file (the pointer is kept, not copied) to remove if
+ * the process runs out of memory; dropped once renamed or removed. */
+void common_temp_add(const char *path);
+void common_temp_drop(const char *path);
+
+/* A finite decimal number, the whole of s: [+-] digits [. digits]
+ * [e [+-] digits] (issue 35: "inf", "nan", "0x10", "" and blanks are not
+ * measurements).  0, or -1 with *out untouched. */
+int common_parse_decimal(const char *s, double *out);
 
 /* Reads a whole file into a NUL-terminated buffer; NULL + err on failure
  * and past the file-size cap.  read_text_file also refuses a NUL byte

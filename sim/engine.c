@@ -409,6 +409,16 @@ int eng_admit(Engine *eng, uint32_t pos, uint32_t first_chunk)
     return 1;
 }
 
+/* Engine-wide progress for the livelock guard: tokens decoded, prompt
+ * tokens fed and kept (fed minus those a preemption threw away), requests
+ * finished, rejected or cancelled. */
+static uint64_t engine_progress(const Engine *eng)
+{
+    const EngineStats *st = &eng->st;
+    uint64_t kept = st->prefill_tokens > st->recomputed_tokens ? st->prefill_tokens - st->recomputed_tokens : 0;
+    return st->decode_tokens + kept + st->finished + st->rejected + st->cancelled;
+}
+
 static void plan_remove(Engine *eng, uint32_t idx)
 {
     uint32_t p = eng->plan_pos[idx];
@@ -451,7 +461,13 @@ void eng_preempt(Engine *eng, uint32_t idx)
     }
     r->preemptions++;
     eng->st.preemptions++;
-    if (r->preemptions >= ENGINE_MAX_PREEMPTIONS && !eng->livelocked) eng->livelocked = idx + 1;
+    if (!eng->livelocked) {
+        if (r->preemptions >= ENGINE_MAX_PREEMPTIONS) eng->livelocked = idx + 1;
+        else if (eng->st.preemptions > ENGINE_MAX_PREEMPTIONS + ENGINE_PREEMPTIONS_PER_PROGRESS * engine_progress(eng)) {
+            eng->livelocked = idx + 1;
+            eng->livelock_wide = 1;
+        }
+    }
     r->state = REQ_QUEUED;
     waiting_push_front(eng, idx);
 }
@@ -893,6 +909,16 @@ static int launch_plan(Engine *eng, uint64_t admits0, uint64_t rejected0, uint64
 static int livelock_error(Engine *eng, Err *e)
 {
     const Request *v = &eng->reqs[eng->livelocked - 1];
+    if (eng->livelock_wide)
+        return err_set(e, "scheduler %s preempted %llu times for %llu units of progress (at %.6f s; %llu "
+                          "tokens decoded, %llu requests done): it preempts and re-admits requests without "
+                          "progress; the engine stops a run past %u preemptions + %u per unit (a decoded "
+                          "token, a prompt token kept, a request done)",
+                       eng->cfg.sched.name, (unsigned long long)eng->st.preemptions,
+                       (unsigned long long)engine_progress(eng), (double)eng->now_ns * 1e-9,
+                       (unsigned long long)eng->st.decode_tokens,
+                       (unsigned long long)(eng->st.finished + eng->st.rejected + eng->st.cancelled),
+                       ENGINE_MAX_PREEMPTIONS, ENGINE_PREEMPTIONS_PER_PROGRESS);
     return err_set(e, "request %s was preempted %u times without finishing (at %.6f s, %llu tokens "
                       "generated): scheduler %s preempts and re-admits it without progress; the "
                       "engine stops a run at %u preemptions of one request",

@@ -46,6 +46,14 @@ enum {
  * sc_vllm_swap_tiny.json once spun inside the vllm scheduler's own loop,
  * fixed in sim/sched.c); about 2 s of wall time at the livelock's rate. */
 #define ENGINE_MAX_PREEMPTIONS 100000u
+/* The same engine-wide (issue 35): a policy that preempts everything and
+ * re-admits a different request each time keeps every request under the
+ * cap above (about 10^9 boundaries for 10^4 requests).  A run stops once
+ * its preemptions pass ENGINE_MAX_PREEMPTIONS + this many per unit of
+ * progress (engine.c engine_progress: a token decoded, a prompt token fed
+ * and kept, a request done).  The built-in schedulers preempt at most a
+ * few times per token they emit under the tightest KV pool of the tests. */
+#define ENGINE_PREEMPTIONS_PER_PROGRESS 1000u
 
 typedef struct EngineBarrier {
     uint32_t left;

@@ -38,6 +38,7 @@ struct Engine {
     BatchPlan plan;
     double extra_s;        /* swap transfers to add to the next iteration */
     uint32_t livelocked;   /* a request over ENGINE_MAX_PREEMPTIONS (index + 1), or 0 */
+    uint8_t livelock_wide; /* ... stopped by the engine-wide rule (ENGINE_PREEMPTIONS_PER_PROGRESS) */
     uint32_t *plan_pos;
     uint64_t admit_counter;
     uint32_t *order_tmp;   /* a batch hook's new waiting order (sized once, only with hooks) */

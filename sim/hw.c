@@ -28,6 +28,7 @@
 
 #include "jsonio.h"
 #include "paths.h"
+#include "workload.h"
 
 /* ------------------------------------------------------------------ */
 /* Efficiency curves */
@@ -218,6 +219,16 @@ int hw_from_json(const cJSON *obj, const char *where, HwDesc *h, Err *e)
     if (cJSON_GetObjectItemCaseSensitive(obj, "profile")) {
         const char *pn = NULL;
         if (jsonio_str(obj, "profile", where, 1, &pn, e) < 0) return -1;
+        char dir[1024], pp[4096];
+        size_t len = strlen(pn);
+        if (len >= 5 && !strcmp(pn + len - 5, ".json")) {
+            /* a path: beside the file that names it, then the data directory (paths.h) */
+            workload_base_dir(where, dir, sizeof dir);
+            if (!(pn = paths_resolve_in(pp, sizeof pp, "profile", "profiles/", pn, dir, e))) {
+                char path[512];
+                return err_prefix(e, "%s", jsonio_path(path, sizeof path, where, "profile"));
+            }
+        }
         if (hw_attach_profile(h, pn, e) < 0) {
             char path[512];
             return err_prefix(e, "%s", jsonio_path(path, sizeof path, where, "profile"));

@@ -53,6 +53,7 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e)
         memset(o, 0, sizeof *o);
         return NULL;
     }
+    common_temp_add(o->tmp);
     /* mkstemp makes the file 0600; a report is as readable as any other */
     mode_t um = umask(0);
     umask(um);
@@ -62,6 +63,7 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e)
         err_set(e, "%s: cannot write: %s", path, strerror(errno));
         close(fd);
         unlink(o->tmp);
+        common_temp_drop(o->tmp);
         free(o->tmp);
         free(o->path);
         memset(o, 0, sizeof *o);
@@ -96,8 +98,16 @@ static void outfile_sync_dir(const char *path)
     free(dir);
 }
 
+int outfile_rename(const char *tmp, const char *path)
+{
+    if (rename(tmp, path) != 0) return -1;
+    outfile_sync_dir(path);
+    return 0;
+}
+
 static void outfile_release(OutFile *o)
 {
+    if (o->tmp) common_temp_drop(o->tmp);
     free(o->tmp);
     free(o->path);
     memset(o, 0, sizeof *o);
@@ -137,7 +147,7 @@ int outfile_commit(OutFile *o, Err *e)
         saved = errno;
     }
     o->f = NULL;
-    if (!bad && rename(o->tmp, o->path) != 0) {
+    if (!bad && outfile_rename(o->tmp, o->path) != 0) {
         bad = 1;
         saved = errno;
     }
@@ -147,7 +157,6 @@ int outfile_commit(OutFile *o, Err *e)
         outfile_release(o);
         return -1;
     }
-    outfile_sync_dir(o->path);
     outfile_release(o);
     return 0;
 }

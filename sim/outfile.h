@@ -37,6 +37,11 @@ FILE *outfile_open(OutFile *o, const char *path, Err *e);
 int outfile_commit(OutFile *o, Err *e);
 /* Drops the temporary file; the target is untouched. */
 void outfile_abort(OutFile *o);
+/* rename(2) of a finished temporary file onto path, then an fsync of the
+ * directory (best effort) so a crash of the machine cannot bring the old
+ * entry back: -1 + errno when the rename fails.  For outputs another
+ * program writes (gnuplot's picture, a CSV writer's own file). */
+int outfile_rename(const char *tmp, const char *path);
 
 int outfile_write(const char *path, const char *text, Err *e);
 

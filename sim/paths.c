@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "common.h"
@@ -123,6 +124,45 @@ const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub
     }
     fclose(f);
     return buf;
+}
+
+const char *paths_data_root(char *buf, size_t n)
+{
+    const char *models = paths_models_dir();
+    size_t len = strlen(models);
+    if (len >= 7 && strcmp(models + len - 7, "/models") == 0) len -= 7;
+    else len = 0;
+    if (len == 0) snprintf(buf, n, ".");
+    else snprintf(buf, n, "%.*s", (int)len, models);
+    return buf;
+}
+
+const char *paths_resolve_in(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path,
+                             const char *base_dir, Err *e)
+{
+    if (!name_or_path || !*name_or_path) {
+        err_set(e, "%s: empty name", kind);
+        return NULL;
+    }
+    size_t len = strlen(name_or_path);
+    if (len < 5 || strcmp(name_or_path + len - 5, ".json") != 0 || name_or_path[0] == '/')
+        return paths_resolve(buf, n, kind, sub, name_or_path, e);
+    char beside[PATHS_MAX];
+    const char *dir = base_dir && *base_dir ? base_dir : ".";
+    int w = snprintf(beside, sizeof beside, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name_or_path);
+    if (w > 0 && (size_t)w < sizeof beside && access(beside, R_OK) == 0) {
+        snprintf(buf, n, "%s", beside);
+        return buf;
+    }
+    char data[PATHS_MAX];
+    w = snprintf(data, sizeof data, "%s/%s%s", paths_models_dir(), sub ? sub : "", name_or_path);
+    if (w > 0 && (size_t)w < sizeof data && access(data, R_OK) == 0) {
+        snprintf(buf, n, "%s", data);
+        return buf;
+    }
+    err_set(e, "%s \"%s\": cannot read it (tried %s beside the file that names it, then %s in the data directory)",
+            kind, name_or_path, beside, data);
+    return NULL;
 }
 
 int paths_absolute(const char *path, char *out, size_t n, Err *e)

@@ -26,6 +26,19 @@ struct Err;
 const char *paths_resolve(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path,
                           struct Err *e);
 
+/* The data directory: the models directory's parent (the source tree,
+ * or $SERVESIM_DATA), "." when the models directory is ./models. */
+const char *paths_data_root(char *buf, size_t n);
+
+/* The one rule for a file a scenario names (issue 35): a name is the
+ * bundled <models>/<sub><name>.json, an absolute path itself, and a
+ * relative path ending in .json is looked up beside the file that names it
+ * (base_dir, its directory; NULL or "" for the current directory, where a
+ * scenario given as text is), then as <models>/<sub><path> -- never in the
+ * working directory first.  NULL + err naming both places tried. */
+const char *paths_resolve_in(char *buf, size_t n, const char *kind, const char *sub, const char *name_or_path,
+                             const char *base_dir, struct Err *e);
+
 /* The absolute path of a file that may not exist yet: its directory's
  * realpath (so no ".." or symlinked directory is left) plus its base name.
  * 0, or -1 + err naming the path (the directory missing, no base name, too

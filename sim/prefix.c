@@ -102,6 +102,8 @@ static uint64_t block_key(const Prefix *p, const Request *r, uint64_t parent, ui
     uint64_t start = (uint64_t)j * B, h = parent;
     if (r->token_ids && start + B <= r->n_token_ids) {
         for (uint32_t t = 0; t < B; t++) h = mix(h ^ r->token_ids[start + t]);
+    } else if (r->synth_key && start + B <= r->n_token_ids) {
+        for (uint32_t t = 0; t < B; t++) h = mix(h ^ request_token_id(r, (uint32_t)start + t));
     } else if (r->hash_ids && r->hash_block_tokens && r->hash_block_tokens % B == 0 &&
                start + B <= (uint64_t)r->n_hash_ids * r->hash_block_tokens) {
         uint64_t q = start / r->hash_block_tokens;
@@ -439,7 +441,7 @@ static void pf_commit(void *ctx, Request *r)
     /* A request whose content is its own (no token ids or block hashes)
      * never preempted has inserted none of its keys yet, and no other
      * request has them: no lookup is needed before inserting. */
-    int fresh = !r->token_ids && !r->hash_ids && r->preemptions == 0;
+    int fresh = !request_has_ids(r) && !r->hash_ids && r->preemptions == 0;
     for (uint32_t j = t->hashed_upto; j < full; j++) {
         uint64_t k = block_key(p, r, t->last_key, j, idh);
         t->last_key = k;

@@ -58,6 +58,12 @@ typedef struct Request {
      * block hashes of hash_block_tokens tokens each (Mooncake hash_ids). */
     const uint32_t *token_ids;
     uint32_t n_token_ids;
+    /* Or synthetic ids (sessions, workloads/wl_build.c): with token_ids
+     * NULL and synth_key != 0, id p < n_token_ids is request_token_id(r, p),
+     * derived from (session, position) when asked and never stored; the
+     * first synth_shared positions are the shared system prompt's. */
+    uint64_t synth_key;
+    uint32_t synth_shared;
     const uint64_t *hash_ids;
     uint32_t n_hash_ids;
     uint32_t hash_block_tokens;
@@ -135,6 +141,29 @@ static inline void request_init(Request *r)
     r->next_req = REQ_NONE;
     r->branch_of = REQ_NONE;
     r->next_branch = REQ_NONE;
+}
+
+/* The system prompt's key (every session's first synth_shared ids). */
+#define REQ_SYNTH_SHARED_KEY 0x5EC0A7E5ULL
+
+/* The request has token ids (stored or synthetic). */
+static inline int request_has_ids(const Request *r)
+{
+    return (r->token_ids || r->synth_key) && r->n_token_ids;
+}
+
+/* Token id p (< n_token_ids) of a request with ids.  Synthetic: 31 bits of
+ * a splitmix64 mix of the key and the position (rng_mix, sim/rng.c), so
+ * different sessions share no prefix and one session's turns share theirs
+ * exactly. */
+static inline uint32_t request_token_id(const Request *r, uint32_t p)
+{
+    if (r->token_ids) return r->token_ids[p];
+    uint64_t key = p < r->synth_shared ? REQ_SYNTH_SHARED_KEY : r->synth_key;
+    uint64_t z = key + 0x9E3779B97F4A7C15ULL * ((uint64_t)p + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (uint32_t)((z ^ (z >> 31)) >> 33);
 }
 
 /* Prompt (or recompute) tokens still to prefill; 0 once decoding, also for

@@ -109,7 +109,17 @@ typedef int (*LoadNamed)(const char *name_or_path, void *out, Err *e);
 static int parse_desc(const cJSON *v, const char *where, const char *sub, const char *what, const char *example,
                       FromJson from_json, LoadNamed load, void *out, Err *e)
 {
-    if (cJSON_IsString(v)) return load(v->valuestring, out, e) < 0 ? err_prefix(e, "%s", where) : 0;
+    if (cJSON_IsString(v)) {
+        /* a path: beside the scenario, then the data directory (paths.h) */
+        char dir[1024], path[4096];
+        const char *name = v->valuestring;
+        size_t len = strlen(name);
+        if (len >= 5 && !strcmp(name + len - 5, ".json")) {
+            workload_base_dir(where, dir, sizeof dir);
+            if (!(name = paths_resolve_in(path, sizeof path, what, sub, name, dir, e))) return err_prefix(e, "%s", where);
+        }
+        return load(name, out, e) < 0 ? err_prefix(e, "%s", where) : 0;
+    }
     if (!cJSON_IsObject(v))
         return err_set(e, "%s: expected a %s name (e.g. \"%s\") or a %s object", where, what, example, what);
     int had_base;
@@ -274,12 +284,13 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e);
  * 8-1 step model is "ch8-experiment-8-1"). */
 static int parse_cost_named(const char *name, const char *where, Scenario *s, Err *e)
 {
-    char path[1024];
-    if (!paths_resolve(path, sizeof path, "step profile", "steps/", name, e)) return err_prefix(e, "%s", where);
+    char path[4096], dir[1024];
+    workload_base_dir(where, dir, sizeof dir);
+    if (!paths_resolve_in(path, sizeof path, "step profile", "steps/", name, dir, e)) return err_prefix(e, "%s", where);
     cJSON *root = jsonio_parse_file(path, e);
     if (!root) return -1;
     const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
-    char w[1100];
+    char w[4200];
     snprintf(w, sizeof w, "%s: cost_model", path);
     int rc = cm && !cJSON_IsString(cm) ? parse_cost(cm, w, s, e)
                                        : err_set(e, "%s: expected a \"cost_model\" object in the step profile", path);
@@ -319,6 +330,14 @@ static int parse_cost(const cJSON *v, const char *where, Scenario *s, Err *e)
     const char *prof = NULL;
     if (jsonio_str(v, "profile", where, 0, &prof, e) < 0) return -1;
     if (prof) {
+        char path[4096], dir[1024];
+        size_t len = strlen(prof);
+        if (len >= 5 && !strcmp(prof + len - 5, ".json")) {
+            /* a path: beside the scenario, then the data directory (paths.h) */
+            workload_base_dir(where, dir, sizeof dir);
+            if (!(prof = paths_resolve_in(path, sizeof path, "profile", "profiles/", prof, dir, e)))
+                return err_prefix(e, "%s.profile", where);
+        }
         if (hw_attach_profile(&s->hw, prof, e) < 0) return err_prefix(e, "%s.profile", where);
     } else if (cJSON_GetObjectItemCaseSensitive(v, "efficiency")) {
         hw_attach_profile(&s->hw, "none", e);

@@ -57,14 +57,14 @@ enum {
  * derived from (session name, position), so a later turn's prompt starts
  * with an earlier turn's prompt and answer.  The first shared_prefix_tokens
  * come from one workload-wide prefix (a system prompt every session
- * shares).  A turn's token_ids has n_token_ids = prompt_tokens, and the
- * array goes on with its answer's output_tokens ids (the ones the next
- * turn's prompt repeats), so a prefix cache may key generated blocks too. */
+ * shares).  A turn has n_token_ids = prompt_tokens synthetic ids
+ * (request.h request_token_id: synth_key from the session's name), computed
+ * when the prefix cache asks and never stored, so a million sessions cost no
+ * id memory; id p is the same at every position of every turn, answers
+ * included, so a cache may key generated blocks too. */
 typedef struct WlSession {
     const char *name;
     uint32_t shared_prefix_tokens;
-    uint32_t *ids;              /* ids of max(prompt + output) over its turns; turns point into it */
-    uint32_t n_ids;
 } WlSession;
 
 /* What reading and transforming cost: reported by `servesim workload`. */

@@ -22,6 +22,7 @@
 #include "calib_meas.h"
 #include "common.h"
 #include "compare.h"
+#include "../fuzz/fuzz_lua_policy.h"
 #include "replay.h"
 #include "scenario.h"
 #include "testhelp.h"
@@ -127,6 +128,15 @@ static void fz_one(const char *harness, const char *name, const unsigned char *d
         cJSON_Delete(root);
         const char *p = fz_write("c.json", d, n);
         snprintf(args, sizeof args, "compare %s %s", p, p);
+    } else if (!strcmp(harness, "lua")) {
+        size_t len = 0;
+        char *src = fuzz_lua_policy(d, n, &len);
+        if (!src) return;
+        char script[600], scen[2048];
+        snprintf(script, sizeof script, "%s", fz_write("policy.lua", (const unsigned char *)src, len));
+        free(src);
+        fuzz_lua_scenario(scen, sizeof scen, d, script);
+        snprintf(args, sizeof args, "run %s --quiet", fz_write("s.json", (const unsigned char *)scen, strlen(scen)));
     } else {
         return;
     }
@@ -137,7 +147,7 @@ static void test_fuzz_regressions(void)
 {
     snprintf(fz_tmp, sizeof fz_tmp, "/tmp/servesim-fuzzreg-XXXXXX");
     CHECK(mkdtemp(fz_tmp) != NULL);
-    static const char *const harnesses[] = {"scenario", "trace", "replay", "calib", "compare"};
+    static const char *const harnesses[] = {"scenario", "trace", "replay", "calib", "compare", "lua"};
     int count = 0;
     for (size_t h = 0; h < sizeof harnesses / sizeof harnesses[0]; h++) {
         char dpath[512];

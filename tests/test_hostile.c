@@ -249,6 +249,72 @@ static void test_hostile_lua_reads(void)
     CHECK_CONTAINS(hout, "--allow-read /no/such/dir: No such file or directory");
 }
 
+/* Issue 35 class 7: every path a scenario names resolves beside the
+ * scenario, then in the data directory -- a same-named file in the working
+ * directory is never taken instead (it was, for models, hardware, engines
+ * and profiles; traces fell back to it). */
+static void test_hostile_paths(void)
+{
+    char cmd[4096], args[1024], cd[600];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/pscen %s/pcwd && sed 's/\"name\": *\"Qwen3-8B\"/\"name\": \"Beside-8B\"/' "
+             "models/qwen3-8b.json > %s/pscen/m.json && "
+             "sed 's/\"name\": *\"Qwen3-8B\"/\"name\": \"Decoy-8B\"/' models/qwen3-8b.json > %s/pcwd/m.json && "
+             "echo 'not json' > %s/pcwd/h100-sxm.json && echo 'arrival_s,prompt_tokens,output_tokens' > %s/pcwd/t.csv && "
+             "echo 'not json' > %s/pcwd/prof.json",
+             hdir, hdir, hdir, hdir, hdir, hdir, hdir);
+    CHECK_INT(system(cmd), 0);
+    HWRITE("pscen/s.json", "{\"model\": \"m.json\", \"hardware\": \"h100-sxm.json\", \"scheduler\": {\"kind\": "
+                           "\"continuous\", \"max_running\": 4}, \"workload\": {\"kind\": \"poisson\", "
+                           "\"rate_per_s\": 5, \"count\": 3, \"prompt_tokens\": 10, \"output_tokens\": 2}}");
+    snprintf(cd, sizeof cd, "cd %s/pcwd && ", hdir);
+    /* the model beside the scenario, the bundled hardware: neither decoy */
+    CHECK_INT(hsh(cd, "run ../pscen/s.json"), 0);
+    CHECK_CONTAINS(hout, "Beside-8B on 1 GPU(s) of NVIDIA H100");
+    CHECK(!strstr(hout, "Decoy"));
+    /* a trace and a profile only the working directory holds are not found */
+    HWRITE("pscen/t.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                           "\"continuous\"}, \"workload\": {\"trace\": \"t.csv\", \"format\": \"csv\"}}");
+    CHECK_INT(hsh(cd, "run ../pscen/t.json --quiet"), 1);
+    CHECK_CONTAINS(hout, "cannot read \"t.csv\" (tried ../pscen/t.csv beside the scenario, then ");
+    HWRITE("pscen/p.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"cost_model\": {\"kind\": "
+                           "\"roofline\", \"profile\": \"prof.json\"}, \"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"kind\": "
+                           "\"poisson\", \"rate_per_s\": 5, \"count\": 3, \"prompt_tokens\": 10, "
+                           "\"output_tokens\": 2}}");
+    CHECK_INT(hsh(cd, "run ../pscen/p.json --quiet"), 1);
+    CHECK_CONTAINS(hout, "profile \"prof.json\": cannot read it (tried ../pscen/prof.json beside the file that names it");
+    /* a scenario given in the working directory still finds its files there */
+    snprintf(args, sizeof args, "run %s/pscen/s.json --quiet", hdir);
+    CHECK_INT(hsh(NULL, args), 0);
+}
+
+/* Issue 35 class 5: legal inputs past the memory end in a message and exit
+ * status 1, never a signal; a sessions workload's token ids cost no memory
+ * (issue 36: derived from (session, position)).  Address-space limits
+ * cannot apply under AddressSanitizer (it reserves terabytes up front). */
+static void test_hostile_memory(void)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+    char args[1024];
+    const char *big = HWRITE("oom.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                                         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1000, \"count\": "
+                                         "3000000, \"prompt_tokens\": 100, \"output_tokens\": 10}}");
+    snprintf(args, sizeof args, "workload %s --stats", big);
+    CHECK_INT(hsh("ulimit -v 300000; ", args), 1);
+    CHECK_CONTAINS(hout, "servesim: out of memory: could not allocate ");
+    CHECK_CONTAINS(hout, "fewer requests, a shorter duration, or more memory");
+    /* 4,000 sessions of 30,000-token prompts: 480 MB of ids when they were
+     * stored per session; now the run fits in 400 MB of address space */
+    const char *sess = HWRITE("sess.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                                           "\"workload\": {\"kind\": \"sessions\", \"sessions\": 4000, \"turns\": 1, "
+                                           "\"rate_per_s\": 1000, \"first_prompt_tokens\": 30000, \"output_tokens\": 1, "
+                                           "\"new_tokens_per_turn\": 1}}");
+    snprintf(args, sizeof args, "run %s", sess);
+    CHECK_INT(hsh("ulimit -v 400000; ", args), 0);
+    CHECK_CONTAINS(hout, "prefix cache: 0 of 120000000 prompt tokens hit");
+#endif
+}
+
 static void test_hostile_no_output_over_input(void)
 {
     static const char trace[] = "arrival_ms,prompt_tokens,output_tokens\n0,64,4\n10,64,4\n";
@@ -738,6 +804,8 @@ void suite_hostile(void)
     RUN(test_hostile_generators);
     RUN(test_hostile_caps);
     RUN(test_hostile_lua_reads);
+    RUN(test_hostile_paths);
+    RUN(test_hostile_memory);
     RUN(test_hostile_no_output_over_input);
     RUN(test_hostile_outputs);
     RUN(test_hostile_cli);

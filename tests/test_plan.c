@@ -348,9 +348,15 @@ static void test_plan_small_example(void)
     /* h100's estimate, ceil(4 / 1.044) = 4 replicas, is confirmed and then
      * beaten: 3 pass on the whole traffic, 2 do not */
     const cJSON *fs = get(cJSON_GetArrayItem(c, 0), "fleet_search");
-    CHECK_INT(cJSON_GetArraySize(fs), 3);
-    CHECK_INT(num(cJSON_GetArrayItem(fs, 2), "replicas"), 2);
-    CHECK(cJSON_IsFalse(get(cJSON_GetArrayItem(fs, 2), "pass")));
+    CHECK_INT(cJSON_GetArraySize(fs), 4); /* 4, 3 pass; 1, 2 fail */
+    CHECK_INT(num(cJSON_GetArrayItem(fs, 3), "replicas"), 2);
+    CHECK(cJSON_IsFalse(get(cJSON_GetArrayItem(fs, 3), "pass")));
+    /* every count reported passes and one fewer fails, both shown */
+    for (int i = 0; i < 4; i++) {
+        const cJSON *fb = get(cJSON_GetArrayItem(c, i), "fleet_fail_below");
+        CHECK(fb != NULL);
+        if (fb) CHECK_INT(num(fb, "replicas"), reps[i] - 1);
+    }
     /* the L40S: weights do not fit */
     const cJSON *l = cJSON_GetArrayItem(c, 4);
     CHECK(cJSON_IsFalse(get(l, "feasible")));
@@ -475,6 +481,50 @@ static void test_sweep_error_band(void)
  * fleet is always the same run whatever the TTFT limit: its p90 TTFT P and
  * P at the band's high end H, from a first plan with a loose limit, place
  * the limit of three more. */
+/* The fleet search proves its answer (issues 35 and 37): from an
+ * estimate of 28 replicas (one replica's rate on the first requests) it
+ * gallops down 1, 2, 4, 8 and bisects, to 13 -- where the old search stopped
+ * 8 replicas below the estimate, at 20 -- in 10 fleet runs, and shows that 12
+ * fail. */
+static void test_plan_fleet_search_proven(void)
+{
+    const char *text =
+        "{\"name\": \"fleet\", \"model\": \"qwen3-32b\","
+        " \"base\": {\"cost_model\": {\"kind\": \"roofline\"}, \"kv\": {\"block_tokens\": 16, \"reserve\": \"on_demand\"},"
+        "  \"scheduler\": {\"kind\": \"chunked\", \"max_running\": 128, \"token_budget\": 2048}},"
+        " \"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 30, \"count\": 400,"
+        "  \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, \"max\": 8192},"
+        "  \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, \"min\": 1, \"max\": 1024}},"
+        " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.9},"
+        " \"candidates\": [{\"name\": \"h100\", \"hardware\": \"h100-sxm\", \"tp\": 1}],"
+        " \"router\": \"round_robin\", \"search\": {\"seeds\": 1, \"tolerance\": 0.02, \"max_replicas\": 4096},"
+        " \"seed\": 1}";
+    Err e = {{0}};
+    PlanOpts o = {.par = {.workers = 1}};
+    cJSON *out = plan_run(text, "fleet.json", &o, &e);
+    CHECK(out != NULL);
+    if (!out) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    const cJSON *c = cJSON_GetArrayItem(get(out, "candidates"), 0);
+    CHECK_INT(num(c, "replicas"), 13);
+    const cJSON *fs = get(c, "fleet_search");
+    static const int sizes[10] = {28, 27, 25, 21, 13, 1, 7, 10, 11, 12};
+    CHECK_INT(cJSON_GetArraySize(fs), 10);
+    for (int i = 0; i < 10 && i < cJSON_GetArraySize(fs); i++) {
+        CHECK_INT(num(cJSON_GetArrayItem(fs, i), "replicas"), sizes[i]);
+        CHECK(cJSON_IsTrue(get(cJSON_GetArrayItem(fs, i), "pass")) == (i < 5));
+    }
+    const cJSON *fb = get(c, "fleet_fail_below");
+    CHECK(fb != NULL);
+    if (fb) {
+        CHECK_INT(num(fb, "replicas"), 12);
+        CHECK_CONTAINS(get(fb, "miss")->valuestring, "p90 TTFT 571.13 ms > 500 ms");
+    }
+    cJSON_Delete(out);
+}
+
 static cJSON *band_plan(double ttft_ms, Err *e)
 {
     char text[2048];
@@ -819,6 +869,7 @@ void suite_plan(void)
     RUN(test_sweep_stat_t_interval);
     RUN(test_sweep_rates_and_auto);
     RUN(test_plan_small_example);
+    RUN(test_plan_fleet_search_proven);
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);

@@ -218,9 +218,9 @@ static void test_small_traces(void)
     CHECK_INT(w.reqs[2].correct, 0);
     CHECK_INT(w.reqs[1].t_arrive_ns, 10500000);
     /* one session: b's ids extend a's */
-    CHECK(w.reqs[0].token_ids && w.reqs[0].token_ids == w.reqs[1].token_ids);
+    CHECK(w.reqs[0].synth_key && w.reqs[0].synth_key == w.reqs[1].synth_key && !w.reqs[0].token_ids);
     CHECK_INT(w.reqs[1].n_token_ids, 120);
-    CHECK(w.reqs[2].token_ids == NULL);
+    CHECK(!request_has_ids(&w.reqs[2]));
     workload_free(&w);
     /* our JSON list from a file: after/think, token ids, sorting */
     LOAD_OK("{\"trace\": \"list.json\"}", 1, &w);
@@ -590,16 +590,20 @@ static void test_sessions(void)
             " \"output_tokens\": {\"dist\": \"uniform\", \"min\": 5, \"max\": 50}, \"think_ms\": 1500,"
             " \"system_prompt_tokens\": 32, \"tenant\": \"t\"}", 4, &w);
     CHECK_INT(w.n_sessions, 50);
-    int chain_ok = 1, share_ok = 1, sys_ok = 1, sep_ok = 1;
-    const uint32_t *first_ids = NULL;
+    int chain_ok = 1, share_ok = 1, sys_ok = 1, sep_ok = 1, synth_ok = 1;
+    const Request *first = NULL;
     for (uint32_t i = 0; i < w.n; i++) {
         const Request *r = &w.reqs[i];
+        /* ids are derived from (session, position), never stored (issue 36) */
+        synth_ok &= !r->token_ids && r->synth_key && r->synth_shared == 32 && request_has_ids(r);
         if (!r->triggered) {
-            if (first_ids) {
-                sys_ok &= !memcmp(first_ids, r->token_ids, 32 * sizeof *first_ids);
-                sep_ok &= memcmp(first_ids + 32, r->token_ids + 32, 8 * sizeof *first_ids) != 0;
+            if (first) {
+                for (uint32_t p = 0; p < 32; p++) sys_ok &= request_token_id(first, p) == request_token_id(r, p);
+                int same = 1;
+                for (uint32_t p = 32; p < 40; p++) same &= request_token_id(first, p) == request_token_id(r, p);
+                sep_ok &= !same;
             }
-            first_ids = r->token_ids;
+            first = r;
         }
         if (r->next_req == REQ_NONE) continue;
         const Request *nx = &w.reqs[r->next_req];
@@ -607,10 +611,12 @@ static void test_sessions(void)
         chain_ok &= nx->prompt_tokens >= r->prompt_tokens + r->output_tokens + 10 &&
                     nx->prompt_tokens <= r->prompt_tokens + r->output_tokens + 100 && nx->triggered &&
                     nx->think_ns == 1500 * NS_PER_MS && w.session_of[i] == w.session_of[r->next_req];
-        share_ok &= nx->token_ids == r->token_ids && nx->n_token_ids == nx->prompt_tokens;
-        /* the array holds each turn's answer after its prompt */
-        share_ok &= w.sessions[w.session_of[i]].n_ids >= r->prompt_tokens + r->output_tokens;
+        share_ok &= nx->synth_key == r->synth_key && nx->n_token_ids == nx->prompt_tokens;
+        /* the next prompt repeats this turn's prompt and answer */
+        for (uint32_t p = 0; p < r->prompt_tokens + r->output_tokens; p++)
+            share_ok &= request_token_id(nx, p) == request_token_id(r, p);
     }
+    CHECK(synth_ok);
     CHECK(chain_ok);
     CHECK(share_ok);
     CHECK(sys_ok);
@@ -711,7 +717,9 @@ static void test_materialise_identical(void)
                     x->output_tokens == y->output_tokens && x->deadline_ns == y->deadline_ns &&
                     x->next_req == y->next_req && x->think_ns == y->think_ns && x->n_token_ids == y->n_token_ids &&
                     x->n_hash_ids == y->n_hash_ids && x->priority == y->priority && !strcmp(x->id, y->id) &&
-                    (!x->n_token_ids || !memcmp(x->token_ids, y->token_ids, x->n_token_ids * sizeof *x->token_ids));
+                    request_has_ids(x) == request_has_ids(y);
+            for (uint32_t p = 0; same && request_has_ids(x) && p < x->n_token_ids; p++)
+                same &= request_token_id(x, p) == request_token_id(y, p);
         }
         CHECK(same);
         if (!same || !s1 || !s3 || strcmp(s1, s3)) fprintf(stderr, "    generator %zu\n", g);

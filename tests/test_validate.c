@@ -603,13 +603,13 @@ static void test_validate_rows(void)
 static void test_validate_decimals(void)
 {
     double v = -1;
-    CHECK(vrows_decimal("12.5", &v) == 0 && v == 12.5);
-    CHECK(vrows_decimal("-1e3", &v) == 0 && v == -1000);
-    CHECK(vrows_decimal(".5", &v) == 0 && v == 0.5);
+    CHECK(common_parse_decimal("12.5", &v) == 0 && v == 12.5);
+    CHECK(common_parse_decimal("-1e3", &v) == 0 && v == -1000);
+    CHECK(common_parse_decimal(".5", &v) == 0 && v == 0.5);
     static const char *const bad[] = {"", "inf", "-inf", "nan", "0x10", "1e", "1e+", ".", "+", "12abc", " 12", "1e999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         v = -1;
-        CHECK(vrows_decimal(bad[i], &v) < 0);
+        CHECK(common_parse_decimal(bad[i], &v) < 0);
         CHECK(v == -1);
     }
     char dir[] = "/tmp/servesim-valdec-XXXXXX", path[512];

@@ -1302,7 +1302,7 @@ int validate_main(int argc, char **argv)
                 if (!eq) return bad("--set: expected K=V, got", tok);
                 *eq = 0;
                 double v;
-                if (vrows_decimal(eq + 1, &v) < 0 || !(v >= 0) || v > 1e7)
+                if (common_parse_decimal(eq + 1, &v) < 0 || !(v >= 0) || v > 1e7)
                     return bad("--set: expected a decimal value in [0, 1e7], got", eq[1] ? eq + 1 : "nothing");
                 if (!strcmp(tok, "base_us")) set.base_us = v;
                 else if (!strcmp(tok, "per_seq_us")) set.per_seq_us = v;

@@ -164,36 +164,11 @@ static int vrows_exists(const char *sub, const char *name)
     return 1;
 }
 
-int vrows_decimal(const char *s, double *out)
-{
-    /* [+-] digits [. digits] [e [+-] digits], at least one digit before
-     * the exponent: strtod alone would take "inf", "nan" and "0x10" */
-    const char *p = s;
-    int digits = 0;
-    if (*p == '+' || *p == '-') p++;
-    while (*p >= '0' && *p <= '9') p++, digits++;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++) digits++;
-    if (!digits) return -1;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) return -1;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    if (*p) return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || !isfinite(v)) return -1;
-    *out = v;
-    return 0;
-}
-
 /* Whole non-negative integer from a field; -1 when it is not one. */
 static long vrows_int(const char *s)
 {
     double v;
-    if (vrows_decimal(s, &v) < 0 || !(v >= 0) || v > 1e9 || v != floor(v)) return -1;
+    if (common_parse_decimal(s, &v) < 0 || !(v >= 0) || v > 1e9 || v != floor(v)) return -1;
     return (long)v;
 }
 
@@ -202,7 +177,7 @@ static long vrows_int(const char *s)
 static double vrows_num(const char *s)
 {
     double v;
-    return vrows_decimal(s, &v) < 0 ? NAN : v;
+    return common_parse_decimal(s, &v) < 0 ? NAN : v;
 }
 
 #define COL(name) (col[name] >= 0 ? f[col[name]] : "")

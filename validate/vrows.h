@@ -83,8 +83,5 @@ char *vrows_scenario(const VRow *r, const VTheta *theta);
 /* Simulates one row: fills pred_* and mean_running, or err. */
 void vrows_simulate(VRow *r, const VTheta *theta);
 
-/* s as a plain decimal number ("12", "-0.5", "1e3"): 0 and *out, or -1
- * for anything else (empty, "inf", "nan", "0x10", trailing text). */
-int vrows_decimal(const char *s, double *out);
 
 #endif

@@ -58,13 +58,7 @@ int trace_text_parse_i64(const char *s, int64_t *out)
 
 int trace_text_parse_f64(const char *s, double *out)
 {
-    if (!*s) return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || errno || v != v) return -1;
-    *out = v;
-    return 0;
+    return common_parse_decimal(s, out); /* "inf", "nan", "0x10" are not times */
 }
 
 int trace_text_csv_split(char *line, char **fields, int max)

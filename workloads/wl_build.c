@@ -20,12 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "rng.h"
 
 #define ARENA_CHUNK_BYTES (1u << 20)
 /* Keys of synthetic token ids: the shared prefix every session may start
  * with, and the seed of a session name's hash. */
-#define SHARED_PREFIX_KEY 0x5EC0A7E5ULL
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
@@ -401,38 +401,18 @@ static void finish_sort(Workload *w)
     free(key);
 }
 
-/* Synthetic token id of a position: 31 bits of a mix of the key and the
- * position, so different sessions share no prefix and one session's turns
- * share theirs exactly. */
-static uint32_t synth_id(uint64_t key, uint32_t pos)
-{
-    return (uint32_t)(rng_mix(key, pos) >> 33);
-}
-
+/* Every turn of a session without stored ids gets the session's
+ * synthetic ids (request.h request_token_id), keyed by its name. */
 static void finish_sessions(Workload *w)
 {
     if (!w->session_of) return;
     for (uint32_t i = 0; i < w->n; i++) {
         uint32_t s = w->session_of[i];
-        /* room for the answer too: a cache may key generated blocks by
-         * the ids the next turn will repeat */
-        uint64_t need = (uint64_t)w->reqs[i].prompt_tokens + w->reqs[i].output_tokens;
-        if (s != WL_NO_SESSION && !w->reqs[i].token_ids && need > w->sessions[s].n_ids)
-            w->sessions[s].n_ids = (uint32_t)need;
-    }
-    for (uint32_t s = 0; s < w->n_sessions; s++) {
-        WlSession *ss = &w->sessions[s];
-        if (!ss->n_ids) continue;
-        ss->ids = workload_alloc(w, ss->n_ids * sizeof *ss->ids);
-        uint64_t key = str_hash(ss->name);
-        for (uint32_t p = 0; p < ss->n_ids; p++)
-            ss->ids[p] = synth_id(p < ss->shared_prefix_tokens ? SHARED_PREFIX_KEY : key, p);
-    }
-    for (uint32_t i = 0; i < w->n; i++) {
-        uint32_t s = w->session_of[i];
         Request *r = &w->reqs[i];
         if (s == WL_NO_SESSION || r->token_ids) continue;
-        r->token_ids = w->sessions[s].ids;
+        uint64_t key = str_hash(w->sessions[s].name);
+        r->synth_key = key ? key : 1;
+        r->synth_shared = w->sessions[s].shared_prefix_tokens;
         r->n_token_ids = r->prompt_tokens;
     }
 }
@@ -478,13 +458,21 @@ void workload_base_dir(const char *where, char *out, size_t n)
 
 int workload_resolve(const char *base_dir, const char *path, const char *where, char *out, size_t n, Err *e)
 {
-    char tried[1024] = "";
-    if (path[0] != '/' && base_dir && *base_dir) {
-        int len = snprintf(out, n, "%s%s%s", base_dir, base_dir[strlen(base_dir) - 1] == '/' ? "" : "/", path);
-        if (len >= 0 && (size_t)len < n && access(out, R_OK) == 0) return 0;
-        snprintf(tried, sizeof tried, "%s, then ", out);
+    /* the one rule (paths.h paths_resolve_in): beside the scenario, then
+     * the data directory, never the working directory first */
+    if (path[0] == '/') {
+        if ((size_t)snprintf(out, n, "%s", path) < n && access(out, R_OK) == 0) return 0;
+        return err_set(e, "%s: cannot read \"%s\" (tried the absolute path)", where, path);
     }
-    if ((size_t)snprintf(out, n, "%s", path) < n && access(out, R_OK) == 0) return 0;
-    return err_set(e, "%s: cannot read \"%s\" (tried %s%s)", where, path, tried,
-                   path[0] == '/' ? "the absolute path" : "the current directory");
+    char tried[2300], root[1024];
+    const char *dir = base_dir && *base_dir ? base_dir : ".";
+    int len = snprintf(out, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", path);
+    if (len >= 0 && (size_t)len < n && access(out, R_OK) == 0) return 0;
+    snprintf(tried, sizeof tried, "%s beside the scenario", out);
+    paths_data_root(root, sizeof root);
+    len = snprintf(out, n, "%s/%s", root, path);
+    if (len >= 0 && (size_t)len < n && access(out, R_OK) == 0) return 0;
+    size_t tl = strlen(tried);
+    snprintf(tried + tl, sizeof tried - tl, ", then %s in the data directory", out);
+    return err_set(e, "%s: cannot read \"%s\" (tried %s)", where, path, tried);
 }

@@ -3,7 +3,10 @@
  * [--json] [--out FILE]` (see wlcmd.h).
  *
  * Statistics use GSL (mean, sd, quantiles of sorted copies); prefix reuse
- * counts distinct (tenant, block) keys by sorting them.  Arrival statistics
+ * counts distinct (tenant, block) keys by sorting them -- past
+ * WLCMD_KEYS_MAX keys, those of a hash-value sample (the keys whose low
+ * bits are 0; keys are splitmix64 outputs, so uniform), scaled back: memory
+ * stays bounded whatever the prompts' lengths.  Arrival statistics
  * cover the requests whose arrival is known before the run: a triggered
  * request (closed loop, session turn) arrives when its predecessor leaves,
  * which only the simulation knows.
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +25,9 @@
 #include "trace_reader.h"
 
 #define WLCMD_TOKEN_BLOCK 16
+/* Keys sorted at most for the distinct-block count (128 MiB); past it, a
+ * hash-value sample of them (prefix_stats). */
+#define WLCMD_KEYS_MAX ((uint64_t)1 << 24)
 
 static const char usage[] =
     "usage: servesim workload SCENARIO_OR_TRACE [--format azure|mooncake|csv|json] [--stats] [--json]\n"
@@ -71,35 +78,43 @@ static void prefix_stats(const Workload *w, uint32_t token_block, WlStats *st)
     uint64_t total = 0;
     for (uint32_t i = 0; i < w->n; i++) {
         any_hash |= w->reqs[i].hash_ids != NULL;
-        any_tok |= w->reqs[i].token_ids != NULL;
+        any_tok |= request_has_ids(&w->reqs[i]);
     }
     if (!any_hash && !any_tok) return;
     for (uint32_t i = 0; i < w->n; i++)
         total += any_hash ? w->reqs[i].n_hash_ids : w->reqs[i].n_token_ids / token_block;
-    uint64_t *keys = xmalloc((total ? total : 1) * sizeof *keys);
-    uint64_t k = 0;
+    uint32_t shift = 0;
+    while ((total >> shift) > WLCMD_KEYS_MAX) shift++;
+    const uint64_t mask = ((uint64_t)1 << shift) - 1;
+    uint64_t cap = (total >> shift) + (shift ? WLCMD_KEYS_MAX / 8 + 1 : 0), k = 0, seen = 0;
+    uint64_t *keys = xmalloc((cap ? cap : 1) * sizeof *keys);
+#define WLCMD_KEEP(key) do { uint64_t k_ = (key); seen++; \
+        if (!(k_ & mask)) { if (k == cap) { cap *= 2; keys = xrealloc(keys, cap * sizeof *keys); } keys[k++] = k_; } } while (0)
     for (uint32_t i = 0; i < w->n; i++) {
         const Request *r = &w->reqs[i];
         if (any_hash) {
             if (!st->block_tokens && r->hash_ids) st->block_tokens = r->hash_block_tokens;
             /* rng_mix is a bijection in its first argument: distinct hashes
              * of one tenant stay distinct */
-            for (uint32_t b = 0; b < r->n_hash_ids; b++) keys[k++] = rng_mix(r->hash_ids[b], r->tenant);
+            for (uint32_t b = 0; b < r->n_hash_ids; b++) WLCMD_KEEP(rng_mix(r->hash_ids[b], r->tenant));
             continue;
         }
         /* a block's key chains every token before it (a prefix match) */
         uint64_t h = rng_mix(0x7e4a47ULL, r->tenant);
         for (uint32_t b = 0; b + 1 <= r->n_token_ids / token_block; b++) {
-            for (uint32_t t = 0; t < token_block; t++) h = rng_mix(h, r->token_ids[b * token_block + t]);
-            keys[k++] = h;
+            for (uint32_t t = 0; t < token_block; t++) h = rng_mix(h, request_token_id(r, b * token_block + t));
+            WLCMD_KEEP(h);
         }
     }
     if (!any_hash) st->block_tokens = token_block;
     qsort(keys, k, sizeof *keys, cmp_u64);
     uint64_t distinct = 0;
     for (uint64_t j = 0; j < k; j++) distinct += j == 0 || keys[j] != keys[j - 1];
-    st->blocks_total = k;
-    st->blocks_distinct = distinct;
+#undef WLCMD_KEEP
+    st->blocks_total = seen;
+    st->blocks_distinct = distinct << shift;
+    if (st->blocks_distinct > seen) st->blocks_distinct = seen;
+    st->sample_shift = shift;
     free(keys);
 }
 
@@ -230,6 +245,7 @@ cJSON *wlcmd_stats_json(const Workload *w, const WlStats *st)
         cJSON_AddNumberToObject(px, "block_tokens", st->block_tokens);
         cJSON_AddNumberToObject(px, "total_blocks", (double)st->blocks_total);
         cJSON_AddNumberToObject(px, "distinct_blocks", (double)st->blocks_distinct);
+        if (st->sample_shift) cJSON_AddNumberToObject(px, "distinct_sample_fraction", ldexp(1.0, -(int)st->sample_shift));
         jsonio_add_num(px, "reuse_fraction",
                        st->blocks_total ? 1 - (double)st->blocks_distinct / (double)st->blocks_total : 0);
     }
@@ -303,9 +319,11 @@ void wlcmd_stats_print(const Workload *w, const WlStats *st, FILE *f)
     print_len(f, "prompt", &st->prompt);
     print_len(f, "output", &st->output);
     if (st->block_tokens)
-        fprintf(f, "  prefix      %llu blocks of %u tokens, %llu distinct (%.1f%% reused)\n",
-                (unsigned long long)st->blocks_total, st->block_tokens, (unsigned long long)st->blocks_distinct,
-                st->blocks_total ? 100.0 * (1 - (double)st->blocks_distinct / (double)st->blocks_total) : 0.0);
+        fprintf(f, "  prefix      %llu blocks of %u tokens, %s%llu distinct (%.1f%% reused)%s\n",
+                (unsigned long long)st->blocks_total, st->block_tokens, st->sample_shift ? "about " : "",
+                (unsigned long long)st->blocks_distinct,
+                st->blocks_total ? 100.0 * (1 - (double)st->blocks_distinct / (double)st->blocks_total) : 0.0,
+                st->sample_shift ? " (estimated from a hash sample of the blocks)" : "");
     if (w->n_sessions) fprintf(f, "  sessions    %u\n", w->n_sessions);
     double cancel_mean_s;
     uint32_t n_cancel = cancel_count(w, &cancel_mean_s);

@@ -26,7 +26,8 @@ typedef struct WlStats {
     uint64_t prompt_total, output_total;
     uint32_t block_tokens;       /* 0: no content known (no hash_ids or token_ids) */
     uint64_t blocks_total;       /* prompt blocks (full blocks for token ids) */
-    uint64_t blocks_distinct;    /* distinct (tenant, prefix) blocks */
+    uint64_t blocks_distinct;    /* distinct (tenant, prefix) blocks (estimated when sample_shift > 0) */
+    uint32_t sample_shift;       /* distinct counted over the keys whose low sample_shift bits are 0, scaled */
 } WlStats;
 
 /* token_block: block size for prefix reuse measured from token ids (hash

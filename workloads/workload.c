@@ -205,7 +205,7 @@ static void write_request(const Workload *w, const Request *r, uint32_t i, const
         put_ms(f, r->cancel_after_ns);
     }
     /* Session ids are derived from the session's name again on reading. */
-    if (r->token_ids && !(s != WL_NO_SESSION && r->token_ids == w->sessions[s].ids)) {
+    if (r->token_ids) { /* synthetic ones (synth_key) are not stored */
         fputs(", \"token_ids\": [", f);
         for (uint32_t k = 0; k < r->n_token_ids; k++) fprintf(f, k ? ", %u" : "%u", r->token_ids[k]);
         fputc(']', f);
