@@ -198,7 +198,7 @@ build-asan/servesim: $(BUILD)/cli/main.o $(BUILD)/libsim.a
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_NAMES   := scenario trace replay calib compare lua plot
+FUZZ_NAMES   := scenario trace replay calib compare lua plot page
 FUZZ_BINS    := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 
 deps-fuzz:

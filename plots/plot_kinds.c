@@ -290,16 +290,13 @@ static int kind_timeline(PlotCtx *c, Err *e)
         if (rc == 0) {
             fprintf(c->params, "lanes_%d = %d\n", i + 1, l.n);
             fprintf(c->params, "t_max_%d = %.6f\n", i + 1, l.t_max_ms);
-            fprintf(c->params, "ytics_%d = \"(", i + 1);
+            /* one string per lane, quoted as every string (plot_param_str);
+             * timeline.gp adds them as tic labels one by one */
             for (int k = 0; k < l.n; k++) {
-                fprintf(c->params, "%s'", k ? ", " : "");
-                for (const char *s = l.names[k]; *s; s++)
-                    /* no quote, backslash or backquote: the list is a
-                     * double-quoted string, where gnuplot runs `text` */
-                    if (!strchr("'\"\\`\n\r", *s)) fputc(*s, c->params);
-                fprintf(c->params, "' %d", k);
+                char tn[48];
+                snprintf(tn, sizeof tn, "ytic_%d_%d", i + 1, k);
+                plot_param_str(c->params, tn, l.names[k]);
             }
-            fputs(")\"\n", c->params);
             char pn[32];
             snprintf(pn, sizeof pn, "label_%d", i + 1);
             plot_param_str(c->params, pn, plot_label(path));
@@ -756,7 +753,7 @@ static int kind_scatter(PlotCtx *c, Err *e)
         plot_param_num(c->params, pn, hi * 1.25);
         /* under two decades gnuplot labels too few ticks: 1-2-5 ones (1-2-3-5-7
          * under one) */
-        fprintf(c->params, "tics_%s = \"", scatter_metric[m]);
+        fprintf(c->params, "tics_%s = '", scatter_metric[m]); /* numbers only, quoted as every string */
         if (hi / lo < 100) {
             static const double steps[2][5] = {{1, 2, 5, 0, 0}, {1, 2, 3, 5, 7}};
             const double *st = steps[hi / lo < 10];
@@ -770,7 +767,7 @@ static int kind_scatter(PlotCtx *c, Err *e)
                 }
             if (!first) fputc(')', c->params);
         }
-        fputs("\"\n", c->params);
+        fputs("'\n", c->params);
     }
     fprintf(c->params, "n_slices = %d\nrows_drawn = %d\nrows_left_out = %d\n", n_slices, drawn, left_out);
     for (int s = 0; s < n_slices; s++) {

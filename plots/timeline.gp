@@ -1,5 +1,6 @@
 # timeline.gp -- per-request lanes (servesim plot timeline).
-# Reads params.gp (n_panels, lanes_I, t_max_I, ytics_I, label_I, has_kind_K)
+# Reads params.gp (n_panels, lanes_I, t_max_I, ytic_I_K (lane K's request id), label_I,
+# has_kind_K)
 # and datadir/timeline_I.dat: "lane start_ms end_ms kind", kind 0 queued,
 # 1 prefill (first admission to first token, or one chunk in a trace),
 # 2 decode step (one output token), 3 arrival to first token (a replay:
@@ -17,7 +18,8 @@ do for [i=1:n_panels] {
     n = value(sprintf("lanes_%d", i))
     set yrange [n - 0.5:-0.5]
     set xrange [0:value(sprintf("t_max_%d", i)) * 1.02]
-    eval "set ytics " . value(sprintf("ytics_%d", i))
+    set ytics ()
+    do for [k=0:n-1] { set ytics add (value(sprintf("ytic_%d_%d", i, k)) k) }
     f = sprintf("%s/timeline_%d.dat", datadir, i)
     plot for [k=0:3] f using (($4 == k) ? ($2 + $3) / 2 : NaN):1:(($3 - $2) / 2):(0.35) \
          with boxxyerror lc rgb kcol(k) title (value(sprintf("has_kind_%d", k)) ? kname(k) : "")
