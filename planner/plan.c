@@ -33,6 +33,11 @@
 /* defaults of "search": one seed; replicas up to 64 per candidate; the
  * per-replica rate to 2% */
 #define PLAN_DEFAULT_MAX_REPLICAS 64
+/* headroom: the confirmed fleet under the traffic x 1.25^k up to 4x, then
+ * bisection to 5% */
+#define PLAN_HEADROOM_STEP 1.25
+#define PLAN_HEADROOM_MAX 4.0
+#define PLAN_HEADROOM_TOL 0.05
 #define PLAN_DEFAULT_TOLERANCE 0.02
 #define PLAN_CANDIDATES_MAX 64
 
@@ -54,7 +59,8 @@ typedef struct Plan {
     uint32_t seeds, max_replicas, search_requests;
     double tolerance, seed;
     int pareto_metric;           /* the latency of the Pareto frontier: 0 ttft (default), 1 tpot, 2 e2e p99 */
-    double target_rate;          /* the traffic's mean arrival rate */
+    double target_rate;          /* the traffic's mean arrival rate (the margin applied) */
+    double margin;               /* --margin: the traffic sized for is this many times the plan's (1) */
     uint32_t traffic_requests;
     char traffic_source[512];
 } Plan;
@@ -85,6 +91,7 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
     double scale = 0;
     if (jsonio_num(p->traffic, "scale", where, 0, 1e-6, 1e6, &scale, e) < 0) return -1;
     cJSON_DeleteItemFromObjectCaseSensitive(p->traffic, "scale");
+    if (p->margin != 1) scale = (scale > 0 ? scale : 1) * p->margin; /* --margin F: F x the traffic */
     int listed = cJSON_GetObjectItemCaseSensitive(t, "requests") || cJSON_GetObjectItemCaseSensitive(t, "trace");
     if (scale > 0) {
         if (listed) {
@@ -143,9 +150,10 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
     return 0;
 }
 
-static int parse_plan(Plan *p, const char *text, const char *name, Err *e)
+static int parse_plan(Plan *p, const char *text, const char *name, double margin, Err *e)
 {
     memset(p, 0, sizeof *p);
+    p->margin = margin > 0 ? margin : 1;
     snprintf(p->name, sizeof p->name, "%s", name);
     p->root = jsonio_parse(text, name, e);
     if (!p->root) return -1;
@@ -379,7 +387,17 @@ static void fleet_point(cJSON *fs, uint32_t replicas, int pass, const SweepAgg *
 }
 
 /* The fleet of `units` on the whole traffic, every seed. */
+static int fleet_run_at(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, double scale, SweepAgg *a,
+                        Err *e);
+
 static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, SweepAgg *a, Err *e)
+{
+    return fleet_run_at(p, c, k, units, 1, a, e);
+}
+
+/* ... with the traffic scale x as fast (1: as given). */
+static int fleet_run_at(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, double scale, SweepAgg *a,
+                        Err *e)
 {
     cJSON *s = candidate_scenario(p, c, p->traffic, units, 0);
     SweepBase b;
@@ -389,14 +407,15 @@ static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, 
     b.root = s;
     snprintf(b.name, sizeof b.name, "%s", nm);
     b.has_window = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "metrics"), "window_ms") != NULL;
-    char *text = sweep_text(&b, 0, e);
+    double rate = p->target_rate * scale;
+    char *text = sweep_text(&b, scale == 1 ? 0 : rate, e);
     cJSON_Delete(s);
     if (!text) return -1;
     memset(a, 0, sizeof *a);
-    a->rate_per_s = p->target_rate;
+    a->rate_per_s = rate;
     a->seeds = p->seeds;
     for (uint32_t i = 0; i < p->seeds; i++)
-        if (sweep_run_text(text, nm, p->seed + i, p->target_rate, &a->runs[i], e) < 0) {
+        if (sweep_run_text(text, nm, p->seed + i, rate, &a->runs[i], e) < 0) {
             free(text);
             return -1;
         }
@@ -429,6 +448,50 @@ static void high_factors(const ErrBand *b, double f[SWEEP_LAT_METRICS])
  * verdict_checks[] to rec and writes why.  The band is of mean TTFT and
  * TPOT; applied to a percentile it is an approximation, and the attainment
  * check stays at the predicted value. */
+/* The check nearest its limit at the confirmed size (issue 37): the
+ * largest value / target over the latency checks (worst seed) and the
+ * attainment target / achieved (worst seed); "binding" names it with its
+ * value and target and how far below the limit it sits. */
+static void fleet_binding(const SweepAgg *a, double att_target, cJSON *rec)
+{
+    static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E"};
+    double best = -INFINITY, val = NAN, tgt = NAN, pct = NAN;
+    int which = -1;
+    for (int k = 0; k < SWEEP_LAT_METRICS; k++)
+        for (uint32_t i = 0; i < a->seeds; i++) {
+            const SweepRun *x = &a->runs[i];
+            if (isnan(x->tight_target_s[k]) || !(x->tight_target_s[k] > 0)) continue;
+            double r = x->tight_achieved_s[k] / x->tight_target_s[k];
+            if (r > best) {
+                best = r;
+                which = k;
+                val = x->tight_achieved_s[k];
+                tgt = x->tight_target_s[k];
+                pct = x->tight_pct[k];
+            }
+        }
+    if (att_target > 0)
+        for (uint32_t i = 0; i < a->seeds; i++) {
+            double at = a->runs[i].attainment;
+            double r = at > 0 ? att_target / at : INFINITY;
+            if (r > best) {
+                best = r;
+                which = SWEEP_LAT_METRICS;
+                val = at;
+                tgt = att_target;
+            }
+        }
+    if (which < 0) return;
+    cJSON *b = cJSON_AddObjectToObject(rec, "binding");
+    char name[64];
+    if (which == SWEEP_LAT_METRICS) snprintf(name, sizeof name, "attainment");
+    else snprintf(name, sizeof name, "p%g %s", pct, label[which]);
+    cJSON_AddStringToObject(b, "constraint", name);
+    jsonio_add_num(b, which == SWEEP_LAT_METRICS ? "value" : "value_s", val);
+    jsonio_add_num(b, which == SWEEP_LAT_METRICS ? "target" : "target_s", tgt);
+    jsonio_add_num(b, "slack", 1 - best); /* the fraction it sits below the limit */
+}
+
 static int fleet_verdict(const SweepAgg *a, const ErrBand *b, cJSON *rec, char *why, size_t n)
 {
     static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E"};
@@ -710,6 +773,29 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
                 add_band_pair(fl, "tpot_p90_band_s", &band.fig.tpot, cur->tpot[1].mean);
             }
             verdict = fleet_verdict(cur, &band, rec, verdict_why, sizeof verdict_why);
+            fleet_binding(cur, sb.target, rec);
+            /* how much more traffic the size holds: the fleet at the
+             * traffic x 1.25, 1.5625, ... (to PLAN_HEADROOM_MAX) while it
+             * passes, then bisection to PLAN_HEADROOM_TOL */
+            double ok_s = 1, bad_s = NAN;
+            for (double sc = PLAN_HEADROOM_STEP; sc <= PLAN_HEADROOM_MAX * 1.0001; sc *= PLAN_HEADROOM_STEP) {
+                if (fleet_run_at(p, c, k, units, sc, alt, e) < 0) goto fail;
+                if (!all_pass(alt, NULL)) {
+                    bad_s = sc;
+                    break;
+                }
+                ok_s = sc;
+            }
+            while (!isnan(bad_s) && bad_s / ok_s > 1 + PLAN_HEADROOM_TOL) {
+                double mid = sqrt(ok_s * bad_s);
+                if (fleet_run_at(p, c, k, units, mid, alt, e) < 0) goto fail;
+                if (all_pass(alt, NULL)) ok_s = mid;
+                else bad_s = mid;
+            }
+            cJSON *hr = cJSON_AddObjectToObject(rec, "headroom");
+            jsonio_add_num(hr, "traffic_scale_passes", ok_s);
+            if (isnan(bad_s)) cJSON_AddNullToObject(hr, "traffic_scale_fails");
+            else jsonio_add_num(hr, "traffic_scale_fails", bad_s);
             /* warnings from the confirmed fleet's runs */
             const SweepRun *r0 = &cur->runs[0];
             if (r0->cost_outside > 0) {
@@ -873,7 +959,7 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
 cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
 {
     Plan p;
-    if (parse_plan(&p, text, name, e) < 0) {
+    if (parse_plan(&p, text, name, o->margin, e) < 0) {
         plan_free(&p);
         return NULL;
     }
@@ -898,6 +984,7 @@ cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
     cJSON_AddStringToObject(tr, "source", p.traffic_source);
     cJSON_AddNumberToObject(tr, "requests", p.traffic_requests);
     jsonio_add_num(tr, "rate_per_s", p.target_rate);
+    jsonio_add_num(tr, "margin", p.margin);
     cJSON_AddItemToObject(out, "slo", cJSON_Duplicate(p.slo, 1));
     cJSON_AddStringToObject(out, "router", p.router);
     cJSON *se = cJSON_AddObjectToObject(out, "search");
@@ -935,8 +1022,11 @@ void plan_print(FILE *f, const cJSON *out)
 {
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(out, "traffic");
     fprintf(f, "servesim plan: %s\n", cJSON_GetObjectItemCaseSensitive(out, "name")->valuestring);
-    fprintf(f, "  traffic: %s: %.0f requests at %.3f req/s\n",
+    fprintf(f, "  traffic: %s: %.0f requests at %.3f req/s",
             cJSON_GetObjectItemCaseSensitive(tr, "source")->valuestring, num(tr, "requests"), num(tr, "rate_per_s"));
+    if (num(tr, "margin") != 1) fprintf(f, " (--margin %g: sized for %g x the plan's traffic)", num(tr, "margin"),
+                                        num(tr, "margin"));
+    fputc('\n', f);
     const cJSON *slo = cJSON_GetObjectItemCaseSensitive(out, "slo");
     const cJSON *se = cJSON_GetObjectItemCaseSensitive(out, "search");
     double pct = num(slo, "percentile");
@@ -1033,6 +1123,24 @@ void plan_print(FILE *f, const cJSON *out)
                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "fleet_search")));
         else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && num(c, "replicas") == 1)
             fprintf(f, "    fleet: 1 replica passes (the smallest fleet)\n");
+        const cJSON *bd = cJSON_GetObjectItemCaseSensitive(c, "binding");
+        if (bd) {
+            const char *bc = cJSON_GetObjectItemCaseSensitive(bd, "constraint")->valuestring;
+            if (!strcmp(bc, "attainment"))
+                fprintf(f, "    binding: attainment %.1f%% of the %.1f%% target", 100 * num(bd, "value"),
+                        100 * num(bd, "target"));
+            else
+                fprintf(f, "    binding: %s %.2f ms of %g ms (%.1f%% below the limit)", bc, 1e3 * num(bd, "value_s"),
+                        1e3 * num(bd, "target_s"), 100 * num(bd, "slack"));
+            const cJSON *hr = cJSON_GetObjectItemCaseSensitive(c, "headroom");
+            const cJSON *hf = cJSON_GetObjectItemCaseSensitive(hr, "traffic_scale_fails");
+            if (cJSON_IsNumber(hf))
+                fprintf(f, "; headroom: passes at %.2fx the traffic, fails at %.2fx\n",
+                        num(hr, "traffic_scale_passes"), hf->valuedouble);
+            else
+                fprintf(f, "; headroom: passes at %.2fx the traffic (the search stops there)\n",
+                        num(hr, "traffic_scale_passes"));
+        }
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
             fprintf(f, "    warning: %s\n", x->valuestring);
     }

@@ -54,6 +54,7 @@
 
 typedef struct PlanOpts {
     ParOpts par;
+    double margin;               /* size every fleet for margin x the traffic (0 or 1: as given; plan --margin) */
     void (*phase)(void *ctx, const char *label);
     void *phase_ctx;
 } PlanOpts;

@@ -46,7 +46,8 @@ const char plancmd_sweep_usage[] =
     "The same scenario, rates and seeds give byte-identical files however many processes run them.\n";
 
 const char plancmd_plan_usage[] =
-    "usage: servesim plan PLAN.json [--json FILE] [--html DIR] [--jobs N] [--quiet]\n"
+    "usage: servesim plan PLAN.json [--json FILE] [--html DIR] [--jobs N] [--margin F] [--allow-infeasible]\n"
+    "                     [--quiet]\n"
     "\n"
     "For each candidate deployment (hardware, tp, engine, scheduler, KV, speculation,\n"
     "disaggregation): memory feasibility, the largest rate one replica sustains within the SLO\n"
@@ -59,6 +60,8 @@ const char plancmd_plan_usage[] =
     "  --html DIR      DIR/index.html: the Pareto plot (SVG) and the candidates table, with plan.json\n"
     "  --jobs N        local worker processes (default: every core); under mpirun the ranks\n"
     "                  share the candidates\n"
+    "  --margin F      size every fleet for F x the traffic (1.2: 20% headroom; default 1)\n"
+    "  --allow-infeasible  exit 0 when no candidate is feasible (default: exit 1, the reasons printed)\n"
     "  --quiet         no table, no progress\n";
 
 /* ------------------------------------------------------------ progress */
@@ -267,7 +270,8 @@ int plancmd_plan(int argc, char **argv)
 {
     const char *path = NULL, *json = NULL, *html = NULL;
     long jobs = 0;
-    int quiet = 0, rc = 0;
+    int quiet = 0, rc = 0, allow_infeasible = 0;
+    double margin = 1;
     par_init();
     for (int i = 0; i < argc && rc == 0; i++) {
         const char *a = argv[i];
@@ -286,6 +290,13 @@ int plancmd_plan(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--allow-infeasible")) {
+            allow_infeasible = 1;
+        } else if (!strcmp(a, "--margin")) {
+            if (!v || common_parse_decimal(v, &margin) < 0 || !(margin >= 1) || margin > 100)
+                rc = usage_error("--margin needs a factor in [1, 100] (1.2: size for 20% more traffic)", v,
+                                 plancmd_plan_usage);
+            i++;
         } else if (a[0] == '-' && a[1]) {
             rc = usage_error("unknown option", a, plancmd_plan_usage);
         } else if (!path) {
@@ -315,7 +326,7 @@ int plancmd_plan(int argc, char **argv)
     Progress pr = {.on = !quiet && par_rank() == 0 && isatty(2)};
     snprintf(pr.what, sizeof pr.what, "candidates");
     PlanOpts o = {.par = {.workers = (int)jobs, .progress = prog_tick, .progress_ctx = &pr}, .phase = prog_phase,
-                  .phase_ctx = &pr};
+                  .phase_ctx = &pr, .margin = margin};
     cJSON *out = plan_run(text, path, &o, &e);
     free(text);
     prog_end(&pr);
@@ -327,6 +338,13 @@ int plancmd_plan(int argc, char **argv)
         if (json && jsonio_write_file(out, json, 1, &e) < 0) rc = fail(&e);
         HtmlCmd hc = {"plan", argc, argv};
         if (rc == 0 && html && html_plan(html, &hc, out, &e) < 0) rc = fail(&e);
+        /* no feasible candidate is a failed plan (issue 37); the outputs
+         * and each candidate's reason are written first */
+        if (rc == 0 && !allow_infeasible && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(out, "recommended"))) {
+            fprintf(stderr, "servesim: plan %s: no candidate is feasible (each candidate's reason is in the plan's output); "
+                            "--allow-infeasible exits 0\n", path);
+            rc = 1;
+        }
     }
     cJSON_Delete(out);
     par_finalize();

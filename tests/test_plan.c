@@ -351,6 +351,14 @@ static void test_plan_small_example(void)
     CHECK_INT(cJSON_GetArraySize(fs), 4); /* 4, 3 pass; 1, 2 fail */
     CHECK_INT(num(cJSON_GetArrayItem(fs, 3), "replicas"), 2);
     CHECK(cJSON_IsFalse(get(cJSON_GetArrayItem(fs, 3), "pass")));
+    /* the check nearest its limit, and how much more traffic the size
+     * holds (the fleet simulated at 1.25x, then bisected) */
+    const cJSON *h100 = cJSON_GetArrayItem(c, 0);
+    CHECK(!strcmp(get(get(h100, "binding"), "constraint")->valuestring, "attainment"));
+    CHECK_NEAR(num(get(h100, "binding"), "value"), 0.9, 1e-12);
+    CHECK_REL(num(get(h100, "headroom"), "traffic_scale_passes"), 1.28535699287, 1e-9);
+    CHECK_REL(num(get(h100, "headroom"), "traffic_scale_fails"), 1.3217140793, 1e-9);
+    CHECK_REL(num(get(cJSON_GetArrayItem(c, 1), "headroom"), "traffic_scale_passes"), 1.69887443441, 1e-9);
     /* every count reported passes and one fewer fails, both shown */
     for (int i = 0; i < 4; i++) {
         const cJSON *fb = get(cJSON_GetArrayItem(c, i), "fleet_fail_below");
@@ -794,10 +802,50 @@ static void test_cli_errors_and_atomic_files(void)
     snprintf(cmd, sizeof cmd, "%s plan", bin());
     CHECK_INT(sh(cmd, out, sizeof out), 2);
     CHECK_CONTAINS(out, "a plan file is required");
+    /* an SLO no candidate meets: exit 1 after the outputs (issue 37);
+     * --allow-infeasible keeps 0 */
+    char imp[512];
+    snprintf(imp, sizeof imp, "%s/impossible.json", dir);
+    FILE *f = fopen(imp, "w");
+    if (f) {
+        fputs("{\"name\": \"impossible\", \"model\": \"qwen3-8b\", \"traffic\": {\"kind\": \"poisson\", "
+              "\"rate_per_s\": 1, \"count\": 30, \"prompt_tokens\": 512, \"output_tokens\": 32}, \"slo\": "
+              "{\"ttft_ms\": 0.01, \"percentile\": 90}, \"candidates\": [{\"name\": \"h100\", \"hardware\": "
+              "\"h100-sxm\", \"engine\": \"vllm\"}], \"search\": {\"max_replicas\": 2}, \"seed\": 1}", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s plan %s --json %s/imp_out.json", bin(), imp, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "recommended: none (no feasible candidate)");
+    CHECK_CONTAINS(out, "no candidate is feasible");
+    char iop[600];
+    snprintf(iop, sizeof iop, "%s/imp_out.json", dir);
+    char *io = slurp(iop);
+    CHECK_CONTAINS(io, "\"recommended\":\tnull");
+    free(io);
+    snprintf(cmd, sizeof cmd, "%s plan %s --quiet --allow-infeasible", bin(), imp);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    /* --margin 1.5 sizes for 6 req/s: h100 needs 4 replicas, not 3 */
+    snprintf(cmd, sizeof cmd, "%s plan %s --margin 1.5 --quiet --json %s/margin.json", bin(), SMALL_PLAN, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(iop, sizeof iop, "%s/margin.json", dir);
+    char *mt = slurp(iop);
+    cJSON *mj = mt ? cJSON_Parse(mt) : NULL;
+    free(mt);
+    CHECK(mj != NULL);
+    if (mj) {
+        CHECK_NEAR(num(get(mj, "traffic"), "rate_per_s"), 6, 1e-12);
+        CHECK_NEAR(num(get(mj, "traffic"), "margin"), 1.5, 0);
+        CHECK_INT(num(cJSON_GetArrayItem(get(mj, "candidates"), 0), "replicas"), 4);
+        cJSON_Delete(mj);
+    }
+    snprintf(cmd, sizeof cmd, "%s plan %s --margin 0.5", bin(), SMALL_PLAN);
+    CHECK_INT(sh(cmd, out, sizeof out), 2);
+    CHECK_CONTAINS(out, "--margin needs a factor in [1, 100]");
     /* an overwritten output is replaced whole */
     char path[512];
     snprintf(path, sizeof path, "%s/o.json", dir);
-    FILE *f = fopen(path, "w");
+    f = fopen(path, "w");
     if (f) {
         fputs("old", f);
         fclose(f);
