@@ -12,13 +12,18 @@
  */
 #include "plan.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jsonio.h"
+#include "launch.h"
 #include "metrics.h"
 #include "model.h"
+#include "outfile.h"
+#include "paths.h"
 #include "scenario.h"
 #include "sweep.h"
 #include "workload.h"
@@ -55,6 +60,9 @@ typedef struct Plan {
     const cJSON *base, *model, *slo, *candidates;
     cJSON *traffic;              /* the whole traffic, "scale" applied (owned) */
     cJSON *search_traffic;       /* its form for one replica's search (rate set per run; owned) */
+    cJSON *zero_traffic;         /* its first request alone: the zero-load check (owned) */
+    cJSON *space_cands;          /* "space" expanded, with any listed candidates (owned; candidates points here) */
+    uint32_t n_space;            /* candidates the space made */
     char router[32];
     uint32_t seeds, max_replicas, search_requests;
     double tolerance, seed;
@@ -72,6 +80,8 @@ static void plan_free(Plan *p)
     cJSON_Delete(p->root);
     cJSON_Delete(p->traffic);
     cJSON_Delete(p->search_traffic);
+    cJSON_Delete(p->zero_traffic);
+    cJSON_Delete(p->space_cands);
 }
 
 static void set_item(cJSON *o, const char *k, cJSON *v)
@@ -147,6 +157,180 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
         if (!cJSON_IsNumber(have) || have->valuedouble > p->search_requests)
             set_item(p->search_traffic, key, cJSON_CreateNumber(p->search_requests));
     }
+    /* zero load: the first request alone */
+    p->zero_traffic = cJSON_Duplicate(p->search_traffic, 1);
+    if (!listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "duration_s");
+    set_item(p->zero_traffic, listed ? "limit" : "count", cJSON_CreateNumber(1));
+    return 0;
+}
+
+/* ------------------------------------------------------------- the space */
+
+/* "space": {AXIS: [values], ...} -- every combination a candidate (issue
+ * 37): hardware, tp, engine, max_num_batched_tokens, max_num_seqs (into the
+ * engine's scheduler: token_budget, or max_num_tokens for a continuous
+ * one; without an engine, into the base's scheduler), kv_dtype,
+ * speculation and disagg (null: off), parallel (MoE: ep / attention_dp). */
+static const char *const space_axes[] = {"hardware", "tp", "engine", "max_num_batched_tokens", "max_num_seqs",
+                                          "kv_dtype", "speculation", "disagg", "parallel", NULL};
+#define PLAN_SPACE_MAX 512
+
+/* The engine file's scheduler kind is continuous (TensorRT-LLM): its
+ * token limit is max_num_tokens. */
+static int engine_continuous(const char *engine)
+{
+    char path[4096];
+    Err e = {{0}};
+    if (!paths_resolve(path, sizeof path, "engine", "engines/", engine, &e)) return 0;
+    cJSON *root = jsonio_parse_file(path, &e);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduler"), "kind");
+    int cont = cJSON_IsString(k) && !strcmp(k->valuestring, "continuous");
+    cJSON_Delete(root);
+    return cont;
+}
+
+static void name_part(char *nm, size_t n, const char *axis, const cJSON *v)
+{
+    size_t len = strlen(nm);
+    char part[96] = "";
+    if (cJSON_IsNull(v)) {
+        if (!strcmp(axis, "speculation")) snprintf(part, sizeof part, "nospec");
+        else if (!strcmp(axis, "disagg")) snprintf(part, sizeof part, "agg");
+        else snprintf(part, sizeof part, "no%s", axis);
+    } else if (cJSON_IsString(v)) {
+        snprintf(part, sizeof part, "%s", v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        const char *pre = !strcmp(axis, "tp") ? "tp" : !strcmp(axis, "max_num_batched_tokens") ? "b"
+                        : !strcmp(axis, "max_num_seqs") ? "s" : "";
+        snprintf(part, sizeof part, "%s%.0f", pre, v->valuedouble);
+    } else if (!strcmp(axis, "speculation")) {
+        snprintf(part, sizeof part, "spec");
+    } else if (!strcmp(axis, "disagg")) {
+        const cJSON *pf = cJSON_GetObjectItemCaseSensitive(v, "prefill"), *dc = cJSON_GetObjectItemCaseSensitive(v, "decode");
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(pf, "replicas"), *dr = cJSON_GetObjectItemCaseSensitive(dc, "replicas");
+        const cJSON *pt = cJSON_GetObjectItemCaseSensitive(pf, "tp"), *dt = cJSON_GetObjectItemCaseSensitive(dc, "tp");
+        snprintf(part, sizeof part, "pd%.0f:%.0f", cJSON_IsNumber(pr) ? pr->valuedouble : 1,
+                 cJSON_IsNumber(dr) ? dr->valuedouble : 1);
+        if (cJSON_IsNumber(pt) || cJSON_IsNumber(dt)) {
+            size_t pl = strlen(part);
+            snprintf(part + pl, sizeof part - pl, "-tp%.0f:%.0f", cJSON_IsNumber(pt) ? pt->valuedouble : 0,
+                     cJSON_IsNumber(dt) ? dt->valuedouble : 0);
+        }
+    } else {
+        snprintf(part, sizeof part, "%s", axis);
+    }
+    snprintf(nm + len, n - len, "%s%s", len ? "-" : "", part);
+}
+
+static int parse_space(Plan *p, const cJSON *space, Err *e)
+{
+    char where[600];
+    jsonio_path(where, sizeof where, p->name, "space");
+    if (jsonio_expect_object(space, where, e) < 0 || jsonio_check_keys(space, where, space_axes, e) < 0) return -1;
+    const cJSON *ax[16];
+    int na = 0, dims[16];
+    uint64_t total = 1;
+    for (int i = 0; space_axes[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(space, space_axes[i]);
+        if (!v) continue;
+        char aw[700];
+        jsonio_path(aw, sizeof aw, where, space_axes[i]);
+        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1)
+            return err_set(e, "%s: expected a list of one or more values", aw);
+        ax[na] = v;
+        dims[na] = cJSON_GetArraySize(v);
+        total *= (uint64_t)dims[na];
+        na++;
+        if (total > PLAN_SPACE_MAX)
+            return err_set(e, "%s: more than %d combinations; fewer values per axis", where, PLAN_SPACE_MAX);
+    }
+    if (!na) return err_set(e, "%s: no axis (expected some of hardware, tp, engine, max_num_batched_tokens, "
+                               "max_num_seqs, kv_dtype, speculation, disagg, parallel)", where);
+    int idx[16] = {0};
+    for (uint64_t n = 0; n < total; n++) {
+        cJSON *c = cJSON_CreateObject();
+        char nm[200] = "";
+        const char *engine = NULL;
+        cJSON *sched = NULL;
+        for (int a = 0; a < na; a++) {
+            const char *axis = ax[a]->string;
+            const cJSON *v = cJSON_GetArrayItem(ax[a], idx[a]);
+            if (dims[a] > 1 || !strcmp(axis, "hardware") || !strcmp(axis, "engine")) name_part(nm, sizeof nm, axis, v);
+            char aw[700];
+            snprintf(aw, sizeof aw, "%s.%s[%d]", where, axis, idx[a]);
+            if (!strcmp(axis, "hardware") || !strcmp(axis, "engine") || !strcmp(axis, "kv_dtype")) {
+                if (!cJSON_IsString(v)) {
+                    cJSON_Delete(c);
+                    cJSON_Delete(sched);
+                    return err_set(e, "%s: expected a name", aw);
+                }
+                if (!strcmp(axis, "engine")) engine = v->valuestring;
+                else if (!strcmp(axis, "hardware")) set_item(c, "hardware", cJSON_Duplicate(v, 1));
+                else {
+                    const cJSON *bk = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "kv") : NULL;
+                    cJSON *kv = cJSON_IsObject(bk) ? cJSON_Duplicate(bk, 1) : cJSON_CreateObject();
+                    set_item(kv, "dtype", cJSON_Duplicate(v, 1));
+                    set_item(c, "kv", kv);
+                }
+            } else if (!strcmp(axis, "tp") || !strcmp(axis, "max_num_batched_tokens") || !strcmp(axis, "max_num_seqs")) {
+                if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble)) {
+                    cJSON_Delete(c);
+                    cJSON_Delete(sched);
+                    return err_set(e, "%s: expected a whole number >= 1", aw);
+                }
+                if (!strcmp(axis, "tp")) {
+                    set_item(c, "tp", cJSON_Duplicate(v, 1));
+                } else {
+                    if (!sched) sched = cJSON_CreateObject();
+                    set_item(sched, !strcmp(axis, "max_num_seqs") ? "max_running" : "token_budget",
+                             cJSON_Duplicate(v, 1));
+                }
+            } else if (!cJSON_IsNull(v)) {
+                if (!cJSON_IsObject(v)) {
+                    cJSON_Delete(c);
+                    cJSON_Delete(sched);
+                    return err_set(e, "%s: expected an object or null (off)", aw);
+                }
+                set_item(c, axis, cJSON_Duplicate(v, 1));
+            }
+        }
+        if (sched) {
+            if (engine) {
+                /* the engine's own scheduler with these limits */
+                cJSON *tb = cJSON_DetachItemFromObjectCaseSensitive(sched, "token_budget");
+                if (tb) set_item(sched, engine_continuous(engine) ? "max_num_tokens" : "token_budget", tb);
+                cJSON *eo = cJSON_CreateObject();
+                cJSON_AddStringToObject(eo, "base", engine);
+                cJSON_AddItemToObject(eo, "scheduler", sched);
+                set_item(c, "engine", eo);
+            } else {
+                const cJSON *bs = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "scheduler") : NULL;
+                cJSON *full = cJSON_IsObject(bs) ? cJSON_Duplicate(bs, 1) : NULL;
+                if (!full) {
+                    cJSON_Delete(c);
+                    cJSON_Delete(sched);
+                    return err_set(e, "%s: max_num_batched_tokens / max_num_seqs need an engine axis or a "
+                                      "\"scheduler\" in \"base\"", where);
+                }
+                const cJSON *it;
+                cJSON_ArrayForEach(it, sched) set_item(full, it->string, cJSON_Duplicate(it, 1));
+                cJSON_Delete(sched);
+                set_item(c, "scheduler", full);
+            }
+        } else if (engine) {
+            set_item(c, "engine", cJSON_CreateString(engine));
+        }
+        if (!nm[0]) snprintf(nm, sizeof nm, "c%llu", (unsigned long long)n + 1);
+        nm[63] = '\0';
+        cJSON_AddStringToObject(c, "name", nm);
+        cJSON_AddItemToArray(p->space_cands, c);
+        /* the next combination (the last axis fastest) */
+        for (int a = na - 1; a >= 0; a--) {
+            if (++idx[a] < dims[a]) break;
+            idx[a] = 0;
+        }
+    }
+    p->n_space = (uint32_t)total;
     return 0;
 }
 
@@ -158,7 +342,7 @@ static int parse_plan(Plan *p, const char *text, const char *name, double margin
     p->root = jsonio_parse(text, name, e);
     if (!p->root) return -1;
     static const char *const keys[] = {"name", "description", "base", "model", "traffic", "slo", "candidates",
-                                       "router", "search", "pareto_latency", "seed", NULL};
+                                       "space", "router", "search", "pareto_latency", "seed", NULL};
     const cJSON *r = p->root;
     if (jsonio_expect_object(r, name, e) < 0 || jsonio_check_keys(r, name, keys, e) < 0) return -1;
     char where[600];
@@ -187,10 +371,19 @@ static int parse_plan(Plan *p, const char *text, const char *name, double margin
                            where);
     }
     p->candidates = cJSON_GetObjectItemCaseSensitive(r, "candidates");
+    const cJSON *space = cJSON_GetObjectItemCaseSensitive(r, "space");
     jsonio_path(where, sizeof where, name, "candidates");
-    if (!cJSON_IsArray(p->candidates) || cJSON_GetArraySize(p->candidates) < 1 ||
-        cJSON_GetArraySize(p->candidates) > PLAN_CANDIDATES_MAX)
-        return err_set(e, "%s: expected an array of 1 to %d candidates", where, PLAN_CANDIDATES_MAX);
+    if (!space || p->candidates)
+        if (!cJSON_IsArray(p->candidates) || cJSON_GetArraySize(p->candidates) < 1 ||
+            cJSON_GetArraySize(p->candidates) > PLAN_CANDIDATES_MAX)
+            return err_set(e, "%s: expected an array of 1 to %d candidates (or a \"space\" of axes)", where,
+                           PLAN_CANDIDATES_MAX);
+    if (space) {
+        /* the listed candidates first, then every combination of the axes */
+        p->space_cands = p->candidates ? cJSON_Duplicate(p->candidates, 1) : cJSON_CreateArray();
+        if (parse_space(p, space, e) < 0) return -1;
+        p->candidates = p->space_cands;
+    }
     int i = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, p->candidates) {
@@ -617,7 +810,33 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     scenario_free(&s);
     if (!feasible) goto result;
 
-    /* 2. one replica's sustainable rate: bracket from the target rate,
+    /* 2. zero load: the traffic's first request alone on one replica; a
+     * candidate that misses the SLO there misses it at every rate (issue
+     * 37: pruned before the rate search) */
+    {
+        cJSON *zs = candidate_scenario(p, c, p->zero_traffic, 0, 0);
+        SweepBase zb = {0};
+        if (sweep_base_from_json(&zb, zs, nm, e) < 0) goto fail;
+        char *zt = sweep_text(&zb, 0, e);
+        SweepRun zr;
+        int zrc = zt ? sweep_run_text(zt, nm, p->seed, 0, &zr, e) : -1;
+        free(zt);
+        sweep_base_free(&zb);
+        if (zrc < 0) goto fail;
+        cJSON *zo = cJSON_AddObjectToObject(rec, "zero_load");
+        cJSON_AddBoolToObject(zo, "pass", zr.verdict == 1);
+        if (zr.verdict != 1) cJSON_AddStringToObject(zo, "miss", zr.miss[0] ? zr.miss : "no SLO verdict");
+        jsonio_add_num(zo, "ttft_s", zr.ttft_s[0]);
+        jsonio_add_num(zo, "tpot_s", zr.tpot_s[0]);
+        if (zr.verdict != 1) {
+            feasible = 0;
+            snprintf(reason, sizeof reason, "misses the SLO even at zero load (the first request alone: %s)",
+                     zr.miss[0] ? zr.miss : "no SLO verdict");
+            goto result;
+        }
+    }
+
+    /* 3. one replica's sustainable rate: bracket from the target rate,
      * then bisection */
     {
         cJSON *ss = candidate_scenario(p, c, p->search_traffic, 0, 0);
@@ -956,6 +1175,118 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
     cJSON_AddItemToObject(out, "pareto", front);
 }
 
+/* A candidate's name as a file name: letters, digits, '.', '_', '-' kept,
+ * anything else '_' (names are user text). */
+static void safe_name(const char *in, char *out, size_t n)
+{
+    size_t k = 0;
+    if (in[0] == '.' || !in[0]) out[k++] = 'c';
+    for (; *in && k + 1 < n; in++)
+        out[k++] = (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *in) && *in)
+                       ? *in : '_';
+    out[k] = '\0';
+}
+
+/* A relative path the scenario names, made absolute from the plan's
+ * directory, so the emitted scenario runs from anywhere. */
+static int absolute_key(cJSON *obj, const char *key, const char *base_dir, const char *kind, const char *sub,
+                        const char *where, Err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsString(v) || v->valuestring[0] == '/') return 0;
+    size_t len = strlen(v->valuestring);
+    char path[4096], abs_path[4096];
+    if (!strcmp(key, "trace")) {
+        if (workload_resolve(base_dir, v->valuestring, where, path, sizeof path, e) < 0) return -1;
+    } else {
+        if (len < 5 || strcmp(v->valuestring + len - 5, ".json")) return 0; /* a bundled name */
+        if (!paths_resolve_in(path, sizeof path, kind, sub, v->valuestring, base_dir, e)) return -1;
+    }
+    if (paths_absolute(path, abs_path, sizeof abs_path, e) < 0) return err_prefix(e, "%s", where);
+    set_item(obj, key, cJSON_CreateString(abs_path));
+    return 0;
+}
+
+/* plan --emit DIR (issue 37): each feasible candidate, cheapest per good
+ * token first, as DIR/NAME.json -- the scenario of its confirmed fleet,
+ * which `servesim run` reproduces (its first seed) -- and DIR/NAME.sh, its
+ * engine's launch commands (launch.h); DIR/ranking.txt lists them. */
+static int plan_emit(const Plan *p, const cJSON *out, const char *dir, Err *e)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return err_set(e, "--emit %s: %s", dir, strerror(errno));
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(out, "candidates");
+    int n = cJSON_GetArraySize(cands);
+    int *order = xcalloc((size_t)(n ? n : 1), sizeof *order), m = 0;
+    for (int i = 0; i < n; i++)
+        if (ranked(cJSON_GetArrayItem(cands, i))) order[m++] = i;
+    /* cheapest per good token first (ties: the lower $/h, then plan order) */
+    for (int i = 1; i < m; i++)
+        for (int j = i; j > 0; j--) {
+            const cJSON *a = cJSON_GetArrayItem(cands, order[j - 1]), *b = cJSON_GetArrayItem(cands, order[j]);
+            double ca = num(a, "usd_per_1m_good_tokens"), cb = num(b, "usd_per_1m_good_tokens");
+            if (cb < ca || (cb == ca && num(b, "usd_per_hour") < num(a, "usd_per_hour"))) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        }
+    char base_dir[1024], rk[4096];
+    workload_base_dir(p->name, base_dir, sizeof base_dir);
+    snprintf(rk, sizeof rk, "%s/ranking.txt", dir);
+    OutFile ro;
+    FILE *rf = outfile_open(&ro, rk, e);
+    if (!rf) {
+        free(order);
+        return -1;
+    }
+    fprintf(rf, "# servesim plan %s --emit: feasible candidates, cheapest per good token first\n"
+                "# rank  name  replicas  $/1M good tokens  files\n", p->name);
+    int rc = 0;
+    char **used = xcalloc((size_t)(m ? m : 1), sizeof *used);
+    for (int r = 0; r < m && rc == 0; r++) {
+        int k = order[r];
+        const cJSON *row = cJSON_GetArrayItem(cands, k), *c = cJSON_GetArrayItem(p->candidates, k);
+        char nm[200], file[4096], where[700];
+        safe_name(cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring, nm, sizeof nm);
+        for (int q = 0; q < r; q++)
+            if (!strcmp(used[q], nm)) {
+                size_t l = strlen(nm);
+                snprintf(nm + (l < 180 ? l : 180), sizeof nm - (l < 180 ? l : 180), "-%d", k + 1);
+                break;
+            }
+        used[r] = xstrdup(nm);
+        uint32_t units = (uint32_t)num(row, "replicas");
+        cJSON *sc = candidate_scenario(p, c, p->traffic, units, 0);
+        snprintf(where, sizeof where, "%s (candidates[%d])", p->name, k);
+        cJSON *wl = cJSON_GetObjectItemCaseSensitive(sc, "workload");
+        rc = absolute_key(wl, "trace", base_dir, "trace", "", where, e);
+        if (rc == 0) rc = absolute_key(sc, "model", base_dir, "model", "", where, e);
+        if (rc == 0) rc = absolute_key(sc, "hardware", base_dir, "hardware", "hardware/", where, e);
+        if (rc == 0) rc = absolute_key(sc, "engine", base_dir, "engine", "engines/", where, e);
+        snprintf(file, sizeof file, "%s/%s.json", dir, nm);
+        if (rc == 0) rc = jsonio_write_file(sc, file, 1, e);
+        char *text = rc == 0 ? cJSON_Print(sc) : NULL;
+        Scenario s;
+        if (rc == 0 && (rc = scenario_load_text(text, file, 0, 0, &s, e)) == 0) {
+            rc = launch_write(dir, nm, sc, &s, e);
+            scenario_free(&s);
+        }
+        free(text);
+        cJSON_Delete(sc);
+        if (rc == 0)
+            fprintf(rf, "%d  %s  %u  %.4f  %s.json %s.sh\n", r + 1, nm, units, num(row, "usd_per_1m_good_tokens"), nm,
+                    nm);
+    }
+    for (int r = 0; r < m; r++) free(used[r]);
+    free(used);
+    free(order);
+    if (rc < 0) {
+        outfile_abort(&ro);
+        return -1;
+    }
+    return outfile_commit(&ro, e);
+}
+
 cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
 {
     Plan p;
@@ -1001,6 +1332,11 @@ cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
     }
     free(res);
     rank(&p, out, cands);
+    if (o->emit_dir && plan_emit(&p, out, o->emit_dir, e) < 0) {
+        cJSON_Delete(out);
+        plan_free(&p);
+        return NULL;
+    }
     plan_free(&p);
     return out;
 }

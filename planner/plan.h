@@ -55,6 +55,7 @@
 typedef struct PlanOpts {
     ParOpts par;
     double margin;               /* size every fleet for margin x the traffic (0 or 1: as given; plan --margin) */
+    const char *emit_dir;        /* plan --emit DIR: each feasible candidate's scenario and launch commands */
     void (*phase)(void *ctx, const char *label);
     void *phase_ctx;
 } PlanOpts;

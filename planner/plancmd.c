@@ -46,8 +46,8 @@ const char plancmd_sweep_usage[] =
     "The same scenario, rates and seeds give byte-identical files however many processes run them.\n";
 
 const char plancmd_plan_usage[] =
-    "usage: servesim plan PLAN.json [--json FILE] [--html DIR] [--jobs N] [--margin F] [--allow-infeasible]\n"
-    "                     [--quiet]\n"
+    "usage: servesim plan PLAN.json [--json FILE] [--html DIR] [--emit DIR] [--jobs N] [--margin F]\n"
+    "                     [--allow-infeasible] [--quiet]\n"
     "\n"
     "For each candidate deployment (hardware, tp, engine, scheduler, KV, speculation,\n"
     "disaggregation): memory feasibility, the largest rate one replica sustains within the SLO\n"
@@ -60,6 +60,9 @@ const char plancmd_plan_usage[] =
     "  --html DIR      DIR/index.html: the Pareto plot (SVG) and the candidates table, with plan.json\n"
     "  --jobs N        local worker processes (default: every core); under mpirun the ranks\n"
     "                  share the candidates\n"
+    "  --emit DIR      each feasible candidate, cheapest first: DIR/NAME.json (its fleet's scenario:\n"
+    "                  servesim run DIR/NAME.json reproduces its row) and DIR/NAME.sh (the engine's\n"
+    "                  launch commands); DIR/ranking.txt lists them\n"
     "  --margin F      size every fleet for F x the traffic (1.2: 20% headroom; default 1)\n"
     "  --allow-infeasible  exit 0 when no candidate is feasible (default: exit 1, the reasons printed)\n"
     "  --quiet         no table, no progress\n";
@@ -268,7 +271,7 @@ int plancmd_sweep(int argc, char **argv)
 
 int plancmd_plan(int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL, *html = NULL;
+    const char *path = NULL, *json = NULL, *html = NULL, *emit = NULL;
     long jobs = 0;
     int quiet = 0, rc = 0, allow_infeasible = 0;
     double margin = 1;
@@ -290,6 +293,10 @@ int plancmd_plan(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--emit")) {
+            if (!v) rc = usage_error("--emit needs a directory", a, plancmd_plan_usage);
+            emit = v;
+            i++;
         } else if (!strcmp(a, "--allow-infeasible")) {
             allow_infeasible = 1;
         } else if (!strcmp(a, "--margin")) {
@@ -326,7 +333,8 @@ int plancmd_plan(int argc, char **argv)
     Progress pr = {.on = !quiet && par_rank() == 0 && isatty(2)};
     snprintf(pr.what, sizeof pr.what, "candidates");
     PlanOpts o = {.par = {.workers = (int)jobs, .progress = prog_tick, .progress_ctx = &pr}, .phase = prog_phase,
-                  .phase_ctx = &pr, .margin = margin};
+                  .phase_ctx = &pr, .margin = margin,
+                  .emit_dir = par_rank() == 0 ? emit : NULL};
     cJSON *out = plan_run(text, path, &o, &e);
     free(text);
     prog_end(&pr);

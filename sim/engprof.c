@@ -21,6 +21,8 @@ void engprof_free(EngineProfile *p)
 {
     cJSON_Delete(p->scheduler);
     p->scheduler = NULL;
+    cJSON_Delete(p->launch);
+    p->launch = NULL;
 }
 
 static int parse_sizes(const cJSON *g, const char *where, EngineProfile *p, Err *e)
@@ -53,12 +55,19 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
     static const char *const keys[] = {"name", "version", "source", "sources", "kernel_tables", "scheduler",
                                        "cuda_graph_sizes", "mixed_batch_graphs", "iter_overhead",
                                        "overlap_scheduler", "request_overhead", "front_end", "large_allreduce", "kv", "base",
-                                       NULL};
+                                       "launch", NULL};
     char k[300];
     engprof_free(p);
     engprof_init(p);
     if (jsonio_expect_object(obj, where, e) < 0 || jsonio_check_keys(obj, where, keys, e) < 0) return -1;
     p->present = 1;
+    /* how the engine is started (planner/launch.c reads it; checked there) */
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(obj, "launch");
+    if (la) {
+        if (!cJSON_IsObject(la))
+            return err_set(e, "%s: expected an object (command, flags, source)", jsonio_path(k, sizeof k, where, "launch"));
+        p->launch = cJSON_Duplicate(la, 1);
+    }
     const char *s = NULL;
     if (jsonio_str(obj, "name", where, 0, &s, e) < 0) return -1;
     snprintf(p->name, sizeof p->name, "%s", s ? s : "custom");

@@ -114,6 +114,7 @@ typedef struct EngineProfile {
     char version[64];
     char kernel_tables[32];      /* "" = the hardware's default profile */
     cJSON *scheduler;            /* owned; NULL = none */
+    cJSON *launch;               /* "launch": the engine's start command and flags (owned; NULL = none) */
     uint32_t graph_sizes[ENGPROF_SIZES_MAX];
     uint32_t n_sizes;
     int mixed_batch_graphs;

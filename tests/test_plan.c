@@ -35,6 +35,7 @@
 #include "testrun.h"
 
 #define CH8 SERVESIM_DATA_DIR "/workloads/chapters/ch8_goodput_vs_rate.json"
+#define ENGINES_PLAN SERVESIM_DATA_DIR "/workloads/plans/qwen8b_engines.json"
 #define SMALL_PLAN SERVESIM_DATA_DIR "/workloads/plans/chat_qwen32b_small.json"
 
 static char dir[256];
@@ -533,6 +534,89 @@ static void test_plan_fleet_search_proven(void)
     cJSON_Delete(out);
 }
 
+/* plan --emit (issue 37): each feasible candidate's fleet as a scenario
+ * that `servesim run` reproduces -- it meets the SLO at the reported
+ * replicas and fails it with one fewer -- and its engine's launch commands
+ * with the flags from the engine file. */
+static void test_plan_emit(void)
+{
+    static char out[16384];
+    char cmd[2048], path[1200], em[600];
+    snprintf(em, sizeof em, "%s/emit", dir);
+    snprintf(cmd, sizeof cmd, "%s plan %s --emit %s --quiet --json %s/emit_plan.json", bin(), ENGINES_PLAN, em, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/ranking.txt", em);
+    char *t = slurp(path);
+    CHECK_CONTAINS(t, "\n1  h100-trt_fp8  2  0.6534  h100-trt_fp8.json h100-trt_fp8.sh\n2  h100-vllm  2  0.7104");
+    free(t);
+    /* the emitted vLLM fleet reproduces the plan's row */
+    snprintf(path, sizeof path, "%s/emit_plan.json", dir);
+    t = slurp(path);
+    cJSON *pj = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    const cJSON *row = NULL, *c, *cands = pj ? get(pj, "candidates") : NULL;
+    cJSON_ArrayForEach(c, cands)
+        if (!strcmp(get(c, "name")->valuestring, "h100-vllm")) row = c;
+    CHECK(row != NULL);
+    snprintf(cmd, sizeof cmd, "%s run %s/h100-vllm.json", bin(), em);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    CHECK_CONTAINS(out, "SLO verdict: PASS");
+    if (row) {
+        char want[64];
+        snprintf(want, sizeof want, "p90 TTFT                  %.2f ms", num(get(row, "fleet"), "ttft_p90_s") * 1e3);
+        CHECK_CONTAINS(out, want);
+        CHECK_INT(num(row, "replicas"), 2);
+    }
+    cJSON_Delete(pj);
+    /* one replica fewer fails */
+    snprintf(path, sizeof path, "%s/h100-vllm.json", em);
+    t = slurp(path);
+    cJSON *sj = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    CHECK(sj != NULL);
+    if (sj) {
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(get(sj, "cluster"), "replicas"), 1);
+        char *txt = cJSON_Print(sj);
+        snprintf(path, sizeof path, "%s/h100-vllm-1.json", dir);
+        FILE *f = fopen(path, "w");
+        if (f && txt) fputs(txt, f);
+        if (f) fclose(f);
+        free(txt);
+        cJSON_Delete(sj);
+        snprintf(cmd, sizeof cmd, "%s run %s", bin(), path);
+        CHECK_INT(sh(cmd, out, sizeof out), 0);
+        CHECK_CONTAINS(out, "SLO verdict: FAIL");
+    }
+    /* the launch commands, flag by flag from the engine files */
+    snprintf(path, sizeof path, "%s/h100-vllm.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "# every replica: 2 replicas of 1 GPU each\nvllm serve 'Qwen/Qwen3-8B' \\\n"
+                      "    --tensor-parallel-size 1 \\\n    --max-num-seqs 1024 \\\n"
+                      "    --max-num-batched-tokens 8192 \\\n    --gpu-memory-utilization 0.9 \\\n"
+                      "    --enable-prefix-caching\n");
+    free(t);
+    snprintf(path, sizeof path, "%s/h100-sglang.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "python -m sglang.launch_server --model-path 'Qwen/Qwen3-8B' \\\n    --tp-size 1 \\\n"
+                      "    --max-running-requests 4096 \\\n    --chunked-prefill-size 8192 \\\n"
+                      "    --mem-fraction-static 0.88\n");
+    free(t);
+    snprintf(path, sizeof path, "%s/h100-trt_fp8.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "--kv_cache_free_gpu_memory_fraction 0.9 \\\n    --extra_llm_api_options 'h100-trt_fp8.yaml'\n");
+    free(t);
+    snprintf(path, sizeof path, "%s/h100-trt_fp8.yaml", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "kv_cache_config:\n  enable_block_reuse: true\n  dtype: fp8\n");
+    free(t);
+    snprintf(path, sizeof path, "%s/h200-vllm-disagg.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "# prefill pool: 2 replicas of 1 GPU each\nvllm serve");
+    CHECK_CONTAINS(t, "# decode pool: 2 replicas of 1 GPU each\nvllm serve");
+    CHECK_CONTAINS(t, "--kv-transfer-config '{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'");
+    free(t);
+}
+
 static cJSON *band_plan(double ttft_ms, Err *e)
 {
     char text[2048];
@@ -918,6 +1002,7 @@ void suite_plan(void)
     RUN(test_sweep_rates_and_auto);
     RUN(test_plan_small_example);
     RUN(test_plan_fleet_search_proven);
+    RUN(test_plan_emit);
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);
