@@ -160,6 +160,9 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
     /* zero load: the first request alone */
     p->zero_traffic = cJSON_Duplicate(p->search_traffic, 1);
     if (!listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "duration_s");
+    /* one request has no rate to rescale */
+    if (listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "rate_per_s");
+    if (listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "time_scale");
     set_item(p->zero_traffic, listed ? "limit" : "count", cJSON_CreateNumber(1));
     return 0;
 }
@@ -815,13 +818,11 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
      * 37: pruned before the rate search) */
     {
         cJSON *zs = candidate_scenario(p, c, p->zero_traffic, 0, 0);
-        SweepBase zb = {0};
-        if (sweep_base_from_json(&zb, zs, nm, e) < 0) goto fail;
-        char *zt = sweep_text(&zb, 0, e);
+        char *zt = cJSON_PrintUnformatted(zs);
+        cJSON_Delete(zs);
         SweepRun zr;
-        int zrc = zt ? sweep_run_text(zt, nm, p->seed, 0, &zr, e) : -1;
+        int zrc = sweep_run_text(zt, nm, p->seed, 0, &zr, e);
         free(zt);
-        sweep_base_free(&zb);
         if (zrc < 0) goto fail;
         cJSON *zo = cJSON_AddObjectToObject(rec, "zero_load");
         cJSON_AddBoolToObject(zo, "pass", zr.verdict == 1);
@@ -1324,6 +1325,15 @@ cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
     jsonio_add_num(se, "tolerance", p.tolerance);
     cJSON_AddNumberToObject(se, "max_replicas", p.max_replicas);
     cJSON_AddStringToObject(out, "pareto_latency", pareto_names[p.pareto_metric]);
+    if (p.n_space) {
+        /* the candidates a "space" of axes made (after any listed ones) */
+        cJSON *sp = cJSON_AddObjectToObject(out, "space");
+        cJSON_AddNumberToObject(sp, "candidates", p.n_space);
+        cJSON *axes = cJSON_AddArrayToObject(sp, "axes");
+        const cJSON *ax;
+        cJSON_ArrayForEach(ax, cJSON_GetObjectItemCaseSensitive(p.root, "space"))
+            cJSON_AddItemToArray(axes, cJSON_CreateString(ax->string));
+    }
     cJSON *cands = cJSON_AddArrayToObject(out, "candidates");
     for (uint32_t k = 0; k < n; k++) {
         cJSON *c = cJSON_Parse(res[k]);
@@ -1387,8 +1397,25 @@ void plan_print(FILE *f, const cJSON *out)
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates"))
         banded |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "fleet"),
                                                                   "ttft_p99_band_s"));
-    fprintf(f, "\n  %-18s %-9s %13s %8s %6s %9s %13s %11s", "candidate", "feasible", "max rate/rep", "replicas", "GPUs",
-            "$/h", "$/1M good tok", "p99 TTFT ms");
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(out, "space");
+    if (sp) {
+        fprintf(f, "  space: %.0f candidates, every combination of", num(sp, "candidates"));
+        const cJSON *ax;
+        int first = 1;
+        cJSON_ArrayForEach(ax, cJSON_GetObjectItemCaseSensitive(sp, "axes")) {
+            fprintf(f, "%s%s", first ? " " : " x ", ax->valuestring);
+            first = 0;
+        }
+        fputc('\n', f);
+    }
+    /* the name column as wide as the longest name */
+    int w = 18;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
+        int l = (int)strlen(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring);
+        if (l > w) w = l;
+    }
+    fprintf(f, "\n  %-*s %-9s %13s %8s %6s %9s %13s %11s", w, "candidate", "feasible", "max rate/rep", "replicas",
+            "GPUs", "$/h", "$/1M good tok", "p99 TTFT ms");
     if (banded) fprintf(f, " %19s", "model error ms");
     fprintf(f, " %11s", "p99 TPOT ms");
     if (banded) fprintf(f, " %15s", "model error ms");
@@ -1398,7 +1425,7 @@ void plan_print(FILE *f, const cJSON *out)
         int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
         char verdict[96];
         verdict_label(c, verdict, sizeof verdict);
-        fprintf(f, "  %-18s %-9s", nm, ok ? "yes" : "no");
+        fprintf(f, "  %-*s %-9s", w, nm, ok ? "yes" : "no");
         if (!ok) {
             fprintf(f, " %13s %8s %6s %9s %13s %11s", "-", "", "", "", "", "");
             if (banded) fprintf(f, " %19s", "");

@@ -35,6 +35,8 @@
 #include "testrun.h"
 
 #define CH8 SERVESIM_DATA_DIR "/workloads/chapters/ch8_goodput_vs_rate.json"
+#define SPACE_PLAN SERVESIM_DATA_DIR "/workloads/plans/llama70b_azure_space.json"
+#define SPACE_SMALL SERVESIM_DATA_DIR "/tests/fixtures/plan_space_small.json"
 #define ENGINES_PLAN SERVESIM_DATA_DIR "/workloads/plans/qwen8b_engines.json"
 #define SMALL_PLAN SERVESIM_DATA_DIR "/workloads/plans/chat_qwen32b_small.json"
 
@@ -617,6 +619,114 @@ static void test_plan_emit(void)
     free(t);
 }
 
+/* A plan of axes only (issue 37): issue 37's Llama-3.1-70B question --
+ * H100 or H200, TP 2/4/8, vLLM/SGLang/TensorRT-LLM on the Azure
+ * conversation trace at 20 req/s -- finds its recommendation among the 18
+ * combinations; the emitted fleet meets the SLO at the reported replicas
+ * and fails it with one fewer. */
+static void test_plan_space_llama70b(void)
+{
+    static char out[131072];
+    char cmd[2048], path[1200], em[600];
+    snprintf(em, sizeof em, "%s/emit70", dir);
+    snprintf(cmd, sizeof cmd, "%s plan %s --jobs 2 --emit %s --json %s/space70.json", bin(), SPACE_PLAN, em, dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    CHECK_CONTAINS(out, "  space: 18 candidates, every combination of hardware x tp x engine\n");
+    CHECK_CONTAINS(out, "recommended: h100-sxm-tp8-trtllm: passes\n");
+    CHECK_CONTAINS(out, "  h100-sxm-tp2-sglang: infeasible: one replica sustains 0.1464 req/s within the SLO: 20 req/s "
+                        "needs about 137 replicas");
+    CHECK_CONTAINS(out, "h100-sxm-tp8-trtllm: recommended: the cheapest feasible per good token, $2.7154 per 1M good "
+                        "output tokens (2 x NVIDIA H100");
+    snprintf(path, sizeof path, "%s/space70.json", dir);
+    char *t = slurp(path);
+    cJSON *pj = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    CHECK(pj != NULL);
+    if (!pj) return;
+    CHECK_INT(cJSON_GetArraySize(get(pj, "candidates")), 18);
+    CHECK_INT(num(get(pj, "space"), "candidates"), 18);
+    const cJSON *best = NULL, *c, *cands = get(pj, "candidates");
+    cJSON_ArrayForEach(c, cands)
+        if (!strcmp(get(c, "name")->valuestring, "h100-sxm-tp8-trtllm")) best = c;
+    CHECK(best != NULL);
+    if (best) {
+        CHECK_INT(num(best, "replicas"), 2);
+        CHECK_INT(num(get(best, "fleet_fail_below"), "replicas"), 1);
+        CHECK(cJSON_IsTrue(get(get(best, "zero_load"), "pass")));
+    }
+    cJSON_Delete(pj);
+    snprintf(cmd, sizeof cmd, "%s run %s/h100-sxm-tp8-trtllm.json", bin(), em);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    CHECK_CONTAINS(out, "SLO verdict: PASS");
+    snprintf(path, sizeof path, "%s/h100-sxm-tp8-trtllm.json", em);
+    t = slurp(path);
+    cJSON *sj = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    if (sj) {
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(get(sj, "cluster"), "replicas"), 1);
+        char *txt = cJSON_Print(sj);
+        snprintf(path, sizeof path, "%s/tp8-one-fewer.json", dir);
+        FILE *f = fopen(path, "w");
+        if (f && txt) fputs(txt, f);
+        if (f) fclose(f);
+        free(txt);
+        cJSON_Delete(sj);
+        snprintf(cmd, sizeof cmd, "%s run %s", bin(), path);
+        CHECK_INT(sh(cmd, out, sizeof out), 0);
+        CHECK_CONTAINS(out, "SLO verdict: FAIL");
+    }
+    snprintf(path, sizeof path, "%s/h100-sxm-tp8-trtllm.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "# every replica: 2 replicas of 8 GPUs each\ntrtllm-serve 'meta-llama/Llama-3.1-70B' --backend "
+                      "pytorch \\\n    --tp_size 8 \\\n    --max_batch_size 2048 \\\n    --max_num_tokens 8192");
+    free(t);
+}
+
+/* The axes' names and the scheduler limits they set: a batched-token axis
+ * is the engine's token budget, TensorRT-LLM's max_num_tokens. */
+static void test_plan_space_axes(void)
+{
+    static char out[16384];
+    char cmd[2048], path[1200], em[600];
+    snprintf(em, sizeof em, "%s/emitsp", dir);
+    snprintf(cmd, sizeof cmd, "%s plan %s --jobs 1 --quiet --emit %s --json %s/spsmall.json", bin(), SPACE_SMALL, em,
+             dir);
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/spsmall.json", dir);
+    char *t = slurp(path);
+    cJSON *pj = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    CHECK(pj != NULL);
+    if (!pj) return;
+    static const char *const names[4] = {"h100-sxm-tp1-vllm-b2048", "h100-sxm-tp1-vllm-b8192",
+                                         "h100-sxm-tp1-trtllm-b2048", "h100-sxm-tp1-trtllm-b8192"};
+    const cJSON *cands = get(pj, "candidates");
+    CHECK_INT(cJSON_GetArraySize(cands), 16);
+    for (int i = 0; i < 4; i++) CHECK(!strcmp(get(cJSON_GetArrayItem(cands, i), "name")->valuestring, names[i]));
+    CHECK(!strcmp(get(pj, "recommended")->valuestring, "h100-sxm-tp2-trtllm-b8192"));
+    cJSON_Delete(pj);
+    snprintf(path, sizeof path, "%s/h100-sxm-tp1-trtllm-b2048.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "--max_num_tokens 2048 \\\n");
+    free(t);
+    snprintf(path, sizeof path, "%s/h100-sxm-tp1-vllm-b2048.sh", em);
+    t = slurp(path);
+    CHECK_CONTAINS(t, "--max-num-batched-tokens 2048 \\\n");
+    free(t);
+    /* an axis value of the wrong kind names the axis and the index */
+    snprintf(path, sizeof path, "%s/badspace.json", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("{\"name\": \"bad\", \"model\": \"qwen3-8b\", \"traffic\": {\"kind\": \"poisson\", \"rate_per_s\": 1, "
+              "\"count\": 10, \"prompt_tokens\": 64, \"output_tokens\": 8}, \"slo\": {\"ttft_ms\": 500}, "
+              "\"space\": {\"hardware\": [\"h100-sxm\"], \"tp\": [1, \"two\"], \"engine\": [\"vllm\"]}}", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s plan %s --quiet", bin(), path);
+    CHECK_INT(sh(cmd, out, sizeof out), 1);
+    CHECK_CONTAINS(out, "badspace.json: space.tp[1]: expected a whole number >= 1");
+}
+
 static cJSON *band_plan(double ttft_ms, Err *e)
 {
     char text[2048];
@@ -1003,6 +1113,8 @@ void suite_plan(void)
     RUN(test_plan_small_example);
     RUN(test_plan_fleet_search_proven);
     RUN(test_plan_emit);
+    RUN(test_plan_space_axes);
+    RUN(test_plan_space_llama70b);
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);
