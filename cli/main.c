@@ -690,10 +690,13 @@ static int cmd_info(int argc, char **argv)
     printf("  lm_head_flops        %.6g (per sampled position)\n", m.lm_head_flops);
     if (hw) {
         printf("hardware %s x %llu (tp)\n", h.name, (unsigned long long)tp);
-        if (cap > 0)
+        if (cap > 0 && tp > 1)
+            printf("  kv capacity          %.2f GiB over the %llu GPUs = %.0f tokens (per GPU: memory %.1f GiB x "
+                   "%.2f - weights / tp - reserve %.1f GiB)\n", cap / GIB, (unsigned long long)tp, cap / kvb,
+                   h.mem_bytes / GIB, h.mem_util, h.runtime_reserve_bytes / GIB);
+        else if (cap > 0)
             printf("  kv capacity          %.2f GiB = %.0f tokens (memory %.1f GiB x %.2f - weights - reserve "
-                   "%.1f GiB, per GPU)\n", cap / GIB, cap / kvb, h.mem_bytes / GIB, h.mem_util,
-                   h.runtime_reserve_bytes / GIB);
+                   "%.1f GiB)\n", cap / GIB, cap / kvb, h.mem_bytes / GIB, h.mem_util, h.runtime_reserve_bytes / GIB);
         else
             printf("  does not fit: weights %.2f GiB per GPU exceed usable memory; raise --tp\n",
                    m.weights_total_bytes / GIB / (double)tp);

@@ -727,6 +727,21 @@ cJSON *sweep_run(const char *text, const char *name, const SweepOpts *o, Err *e)
                                                     "percentile it is an approximation");
     cJSON *pts = cJSON_AddArrayToObject(out, "points");
     for (uint32_t i = 0; i < n_grid; i++) cJSON_AddItemToArray(pts, sweep_agg_json(&grid[i], &base.band));
+    if (o->seeds > 1) {
+        /* whether the seeds changed anything (a trace replayed as it is
+         * draws nothing from them): say so rather than print +- 0 */
+        int vary = 0;
+        for (uint32_t i = 0; i < n_grid && !vary; i++)
+            for (uint32_t k = 1; k < grid[i].seeds && !vary; k++) {
+                const SweepRun *a = &grid[i].runs[0], *b = &grid[i].runs[k];
+                vary = a->completion_rps != b->completion_rps || a->goodput_rps != b->goodput_rps ||
+                       a->attainment != b->attainment || a->finished != b->finished;
+                for (int q = 0; q < 3 && !vary; q++)
+                    vary = !(a->ttft_s[q] == b->ttft_s[q] || (isnan(a->ttft_s[q]) && isnan(b->ttft_s[q]))) ||
+                           !(a->tpot_s[q] == b->tpot_s[q] || (isnan(a->tpot_s[q]) && isnan(b->tpot_s[q])));
+            }
+        cJSON_AddBoolToObject(out, "seeds_vary", vary);
+    }
     cJSON *knee = cJSON_AddObjectToObject(out, "knee");
     jsonio_add_num(knee, "max_goodput_rate_per_s", peak_copy.rate_per_s);
     add_stat(knee, "max_goodput_rps", &peak_copy.goodput);
@@ -837,9 +852,11 @@ int sweep_write_csv(const cJSON *out, const char *path, Err *e)
     return rc;
 }
 
+static int pm_same; /* sweep_print: the seeds gave identical runs (no interval to show) */
+
 static void pm(FILE *f, const cJSON *p, const char *k, double scale, int prec, int width)
 {
-    double m = stat_of(p, k, "mean") * scale, c = stat_of(p, k, "ci95") * scale;
+    double m = stat_of(p, k, "mean") * scale, c = pm_same ? NAN : stat_of(p, k, "ci95") * scale;
     char t[64];
     if (isnan(m)) snprintf(t, sizeof t, "n/a");
     else if (isnan(c)) snprintf(t, sizeof t, "%.*f", prec, m);
@@ -864,7 +881,11 @@ void sweep_print(FILE *f, const cJSON *out)
     fprintf(f, "servesim sweep: %s\n", cJSON_GetObjectItemCaseSensitive(out, "name")->valuestring);
     fprintf(f, "  %d seed%s (%.0f", ns, ns == 1 ? "" : "s", cJSON_GetArrayItem(seeds, 0)->valuedouble);
     if (ns > 1) fprintf(f, " .. %.0f", cJSON_GetArrayItem(seeds, ns - 1)->valuedouble);
-    fprintf(f, ")%s; attainment target %g%%\n", ns > 1 ? ", mean +- 95% CI over seeds (t distribution)" : "",
+    pm_same = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(out, "seeds_vary"));
+    fprintf(f, ")%s; attainment target %g%%\n",
+            pm_same ? ": every seed gave the same run (nothing in the scenario draws on the seed -- a trace "
+                      "replayed as it is), so there is no interval to show"
+            : ns > 1 ? ", mean +- 95% CI over seeds (t distribution)" : "",
             num_of(out, "attainment_target") * 100);
     /* the engine's measured error: a line, and with a band the range of
      * each p99 beside it */
@@ -898,7 +919,7 @@ void sweep_print(FILE *f, const cJSON *out)
     const cJSON *gb = cJSON_GetObjectItemCaseSensitive(k, "goodput_bracket_per_s");
     double mg = stat_of(k, "max_goodput_rps", "mean"), mc = stat_of(k, "max_goodput_rps", "ci95");
     fprintf(f, "\n  knee: goodput peaks at %.3f", mg);
-    if (!isnan(mc)) fprintf(f, " +- %.3f", mc);
+    if (!isnan(mc) && !pm_same) fprintf(f, " +- %.3f", mc);
     fprintf(f, " req/s at %.4g req/s (golden-section search in [%.4g, %.4g], %d rates)\n",
             num_of(k, "max_goodput_rate_per_s"), cJSON_GetArrayItem(gb, 0)->valuedouble,
             cJSON_GetArrayItem(gb, 1)->valuedouble,

@@ -47,6 +47,7 @@ enum {
     WL_STREAM_THIN = 22,    /* acceptance draws when thinning a time-varying rate */
     WL_STREAM_ADAPTER = 23, /* LoRA adapter per request (per session): Zipf over the adapters */
     WL_STREAM_CANCEL = 24,  /* which requests the client cancels, and when (gen_attr.h "cancel") */
+    WL_STREAM_BOOTSTRAP = 25, /* a trace's block bootstrap: which block fills each slot */
 };
 
 #define WL_LEN_MAX 10000000u        /* tokens: longer than any context window we model */

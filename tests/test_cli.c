@@ -128,6 +128,11 @@ static void test_info(void)
     CHECK_CONTAINS(out, "\"kv_bytes_per_token\":\t147456");
     CHECK(testrun_cli("info --model qwen3-8b --hardware h100-sxm", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "kv capacity");
+    /* a TP group's capacity is over its GPUs, not per GPU (issue 37) */
+    CHECK(testrun_cli("info --model llama-3.1-70b --hardware h100-sxm --tp 4", out, sizeof out) == 0);
+    CHECK_CONTAINS(out, "  kv capacity          142.58 GiB over the 4 GPUs = 467218 tokens (per GPU: memory 80.0 GiB "
+                        "x 0.90 - weights / tp - reserve 3.5 GiB)\n");
+    CHECK(!strstr(out, "GiB, per GPU)"));
 }
 
 static void test_default_run_deterministic(void)

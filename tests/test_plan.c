@@ -126,6 +126,42 @@ static cJSON *sweep_file(const char *path, const double *rates, uint32_t n, uint
     return out;
 }
 
+/* Seeds that change nothing are said to (issue 37): a trace replayed as
+ * it is gives one run however many seeds, so no +- 0 interval; a block
+ * bootstrap of the same trace gives each seed its own trace. */
+static void test_sweep_seeds_vary(void)
+{
+    static const char *const fmt =
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", \"workload\": {\"trace\": \""
+        SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"format\": "
+        "\"azure\", \"limit\": 300%s}, \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}}";
+    const double rates[1] = {3};
+    for (int boot = 0; boot < 2; boot++) {
+        char text[1024];
+        snprintf(text, sizeof text, fmt, boot ? ", \"bootstrap_block_s\": 5" : "");
+        SweepOpts o = {.rates = rates, .n_rates = 1, .seeds = 3, .par = {.workers = 1}};
+        Err e = {{0}};
+        cJSON *out = sweep_run(text, "seeds.json", &o, &e);
+        CHECK(out != NULL);
+        if (!out) {
+            fprintf(stderr, "  %s\n", e.msg);
+            continue;
+        }
+        CHECK(boot ? cJSON_IsTrue(get(out, "seeds_vary")) : cJSON_IsFalse(get(out, "seeds_vary")));
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (f) {
+            sweep_print(f, out);
+            fclose(f);
+        }
+        if (boot) CHECK(buf && strstr(buf, "mean +- 95% CI over seeds") && strstr(buf, " +- "));
+        else CHECK(buf && strstr(buf, "every seed gave the same run") && !strstr(buf, " +- "));
+        free(buf);
+        cJSON_Delete(out);
+    }
+}
+
 /* Figures 8-33/34: the chapter measured goodput 0.90 at 1 req/s, 1.02 at
  * 4 (completion 2.33) and 0.60 at 16 (completion 2.38); the scenario
  * (workloads/chapters/ch8_goodput_vs_rate.json) reproduces the shape with
@@ -727,6 +763,36 @@ static void test_plan_space_axes(void)
     CHECK_CONTAINS(out, "badspace.json: space.tp[1]: expected a whole number >= 1");
 }
 
+/* Disaggregation wins where the chapters say it should -- long prompts
+ * whose prefills stretch the decodes' TPOT under a tight target -- and
+ * loses where it should not: short prompts, a loose target, where its
+ * two-GPU minimum is all cost (issue 37). */
+static void test_plan_disagg_wins_and_loses(void)
+{
+    static const char *const files[2] = {SERVESIM_DATA_DIR "/workloads/plans/disagg_long_prompts.json",
+                                         SERVESIM_DATA_DIR "/workloads/plans/disagg_short_prompts.json"};
+    static const char *const winner[2] = {"h100-sxm-pd1:1", "h100-sxm-agg"};
+    static const double gpus_agg[2] = {5, 1}, gpus_pd[2] = {4, 2};
+    for (int i = 0; i < 2; i++) {
+        Err e = {{0}};
+        char *text = slurp(files[i]);
+        PlanOpts o = {.par = {.workers = 1}};
+        cJSON *out = text ? plan_run(text, files[i], &o, &e) : NULL;
+        free(text);
+        CHECK(out != NULL);
+        if (!out) {
+            fprintf(stderr, "  %s\n", e.msg);
+            continue;
+        }
+        CHECK(!strcmp(get(out, "recommended")->valuestring, winner[i]));
+        const cJSON *c = get(out, "candidates");
+        CHECK(!strcmp(get(cJSON_GetArrayItem(c, 0), "name")->valuestring, "h100-sxm-agg"));
+        CHECK_INT(num(cJSON_GetArrayItem(c, 0), "gpus"), gpus_agg[i]);
+        CHECK_INT(num(cJSON_GetArrayItem(c, 1), "gpus"), gpus_pd[i]);
+        cJSON_Delete(out);
+    }
+}
+
 static cJSON *band_plan(double ttft_ms, Err *e)
 {
     char text[2048];
@@ -1108,6 +1174,7 @@ void suite_plan(void)
         return;
     }
     RUN(test_sweep_chapter8_shape);
+    RUN(test_sweep_seeds_vary);
     RUN(test_sweep_stat_t_interval);
     RUN(test_sweep_rates_and_auto);
     RUN(test_plan_small_example);
@@ -1115,6 +1182,7 @@ void suite_plan(void)
     RUN(test_plan_emit);
     RUN(test_plan_space_axes);
     RUN(test_plan_space_llama70b);
+    RUN(test_plan_disagg_wins_and_loses);
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);

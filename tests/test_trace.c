@@ -67,6 +67,50 @@ static void test_azure_conv(void)
     workload_free(&w);
 }
 
+/* bootstrap_block_s (issue 37): each seed another trace of the same
+ * blocks -- same seed, same bytes; another seed, other arrivals -- with
+ * ids saying which slot a copy fills, and no chain cut. */
+static void test_trace_bootstrap(void)
+{
+    static const char *const text = "{\"trace\": \"" TRACES "azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", "
+                                    "\"limit\": 600, \"bootstrap_block_s\": 10}";
+    Workload a, b, c, plain;
+    LOAD_OK("{\"trace\": \"" TRACES "azure_llm_2023/AzureLLMInferenceTrace_conv.csv\", \"limit\": 600}", 1, &plain);
+    LOAD_OK(text, 1, &a);
+    LOAD_OK(text, 1, &b);
+    LOAD_OK(text, 2, &c);
+    int same = a.n == b.n, differ = a.n != c.n;
+    for (uint32_t i = 0; same && i < a.n; i++)
+        same = a.reqs[i].t_arrive_ns == b.reqs[i].t_arrive_ns && !strcmp(a.reqs[i].id, b.reqs[i].id) &&
+               a.reqs[i].prompt_tokens == b.reqs[i].prompt_tokens;
+    for (uint32_t i = 0; !differ && i < a.n && i < c.n; i++) differ = a.reqs[i].t_arrive_ns != c.reqs[i].t_arrive_ns;
+    CHECK(same);
+    CHECK(differ);
+    /* arrivals within the original span; every id "ORIGINAL@SLOT", sorted */
+    int64_t span = plain.reqs[plain.n - 1].t_arrive_ns;
+    int ok = 1;
+    for (uint32_t i = 0; i < a.n; i++) {
+        ok &= a.reqs[i].t_arrive_ns >= 0 && a.reqs[i].t_arrive_ns <= span + 1;
+        ok &= strchr(a.reqs[i].id, '@') != NULL;
+        if (i) ok &= a.reqs[i].t_arrive_ns >= a.reqs[i - 1].t_arrive_ns;
+    }
+    CHECK(ok);
+    CHECK(a.n > 300 && a.n < 1200);
+    CHECK_CONTAINS(a.source, "block bootstrap of 10 s blocks");
+    workload_free(&a);
+    workload_free(&b);
+    workload_free(&c);
+    workload_free(&plain);
+    /* links would be cut: refused */
+    Err e = {{0}};
+    Workload l;
+    CHECK(load("{\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 4, \"output_tokens\": 2}, "
+               "{\"id\": \"b\", \"after\": \"a\", \"prompt_tokens\": 4, \"output_tokens\": 2}, "
+               "{\"id\": \"c\", \"arrival_ms\": 5000, \"prompt_tokens\": 4, \"output_tokens\": 2}], "
+               "\"bootstrap_block_s\": 1}", 1, &l, &e) < 0);
+    CHECK_CONTAINS(e.msg, "workload.bootstrap_block_s: request b is linked (\"after\" or parallel samples)");
+}
+
 static void test_azure_code(void)
 {
     Workload w;
@@ -777,6 +821,7 @@ void suite_workload_traces(void)
 {
     RUN(test_azure_conv);
     RUN(test_azure_code);
+    RUN(test_trace_bootstrap);
     RUN(test_mooncake_conversation);
     RUN(test_malformed_stop);
     RUN(test_malformed_skip);

@@ -21,6 +21,13 @@
  * and after reading:
  *   "time_scale": x        every arrival times x (0.5 = twice the rate), or
  *   "rate_per_s": r        the factor that makes (n - 1) / (last - first) = r
+ *   "bootstrap_block_s": B first, a block bootstrap (issue 37): the trace's
+ *                          span cut into blocks of B s of its own time, each
+ *                          slot of the same span
+ *                          filled with a block drawn with replacement (stream
+ *                          WL_STREAM_BOOTSTRAP), so each seed is another
+ *                          plausible trace with the same burstiness; ids get
+ *                          "@slot".  Not with links or sessions, not streamed.
  *
  * Streaming: records are filtered as they are read and only the kept ones
  * are stored; a sorted trace (azure, mooncake, csv) stops being read at the
@@ -53,12 +60,15 @@ typedef struct Xform {
     double time_scale;        /* 0 = none */
     double rate_per_s;        /* 0 = none */
     uint32_t max_context;     /* 0 = no clipping */
+    double block_s;           /* bootstrap_block_s (0 = none) */
+    uint64_t seed;
     GenAttrs attrs;
     gsl_rng *rs;              /* sampling stream */
     uint64_t kept;
 } Xform;
 
-static const char *const xform_keys[] = {"window_s", "limit", "sample", "time_scale", "rate_per_s", "max_context"};
+static const char *const xform_keys[] = {"window_s", "limit", "sample", "time_scale", "rate_per_s", "max_context",
+                                         "bootstrap_block_s"};
 #define N_XFORM_KEYS (sizeof xform_keys / sizeof *xform_keys)
 
 static void xform_free(Xform *x)
@@ -96,6 +106,8 @@ static int xform_parse(const cJSON *wj, const char *where, const char *base_dir,
         return err_set(e, "%s: \"time_scale\" and \"rate_per_s\" exclude each other (both set the speed)", where);
     if (jsonio_int(wj, "max_context", where, 0, 2, WL_LEN_MAX, &mc, e) < 0) return -1;
     x->max_context = (uint32_t)mc;
+    if (jsonio_num(wj, "bootstrap_block_s", where, 0, 1e-3, 1e9, &x->block_s, e) < 0) return -1;
+    x->seed = seed;
     if (gen_attr_parse(wj, where, base_dir, seed, 0, w, &x->attrs, e) < 0) return -1;
     if (x->sample < 1) x->rs = rng_stream(seed, WL_STREAM_SAMPLE);
     return 0;
@@ -216,6 +228,74 @@ static int xform_speed(Workload *w, const Xform *x, const char *where, Err *e)
     return 0;
 }
 
+/* bootstrap_block_s: the workload rebuilt from blocks drawn with
+ * replacement, in the trace's own time (before time_scale / rate_per_s,
+ * so a rate asked for is the rate played). */
+static int xform_bootstrap(Workload *w, const Xform *x, const char *where, Err *e)
+{
+    if (!(x->block_s > 0) || w->n == 0) return 0;
+    if (w->session_of || w->n_sessions)
+        return err_set(e, "%s.bootstrap_block_s: a trace with sessions cannot be resampled by blocks", where);
+    for (uint32_t i = 0; i < w->n; i++)
+        if (w->reqs[i].triggered || w->reqs[i].next_req != REQ_NONE || w->reqs[i].n_samples > 1)
+            return err_set(e, "%s.bootstrap_block_s: request %s is linked (\"after\" or parallel samples); a block "
+                              "bootstrap would cut the chain", where, w->reqs[i].id);
+    int64_t lo = INT64_MAX, hi = INT64_MIN, B = llround(x->block_s * 1e9);
+    for (uint32_t i = 0; i < w->n; i++) {
+        lo = MIN(lo, w->reqs[i].t_arrive_ns);
+        hi = MAX(hi, w->reqs[i].t_arrive_ns);
+    }
+    uint64_t nb = (uint64_t)((hi - lo) / B) + 1;
+    if (nb > w->n) nb = w->n; /* more blocks than requests: B is below the gaps */
+    if (nb < 2)
+        return err_set(e, "%s.bootstrap_block_s: %g s leaves one block of a %.3f s trace; give a shorter block", where,
+                       x->block_s, (double)(hi - lo) / 1e9);
+    B = (hi - lo) / (int64_t)nb + 1;
+    /* the requests by block (counting sort, arrival order kept) */
+    uint32_t n = w->n, *start = xcalloc(nb + 1, sizeof *start), *pos = xmalloc((size_t)n * sizeof *pos);
+    for (uint32_t i = 0; i < n; i++) start[(w->reqs[i].t_arrive_ns - lo) / B + 1]++;
+    for (uint64_t b = 0; b < nb; b++) start[b + 1] += start[b];
+    uint32_t *fill = xmalloc((nb + 1) * sizeof *fill);
+    memcpy(fill, start, (nb + 1) * sizeof *fill);
+    for (uint32_t i = 0; i < n; i++) pos[fill[(w->reqs[i].t_arrive_ns - lo) / B]++] = i;
+    free(fill);
+    Request *old = xmalloc((size_t)n * sizeof *old);
+    memcpy(old, w->reqs, (size_t)n * sizeof *old);
+    int64_t *old_dl = NULL;
+    if (w->deadline_rel_ns) {
+        old_dl = xmalloc((size_t)n * sizeof *old_dl);
+        memcpy(old_dl, w->deadline_rel_ns, (size_t)n * sizeof *old_dl);
+    }
+    gsl_rng *r = rng_stream(x->seed, WL_STREAM_BOOTSTRAP);
+    w->n = 0;
+    int rc = 0;
+    for (uint64_t j = 0; j < nb && rc == 0; j++) {
+        uint64_t b = gsl_rng_uniform_int(r, (unsigned long)nb);
+        for (uint32_t k = start[b]; k < start[b + 1]; k++) {
+            if (w->n >= workload_max_requests()) {
+                rc = err_set(e, "%s.bootstrap_block_s: more than %u requests; %s", where, workload_max_requests(),
+                             WL_MAX_REQUESTS_HINT);
+                break;
+            }
+            const Request *q = &old[pos[k]];
+            Request *nr = workload_push(w);
+            uint32_t idx = w->n - 1;
+            *nr = *q;
+            nr->t_arrive_ns = lo + (int64_t)j * B + (q->t_arrive_ns - lo - (int64_t)b * B);
+            workload_set_id(w, idx, "%s@%llu", q->id, (unsigned long long)j);
+            if (old_dl) workload_set_deadline(w, idx, old_dl[pos[k]]);
+        }
+    }
+    gsl_rng_free(r);
+    free(old);
+    free(old_dl);
+    free(start);
+    free(pos);
+    if (rc == 0 && w->n == 0)
+        return err_set(e, "%s.bootstrap_block_s: every drawn block was empty; give a longer block", where);
+    return rc;
+}
+
 static void describe(Workload *w, const Xform *x, const char *head)
 {
     size_t n = sizeof w->source, off = (size_t)snprintf(w->source, n, "%s", head);
@@ -226,6 +306,7 @@ static void describe(Workload *w, const Xform *x, const char *head)
     if (x->max_context) ADD(", max_context %u", x->max_context);
     if (x->time_scale > 0) ADD(", time_scale %g", x->time_scale);
     if (x->rate_per_s > 0) ADD(", rate %g req/s", x->rate_per_s);
+    if (x->block_s > 0) ADD(", block bootstrap of %g s blocks", x->block_s);
 #undef ADD
 }
 
@@ -280,6 +361,7 @@ static int trace_load_list(const cJSON *wj, const char *where, const char *base_
         if (act == XF_DROP) continue;
         if ((rc = add_record(w, &x, &rec, rp, e)) < 0) break;
     }
+    if (rc == 0) rc = xform_bootstrap(w, &x, where, e);
     if (rc == 0) rc = xform_speed(w, &x, where, e);
     describe(w, &x, "request list");
     trace_record_idbuf_free(&buf);
@@ -334,6 +416,7 @@ static int trace_load_file(const cJSON *wj, const char *where, const char *base_
     w->counts.skipped = trace_reader_skipped(tr);
     snprintf(w->counts.first_skip, sizeof w->counts.first_skip, "%s", trace_reader_first_skip(tr));
     trace_reader_close(tr);
+    if (rc == 0) rc = xform_bootstrap(w, &x, where, e);
     if (rc == 0) rc = xform_speed(w, &x, where, e);
     char head[1200];
     snprintf(head, sizeof head, "trace %s %s", trace_reader_format_name((TraceFormat)fmt), file);
@@ -392,6 +475,10 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
         goto fail;
     }
     if (xform_parse(wj, where, base_dir, seed, names, &ts->x, e) < 0) goto fail;
+    if (ts->x.block_s > 0) {
+        err_set(e, "%s.bootstrap_block_s: a block bootstrap rebuilds the whole trace; run without --stream", where);
+        goto fail;
+    }
     if (ts->x.rate_per_s > 0) {
         err_set(e, "%s.rate_per_s: a streamed run cannot rescale a trace to a rate (it needs the whole trace); "
                    "use \"time_scale\", or run without --stream", where);
