@@ -403,7 +403,7 @@ static void test_band_readme_example(void)
              testrun_bin(), row, testrun_bin(), row);
     CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
     Err e = {{0}};
-    char *readme = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    char *readme = read_file(SERVESIM_DATA_DIR "/cli/README.md", NULL, &e);
     CHECK(readme != NULL);
     /* the three lines, in the output and in the README */
     const char *p = strstr(out, "  model error on mean TTFT and TPOT: vllm");

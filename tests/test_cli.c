@@ -604,13 +604,28 @@ static void test_stream_run(void)
           cJSON_GetObjectItem(x, "scenario"));
     cJSON_Delete(x);
     free(ta);
-    /* README "Large runs" quotes the streamed default run */
+    /* README "2. A policy experiment in Lua" quotes the experiment's table */
+    static const char *const lua_rows[] = {
+        "goodput vs arrival rate: 400 Poisson requests per point, TTFT SLO 1000 ms, TPOT SLO 50 ms\n",
+        "rate_per_s  policy          completed_per_s  goodput_per_s  slo_attainment  rejected  ttft_p50_ms  "
+        "ttft_p99_ms  tpot_p50_ms\n",
+        "        16  continuous (C)            10.02          2.829          0.2825         0         5358    "
+        "1.155e+04        16.67\n",
+        "        16  edf_slo (Lua)             9.739          9.739          0.7175       113        758.6        "
+        "971.8        16.19\n", NULL};
+    snprintf(args, sizeof args, "lua --allow-write %s " SERVESIM_DATA_DIR "/lua/experiments/sweep_rates.lua out=%s/sr.csv",
+             dir, dir);
+    readme_run(args, lua_rows);
+    char *top = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    for (int k = 0; lua_rows[k]; k++) CHECK(top && strstr(top, lua_rows[k]));
+    free(top);
+    /* sim/README.md "Large runs" quotes the streamed default run */
     static const char *const quoted[] = {
         "  requests: 2000 (2000 finished, 0 rejected), 15411 iterations, 0 preemptions",
         "  TTFT           63.61     41.22    129.61    348.15    682.72 ms  (n=2000)",
         "  ITL            14.75     11.57     25.96     50.54     87.05 ms  (n=652229)", NULL};
     readme_run("run --stream", quoted);
-    char *readme = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    char *readme = read_file(SERVESIM_DATA_DIR "/sim/README.md", NULL, &e);
     for (int k = 0; quoted[k]; k++) CHECK(readme && strstr(readme, quoted[k]));
     free(readme);
     snprintf(args, sizeof args, "run --stream --trace-events %s/t.json", dir);

@@ -793,6 +793,60 @@ static void test_plan_disagg_wins_and_loses(void)
     }
 }
 
+/* Every line a README quotes under "$ CMD" (to the block's end; "..."
+ * and further "$ " lines skipped) is in out. */
+static void readme_block(const char *readme_path, const char *cmd_line, const char *out)
+{
+    char *t = slurp(readme_path);
+    CHECK(t != NULL);
+    const char *p = t ? strstr(t, cmd_line) : NULL;
+    CHECK(p != NULL);
+    int n = 0;
+    const char *q = p ? strchr(p, '\n') : NULL; /* the end of the command's line */
+    while (q && q[1] && strncmp(q + 1, "```", 3)) {
+        const char *ls = q + 1, *nl = strchr(ls, '\n');
+        if (!nl) break;
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", (int)(nl - ls), ls);
+        size_t len = strlen(line);
+        if (len > 4 && !strcmp(line + len - 4, " ...")) line[len - 4] = '\0'; /* a line cut short */
+        if (line[0] && strncmp(line, "  ...", 5) && strncmp(line, "$ ", 2)) {
+            if (!strstr(out, line))
+                fprintf(stderr, "  %s quotes a line '%s' no longer prints: %s\n", readme_path, cmd_line, line);
+            CHECK(strstr(out, line) != NULL);
+            n++;
+        }
+        q = nl;
+    }
+    CHECK(n > 0);
+    free(t);
+}
+
+/* Issue 13's plan, as README.md and planner/README.md quote it. */
+static void test_plan_azure_readme(void)
+{
+    static char out[1 << 17];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && %s plan workloads/plans/azure_conv_x5.json --jobs 2", SERVESIM_DATA_DIR, bin());
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    readme_block(SERVESIM_DATA_DIR "/README.md", "$ servesim plan workloads/plans/azure_conv_x5.json\n", out);
+    readme_block(SERVESIM_DATA_DIR "/planner/README.md", "$ servesim plan workloads/plans/azure_conv_x5.json\n", out);
+}
+
+/* Issue 17's plan, as planner/README.md and models/README.md quote it. */
+static void test_plan_deepseek_readme(void)
+{
+    static char out[1 << 17];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && %s plan workloads/plans/deepseek_v3_tp8_vs_ep8.json --jobs 2", SERVESIM_DATA_DIR,
+             bin());
+    CHECK_INT(sh(cmd, out, sizeof out), 0);
+    readme_block(SERVESIM_DATA_DIR "/planner/README.md", "$ servesim plan workloads/plans/deepseek_v3_tp8_vs_ep8.json\n",
+                 out);
+    readme_block(SERVESIM_DATA_DIR "/models/README.md", "$ servesim plan workloads/plans/deepseek_v3_tp8_vs_ep8.json\n",
+                 out);
+}
+
 static cJSON *band_plan(double ttft_ms, Err *e)
 {
     char text[2048];
@@ -1183,6 +1237,8 @@ void suite_plan(void)
     RUN(test_plan_space_axes);
     RUN(test_plan_space_llama70b);
     RUN(test_plan_disagg_wins_and_loses);
+    RUN(test_plan_azure_readme);
+    RUN(test_plan_deepseek_readme);
     RUN(test_plan_deepseek_tp8_vs_ep8);
     RUN(test_plan_extrapolation_warning);
     RUN(test_plan_errors);

@@ -662,7 +662,7 @@ static void readme_quotes(const char *readme, const char *args, const char *cons
 static void test_readme_serveres_numbers(void)
 {
     Err e = {{0}};
-    char *readme = read_text_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
+    char *readme = read_text_file(SERVESIM_DATA_DIR "/sim/README.md", NULL, &e);
     CHECK(readme != NULL);
     if (!readme) return;
     static const char *const lora[] = {

@@ -840,10 +840,10 @@ static uint32_t vrepeats(const VRow *rows, uint32_t n, uint32_t *first)
 static void print_stats_line(const char *label, const VStats *t, const VStats *p)
 {
     if (!t->n && !p->n) { /* no row to take a figure of: not 0% */
-        printf("  %-58.58s %4u  %s\n", label, 0u, "no row simulated: no figures");
+        printf("  %-58s %4u  %s\n", label, 0u, "no row simulated: no figures");
         return;
     }
-    printf("  %-58.58s %4u  %6.1f%% %6.1f%% %+6.1f%% %4.0f%%   %6.1f%% %6.1f%% %+6.1f%% %4.0f%%\n", label, t->n,
+    printf("  %-58s %4u  %6.1f%% %6.1f%% %+6.1f%% %4.0f%%   %6.1f%% %6.1f%% %+6.1f%% %4.0f%%\n", label, t->n,
            100 * t->mape, 100 * t->median_abs, 100 * t->bias, 100 * t->within10, 100 * p->mape, 100 * p->median_abs,
            100 * p->bias, 100 * p->within10);
 }
@@ -1068,7 +1068,7 @@ static void print_engine_line(const VView *v, const VGroups *g, uint32_t k, cons
 {
     VStats t, p;
     vstats_of(v->rows, v->n, g->of_row, k, v->pt, v->pp, &t, &p);
-    printf("  %-22.22s %5u", label, t.n);
+    printf("  %-22s %5u", label, t.n);
     print_pair(&t);
     print_pair(&p);
     if (v->lt) {
@@ -1479,10 +1479,10 @@ int validate_main(int argc, char **argv)
             const VRow *r = &rows[i];
             if (r->skip[0]) continue;
             if (r->err[0]) {
-                printf("%-64.64s  simulation failed: %s\n", r->id, r->err);
+                printf("%-64s  simulation failed: %s\n", r->id, r->err);
                 continue;
             }
-            printf("%-64.64s %5d  %9.2f %9.2f %+6.1f%%  %8.3f %8.3f %+6.1f%%\n", r->id, r->conc, r->meas_ttft_ms, pt[i],
+            printf("%-64s %5d  %9.2f %9.2f %+6.1f%%  %8.3f %8.3f %+6.1f%%\n", r->id, r->conc, r->meas_ttft_ms, pt[i],
                    100 * (pt[i] - r->meas_ttft_ms) / r->meas_ttft_ms, r->meas_tpot_ms, pp[i],
                    100 * (pp[i] - r->meas_tpot_ms) / r->meas_tpot_ms);
         }
