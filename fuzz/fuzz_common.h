@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #define FUZZ_MAX_INPUT (64 * 1024)
 
@@ -39,20 +40,31 @@ static inline char *fuzz_strdup(const uint8_t *data, size_t size)
  * harness calls fuzz_tmpdir_remove() when the input is done (libFuzzer
  * leaves with _Exit, so atexit would not do). */
 static char fuzz_dir[64];
+/* Removes dir and everything under it (symlinks themselves, not what they
+ * point at). */
+static inline void fuzz_rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        unlink(dir);
+        return;
+    }
+    struct dirent *de;
+    char path[600];
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) fuzz_rm_tree(path);
+            else unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+}
 static inline void fuzz_tmpdir_remove(void)
 {
     if (!fuzz_dir[0]) return;
-    DIR *d = opendir(fuzz_dir);
-    if (!d) return;
-    struct dirent *de;
-    char path[320];
-    while ((de = readdir(d)))
-        if (de->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", fuzz_dir, de->d_name);
-            unlink(path);
-        }
-    closedir(d);
-    rmdir(fuzz_dir);
+    fuzz_rm_tree(fuzz_dir);
     fuzz_dir[0] = '\0';
 }
 static inline const char *fuzz_tmpdir(void)

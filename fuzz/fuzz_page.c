@@ -28,10 +28,9 @@
 
 static char stub_dir[96], keep_dir[128];
 
-static void rm_tree(const char *dir);
 static void stub_remove(void)
 {
-    rm_tree(stub_dir);
+    fuzz_rm_tree(stub_dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -59,27 +58,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("SERVESIM_GNUPLOT", stub, 1);
     atexit(stub_remove); /* best effort: libFuzzer leaves some ways with _Exit */
     return 0;
-}
-
-/* Removes dir and everything under it (the page's plot directories). */
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        unlink(dir);
-        return;
-    }
-    struct dirent *de;
-    char path[600];
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(path);
-            else unlink(path);
-        }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* ------------------------------------------------------------ params.gp */
@@ -292,11 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int kept = check_kept();
     if (getenv("FUZZ_PAGE_DEBUG")) /* prints the outcome */
         fprintf(stderr, "path %d: %s; %d params.gp checked\n", path, e.msg[0] ? e.msg : "ok", kept);
-    rm_tree(dir);
-    char data_dir[220];
-    snprintf(data_dir, sizeof data_dir, "%s/p.data", tmp);
-    rm_tree(data_dir);
-    fuzz_tmpdir_remove();
+    fuzz_tmpdir_remove(); /* the page's and the plot's directories with it */
     free(text);
     return 0;
 }
