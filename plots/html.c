@@ -669,8 +669,20 @@ int html_plan(const char *dir, const HtmlCmd *cmd, const cJSON *pl, Err *e)
     esc(f, jstr(pl, "plan"));
     fputs("</code>; traffic: ", f);
     esc(f, jstr(pl, "traffic.source"));
-    fprintf(f, "; SLO: TTFT %.0f ms, TPOT %.0f ms at p%.0f, attainment %.0f%%; router: ", jnum(pl, "slo.ttft_ms"),
-            jnum(pl, "slo.tpot_ms"), jnum(pl, "slo.percentile"), 100 * jnum(pl, "slo.attainment"));
+    /* the SLO's targets that the plan gives (an absent one is not "nan") */
+    fputs("; SLO:", f);
+    static const char *const keys[] = {"slo.ttft_ms", "slo.tpot_ms", "slo.itl_max_ms", "slo.e2e_ms"};
+    static const char *const names[] = {"TTFT", "TPOT", "max ITL", "E2E"};
+    int any = 0;
+    for (int k = 0; k < 4; k++)
+        if (isfinite(jnum(pl, keys[k]))) {
+            fprintf(f, "%s %s %g ms", any ? "," : "", names[k], jnum(pl, keys[k]));
+            any = 1;
+        }
+    double pct = jnum(pl, "slo.percentile"), att = jnum(pl, "slo.attainment");
+    if (any) fprintf(f, " at p%g", isfinite(pct) ? pct : METRICS_DEFAULT_PERCENTILE);
+    if (isfinite(att)) fprintf(f, "%s attainment %g%%", any ? "," : "", 100 * att);
+    fputs("; router: ", f);
     esc(f, jstr(pl, "router"));
     fputs(".</p>\n", f);
     p_link(f, "Plan result (the plot's input; <code>plan --json</code>)", "plan.json");
@@ -682,8 +694,11 @@ int html_plan(const char *dir, const HtmlCmd *cmd, const cJSON *pl, Err *e)
     }
     fputs("</p>\n<h2>Cost against latency</h2>\n", f);
     const char *in[] = {"plan.json"};
-    html_plot(&d, "pareto", in, 1, "pareto", "cost vs p99 latency",
-              "Feasible candidates; the line joins the Pareto frontier.");
+    if (rec)
+        html_plot(&d, "pareto", in, 1, "pareto", "cost vs p99 latency",
+                  "Feasible candidates; the line joins the Pareto frontier.");
+    else
+        fputs("<p>No feasible candidate: nothing to plot (each candidate's reason is in the table).</p>\n", f);
     fputs("<h2>Candidates</h2>\n<table>\n", f);
     static const char *const h[] = {"candidate", "hardware", "TP", "engine", "scheduler", "feasible", "max rate per "
                                     "replica (req/s)", "replicas", "GPUs", "USD/h", "USD per 1M good tokens",
