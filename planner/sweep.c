@@ -718,6 +718,8 @@ cJSON *sweep_run(const char *text, const char *name, const SweepOpts *o, Err *e)
     cJSON *seeds = cJSON_AddArrayToObject(out, "seeds");
     for (uint32_t k = 0; k < o->seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber(base.seed0 + k));
     jsonio_add_num(out, "attainment_target", target);
+    const cJSON *slo = cJSON_GetObjectItemCaseSensitive(base.root, "slo");
+    if (slo) cJSON_AddItemToObject(out, "slo", cJSON_Duplicate(slo, 1)); /* the plot's title says it */
     cJSON_AddStringToObject(out, "ci", "95% confidence interval of the mean over seeds: t(0.975, n - 1) s / sqrt(n)");
     errband_add_json(out, &base.band);
     cJSON *band = cJSON_GetObjectItemCaseSensitive(out, "error_band");

@@ -501,10 +501,17 @@ static int kind_rate(PlotCtx *c, Err *e)
     PlotBuf b;
     plotbuf_open(&b);
     fprintf(b.f, "# rate_per_s completion_rps ci95 goodput_rps ci95 slo_attainment ci95 -- points[] of %s\n"
-                 "# (mean over seeds and the half-width of its 95%% confidence interval)\n", path);
-    for (int k = 0; k < n; k++)
-        fprintf(b.f, "%.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", rp[k].rate, rp[k].v[0], rp[k].v[1], rp[k].v[2],
-                rp[k].v[3], rp[k].v[4], rp[k].v[5]);
+                 "# (mean over seeds and the half-width of its 95%% confidence interval), then the bands as drawn,\n"
+                 "# clipped to what can be: completion_lo completion_hi (>= 0), goodput_lo goodput_hi (0 ..\n"
+                 "# completion), attainment_lo attainment_hi (0 .. 1)\n", path);
+    for (int k = 0; k < n; k++) {
+        const double *v = rp[k].v;
+        double c_lo = fmax(0, v[0] - v[1]), c_hi = v[0] + v[1];
+        double g_lo = fmax(0, v[2] - v[3]), g_hi = fmin(v[2] + v[3], v[0]);
+        double a_lo = fmax(0, v[4] - v[5]), a_hi = fmin(1, v[4] + v[5]);
+        fprintf(b.f, "%.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", rp[k].rate, v[0], v[1], v[2],
+                v[3], v[4], v[5], c_lo, c_hi, g_lo, fmax(g_lo, g_hi), a_lo, a_hi);
+    }
     fprintf(c->params, "logx = %d\n", rp[n - 1].rate / rp[0].rate >= 8);
     free(rp);
     const cJSON *knee = get(root, "knee");
@@ -514,7 +521,51 @@ static int kind_rate(PlotCtx *c, Err *e)
     if (cJSON_IsNumber(kg)) plot_param_num(c->params, "knee_goodput_rate", kg->valuedouble);
     if (cJSON_IsNumber(kt)) plot_param_num(c->params, "knee_target_rate", kt->valuedouble);
     if (cJSON_IsNumber(at)) plot_param_num(c->params, "attainment_target", at->valuedouble);
+    /* the knee searches' rates, drawn as points of their own */
+    PlotBuf sb;
+    plotbuf_open(&sb);
+    fputs("# rate_per_s goodput_rps -- the rates the knee searches evaluated (knee.goodput_search, "
+          "knee.target_search)\n", sb.f);
+    int n_search = 0;
+    static const char *const searches[2] = {"goodput_search", "target_search"};
+    for (int s = 0; s < 2; s++) {
+        const cJSON *q;
+        cJSON_ArrayForEach(q, get(knee, searches[s])) {
+            const cJSON *r = get(q, "rate_per_s"), *g = get(get(q, "goodput_rps"), "mean");
+            if (!cJSON_IsNumber(r) || !cJSON_IsNumber(g)) continue;
+            fprintf(sb.f, "%.9g %.9g\n", r->valuedouble, g->valuedouble);
+            n_search++;
+        }
+    }
+    fprintf(c->params, "n_search = %d\n", n_search);
+    /* the title: the scenario, then its SLO and the seeds, unless --title */
+    if (!c->job->title) {
+        char t[600];
+        const cJSON *nm = get(root, "name"), *slo = get(root, "slo");
+        int used = snprintf(t, sizeof t, "%s", cJSON_IsString(nm) ? nm->valuestring : plot_label(path));
+        static const char *const sk[4] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms"};
+        static const char *const sn[4] = {"TTFT", "TPOT", "max ITL", "E2E"};
+        int any = 0;
+        for (int k = 0; k < 4 && used < (int)sizeof t; k++) {
+            const cJSON *x = get(slo, sk[k]);
+            if (!cJSON_IsNumber(x)) continue;
+            used += snprintf(t + used, sizeof t - (size_t)used, "%s%s <= %g ms", any ? ", " : "\nSLO ", sn[k],
+                             x->valuedouble);
+            any = 1;
+        }
+        const cJSON *pc = get(slo, "percentile");
+        if (any && cJSON_IsNumber(pc) && used < (int)sizeof t)
+            used += snprintf(t + used, sizeof t - (size_t)used, " (p%g)", pc->valuedouble);
+        int ns = cJSON_GetArraySize(get(root, "seeds"));
+        if (used < (int)sizeof t)
+            snprintf(t + used, sizeof t - (size_t)used, "%s%d seed%s", any ? "; " : "\n", ns, ns == 1 ? "" : "s");
+        plot_param_str(c->params, "plot_title", t);
+    }
     cJSON_Delete(root);
+    if (plotbuf_commit(c, &sb, "rate_search.dat", e) < 0) {
+        plotbuf_discard(&b);
+        return -1;
+    }
     return plotbuf_commit(c, &b, "rate.dat", e);
 fail:
     free(rp);

@@ -185,7 +185,11 @@ static void test_plot_rate_pareto(void)
     plot_both("rate", ROOT "tests/fixtures/sweep_small.json", "rate");
     char *t = slurp("%s/rate.data/%s", "rate.dat");
     /* sorted by rate, the means and CI half-widths as in points[] */
-    CHECK_CONTAINS(t, "\n1 1.03 0.8 1.03 0.8 1 0\n2 1.76 0.8 1.72 0.9 0.97 0.05\n4 2.2 0.1 1.25 0.5 0.58 0.2\n");
+    CHECK_CONTAINS(t, "\n1 1.03 0.8 1.03 0.8 1 0 0.23 1.83 0.23 1.03 1 1\n"
+                      "2 1.76 0.8 1.72 0.9 0.97 0.05 0.96 2.56 0.82 1.76 0.92 1\n"
+                      "4 2.2 0.1 1.25 0.5 0.58 0.2 2.1 2.3 0.75 1.75 0.38 0.78\n");
+    /* the bands as drawn are clipped (issue 37): goodput's to [0, completion],
+     * attainment's to [0, 1] */
     free(t);
     t = slurp("%s/rate.data/%s", "params.gp");
     CHECK_CONTAINS(t, "knee_goodput_rate = 2.018\n");
@@ -200,6 +204,15 @@ static void test_plot_rate_pareto(void)
         t = slurp("%s/rate2.data/%s", "rate.dat");
         CHECK_CONTAINS(t, "\n1 ");
         CHECK_CONTAINS(t, "\n2 ");
+        free(t);
+        /* the knee searches' points, and a title of the scenario, its SLO
+         * and the seeds */
+        t = slurp("%s/rate2.data/%s", "rate_search.dat");
+        CHECK(t && strchr(strchr(t, '\n') ? strchr(t, '\n') + 1 : "", ' '));
+        free(t);
+        t = slurp("%s/rate2.data/%s", "params.gp");
+        CHECK_CONTAINS(t, "plot_title = 'chapter 8 (003), figures 8-33/8-34: completion throughput vs goodput, continuous "
+                          "scheduling, 3 s deadline'.\"\\n\".'SLO E2E <= 3000 ms; 2 seeds'\n");
         free(t);
     } else {
         fprintf(stderr, "  note: servesim sweep failed (%s); the real-sweep check is skipped\n", out);
