@@ -1,8 +1,8 @@
 /* fuzz_page.c -- random plan / sweep / validate / report text through the
  * report pages and the plots (issue 35, class 1): html_plan, html_sweep,
  * html_validate (`--html`) and plot_render (`servesim plot`) on the bytes
- * after the first, which picks the path (% 7: plan page, sweep page,
- * validate page, and plot pareto, rate, cdf, scatter).  gnuplot is a stub
+ * after the first, which picks the path (% 8: plan page, sweep page,
+ * validate page, and plot pareto, rate, cdf, ccdf, scatter).  gnuplot is a stub
  * (SERVESIM_GNUPLOT): a shell script that keeps each params.gp and draws an
  * empty SVG, so no command of the input's can run whatever params.gp says,
  * and the harness then checks what would have reached gnuplot and the
@@ -240,7 +240,7 @@ static void check_page(const char *path)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > FUZZ_MAX_INPUT) return -1;
-    int path = data[0] % 7;
+    int path = data[0] % 8;
     char *text = fuzz_strdup(data + 1, size - 1);
     if (!text) return 0;
     const char *tmp = fuzz_tmpdir();
@@ -260,7 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_page(page);
         }
     } else {
-        static const char *const kinds[] = {"pareto", "rate", "cdf", "scatter"};
+        static const char *const kinds[] = {"pareto", "rate", "cdf", "ccdf", "scatter"};
         const char *in = fuzz_write_file("in.json", (const uint8_t *)text, strlen(text));
         char out[220];
         snprintf(out, sizeof out, "%s/p.svg", tmp);

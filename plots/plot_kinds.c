@@ -108,6 +108,8 @@ static int kind_cdf(PlotCtx *c, Err *e)
             char pn[64];
             snprintf(pn, sizeof pn, "count_%s_%d", cdf_names[m], i + 1);
             fprintf(c->params, "%s = %d\n", pn, k);
+            snprintf(pn, sizeof pn, "max_%s_%d", cdf_names[m], i + 1);
+            plot_param_num(c->params, pn, k ? v[k - 1] : 0); /* the panel's x range reaches it */
         }
         free(v);
         char pn[32];
@@ -127,6 +129,14 @@ static int kind_cdf(PlotCtx *c, Err *e)
         }
         cJSON_Delete(root);
     }
+    return 0;
+}
+
+/* The tail view: the same data, 1 - CDF on a log scale (cdf.gp's tail). */
+static int kind_ccdf(PlotCtx *c, Err *e)
+{
+    if (kind_cdf(c, e) < 0) return -1;
+    fputs("tail = 1\n", c->params);
     return 0;
 }
 
@@ -928,6 +938,7 @@ static int kind_roofline(PlotCtx *c, Err *e)
 
 const PlotKind plot_kind_table[] = {
     {"cdf", "cdf", 1, PLOT_MAX_INPUTS, kind_cdf, "latency CDFs"},
+    {"ccdf", "cdf", 1, PLOT_MAX_INPUTS, kind_ccdf, "latency tails: 1 - CDF, log scale"},
     {"timeline", "timeline", 1, 4, kind_timeline, "per-request lanes"},
     {"kv", "kv", 1, 1, kind_kv, "KV blocks and queues over time"},
     {"batch", "batch", 1, 1, kind_batch, "tokens per iteration and iteration time"},

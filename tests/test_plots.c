@@ -120,6 +120,19 @@ static void test_plot_cdf(void)
     CHECK_CONTAINS(t, "slo_ttft = 500\n");
     CHECK_CONTAINS(t, "slo_tpot = 50\n");
     CHECK_CONTAINS(t, "label_2 = 's.json'\n");
+    /* each panel's x range reaches the largest value (issue 37: a 50 ms
+     * TPOT target beyond every TPOT was not drawn) */
+    CHECK_CONTAINS(t, "max_ttft_1 = 656.7113\n");
+    CHECK(strstr(t, "max_tpot_1 = ") != NULL);
+    free(t);
+    /* the tail view: the same data, tail = 1 */
+    plot_both("ccdf", args, "ccdf");
+    t = slurp("%s/ccdf.data/%s", "params.gp");
+    CHECK_CONTAINS(t, "\ntail = 1\n");
+    CHECK_CONTAINS(t, "slo_tpot = 50\n");
+    free(t);
+    t = slurp("%s/ccdf.data/%s", "cdf_ttft_1.dat");
+    CHECK_CONTAINS(t, "\n656.711300 1.000000\n");
     free(t);
     t = slurp("%s/cdf.data/%s", "cdf_e2e_1.dat");
     CHECK_CONTAINS(t, "\n0.765591 1.000000\n"); /* E2E in s: r0 finishes at 765.59 ms */
@@ -256,7 +269,7 @@ static void test_plot_errors(void)
     static char out[8192], args[1024];
     snprintf(args, sizeof args, "plot histogram %s/c.json -o %s/x.png", dir, dir);
     CHECK(testrun_cli(args, out, sizeof out) == 1);
-    CHECK_CONTAINS(out, "unknown kind \"histogram\"; expected one of cdf, timeline");
+    CHECK_CONTAINS(out, "unknown kind \"histogram\"; expected one of cdf, ccdf, timeline");
     snprintf(args, sizeof args, "plot cdf %s/nope.json -o %s/x.png", dir, dir);
     CHECK(testrun_cli(args, out, sizeof out) == 1);
     CHECK_CONTAINS(out, "nope.json");
