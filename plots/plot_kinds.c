@@ -606,6 +606,11 @@ static void gp_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* A label character's width as a fraction of the data's x range: 9 px of
+ * the 1200 px picture's ~1100 px plot, which spans 1.2 x the range (pareto.gp's
+ * offsets). */
+#define PARETO_CHAR_X (9.0 / 1100.0 * 1.2)
+
 static int kind_pareto(PlotCtx *c, Err *e)
 {
     const char *path = c->job->inputs[0];
@@ -696,7 +701,47 @@ static int kind_pareto(PlotCtx *c, Err *e)
         }
     }
     if (!nf) fputs("NaN NaN NaN \"\"\n", fr.f);
+    /* label positions that do not collide (issue 37): in latency order, a
+     * label whose text (written right of its point; about 1% of the x range
+     * a character at 1200 px, the offsets included) overlaps one already
+     * placed within 5% of the y range moves up, then down, farther each
+     * time, in steps of 5% of the y range */
+    double x0 = pts[0].lat_ms, x1 = x0, y0 = pts[0].usd_per_1m, y1 = y0;
+    for (int k = 1; k < np; k++) {
+        x0 = fmin(x0, pts[k].lat_ms), x1 = fmax(x1, pts[k].lat_ms);
+        y0 = fmin(y0, pts[k].usd_per_1m), y1 = fmax(y1, pts[k].usd_per_1m);
+    }
+    double xr = x1 > x0 ? x1 - x0 : 1, yr = y1 > y0 ? y1 - y0 : fmax(fabs(y0), 1);
+    double *ly = xmalloc((size_t)np * sizeof *ly);
+    PlotBuf lab;
+    plotbuf_open(&lab);
+    fputs("# label_x label_y point_y name -- where each candidate's name is written (moved off its neighbours';\n"
+          "# a thin line joins a moved one to its point)\n", lab.f);
+    for (int k = 0; k < np; k++) {
+        ly[k] = pts[k].usd_per_1m;
+        for (int tries = 1; tries <= 16; tries++) {
+            int hit = 0;
+            for (int j = 0; j < k && !hit; j++) {
+                double wj = PARETO_CHAR_X * xr * (double)(strlen(pts[j].name) + 2);
+                hit = pts[k].lat_ms - pts[j].lat_ms < wj && fabs(ly[k] - ly[j]) < 0.05 * yr;
+            }
+            if (!hit) break;
+            /* +1, -1, +2, -2, ... steps of 5% */
+            double step = 0.05 * yr * (double)((tries + 1) / 2) * (tries % 2 ? 1 : -1);
+            ly[k] = pts[k].usd_per_1m + step;
+        }
+        fprintf(lab.f, "%.6f %.9g %.9g ", pts[k].lat_ms, ly[k], pts[k].usd_per_1m);
+        gp_quoted(lab.f, pts[k].name);
+        fputc('\n', lab.f);
+    }
+    free(ly);
     free(pts);
+    if (plotbuf_commit(c, &lab, "labels.dat", e) < 0) {
+        plotbuf_discard(&all);
+        plotbuf_discard(&fr);
+        cJSON_Delete(root);
+        return -1;
+    }
     plot_param_str(c->params, "latency_name", lat);
     const cJSON *rec = get(root, "recommended");
     plot_param_str(c->params, "recommended", cJSON_IsString(rec) ? rec->valuestring : "");

@@ -235,6 +235,27 @@ static void test_plot_rate_pareto(void)
     CHECK_CONTAINS(t, "\n778.000000 8.83 16 \"h200-disagg\"\n793.000000 4.13 8 \"h200-spec\"\n"
                       "3260.000000 5.37 9 \"h100\"\n");
     free(t);
+    /* every name gets a label position; two candidates on one spot get
+     * two (issue 37: labels collided) */
+    t = slurp("%s/pareto.data/%s", "labels.dat");
+    CHECK_CONTAINS(t, "\n778.000000 8.83 8.83 \"h200-disagg\"\n");
+    free(t);
+    {
+        char same[600];
+        snprintf(same, sizeof same, "%s/same_spot.json", dir);
+        FILE *f = fopen(same, "w");
+        if (f) {
+            fputs("{\"candidates\": [{\"name\": \"a\", \"feasible\": true, \"usd_per_1m_good_tokens\": 2, "
+                  "\"usd_per_hour\": 4, \"fleet\": {\"ttft_p99_s\": 0.1}}, {\"name\": \"b\", \"feasible\": true, "
+                  "\"usd_per_1m_good_tokens\": 2, \"usd_per_hour\": 4, \"fleet\": {\"ttft_p99_s\": 0.1}}], "
+                  "\"pareto\": [\"a\"], \"recommended\": \"a\"}", f);
+            fclose(f);
+        }
+        plot_both("pareto", same, "same");
+        t = slurp("%s/same.data/%s", "labels.dat");
+        CHECK_CONTAINS(t, "\n100.000000 2 2 \"a\"\n100.000000 2.1 2 \"b\"\n");
+        free(t);
+    }
     t = slurp("%s/pareto.data/%s", "frontier.dat");
     CHECK_CONTAINS(t, "\n778.000000 8.83 16 \"h200-disagg\"\n793.000000 4.13 8 \"h200-spec\"\n");
     CHECK(!strstr(t, "h100\""));
