@@ -173,9 +173,13 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
  * 37): hardware, tp, engine, max_num_batched_tokens, max_num_seqs (into the
  * engine's scheduler: token_budget, or max_num_tokens for a continuous
  * one; without an engine, into the base's scheduler), kv_dtype,
- * speculation and disagg (null: off), parallel (MoE: ep / attention_dp). */
+ * speculation and disagg (null: off), parallel (MoE: ep / attention_dp),
+ * and a split as axes of its own: pd_ratio ("agg" or "P:D" prefill:decode
+ * workers a replica), prefill_tp and decode_tp (each pool's TP; taken only
+ * by split combinations, so "agg" appears once). */
 static const char *const space_axes[] = {"hardware", "tp", "engine", "max_num_batched_tokens", "max_num_seqs",
-                                          "kv_dtype", "speculation", "disagg", "parallel", NULL};
+                                          "kv_dtype", "speculation", "disagg", "parallel", "pd_ratio", "prefill_tp",
+                                          "decode_tp", NULL};
 #define PLAN_SPACE_MAX 512
 
 /* The engine file's scheduler kind is continuous (TensorRT-LLM): its
@@ -248,16 +252,67 @@ static int parse_space(Plan *p, const cJSON *space, Err *e)
             return err_set(e, "%s: more than %d combinations; fewer values per axis", where, PLAN_SPACE_MAX);
     }
     if (!na) return err_set(e, "%s: no axis (expected some of hardware, tp, engine, max_num_batched_tokens, "
-                               "max_num_seqs, kv_dtype, speculation, disagg, parallel)", where);
+                               "max_num_seqs, kv_dtype, speculation, disagg, parallel, pd_ratio, prefill_tp, "
+                               "decode_tp)", where);
+    int has_pd = cJSON_GetObjectItemCaseSensitive(space, "pd_ratio") != NULL;
+    if (has_pd && cJSON_GetObjectItemCaseSensitive(space, "disagg"))
+        return err_set(e, "%s: \"pd_ratio\" and \"disagg\" both give the split; give one", where);
+    if (!has_pd && (cJSON_GetObjectItemCaseSensitive(space, "prefill_tp") || cJSON_GetObjectItemCaseSensitive(space, "decode_tp")))
+        return err_set(e, "%s: prefill_tp and decode_tp are the split's pools: give a \"pd_ratio\" axis too", where);
     int idx[16] = {0};
+    uint32_t made = 0;
     for (uint64_t n = 0; n < total; n++) {
         cJSON *c = cJSON_CreateObject();
         char nm[200] = "";
         const char *engine = NULL;
         cJSON *sched = NULL;
+        /* the split's axes: the ratio first decides whether the pools' TPs apply */
+        int pd_p = 0, pd_d = 0, ptp = 0, dtp = 0, dup = 0;
         for (int a = 0; a < na; a++) {
             const char *axis = ax[a]->string;
             const cJSON *v = cJSON_GetArrayItem(ax[a], idx[a]);
+            char aw[700];
+            snprintf(aw, sizeof aw, "%s.%s[%d]", where, axis, idx[a]);
+            if (!strcmp(axis, "pd_ratio")) {
+                unsigned pp = 0, dd = 0;
+                char tail = 0;
+                if (cJSON_IsString(v) && !strcmp(v->valuestring, "agg")) continue;
+                if (!cJSON_IsString(v) || sscanf(v->valuestring, "%u:%u%c", &pp, &dd, &tail) != 2 || !pp || !dd ||
+                    pp > 64 || dd > 64) {
+                    cJSON_Delete(c);
+                    return err_set(e, "%s: expected \"agg\" or \"P:D\" (prefill and decode workers, 1 to 64)", aw);
+                }
+                pd_p = (int)pp;
+                pd_d = (int)dd;
+            } else if (!strcmp(axis, "prefill_tp") || !strcmp(axis, "decode_tp")) {
+                if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 64 || v->valuedouble != floor(v->valuedouble)) {
+                    cJSON_Delete(c);
+                    return err_set(e, "%s: expected a whole number 1 to 64", aw);
+                }
+                if (axis[0] == 'p') ptp = (int)v->valuedouble;
+                else dtp = (int)v->valuedouble;
+                dup |= idx[a] > 0; /* for an aggregated combination, a repeat */
+            }
+        }
+        if (has_pd && !pd_p && dup) {
+            cJSON_Delete(c);
+            goto next;
+        }
+        for (int a = 0; a < na; a++) {
+            const char *axis = ax[a]->string;
+            const cJSON *v = cJSON_GetArrayItem(ax[a], idx[a]);
+            int split_axis = !strcmp(axis, "pd_ratio") || !strcmp(axis, "prefill_tp") || !strcmp(axis, "decode_tp");
+            if (split_axis) {
+                char part[64] = "";
+                if (!strcmp(axis, "pd_ratio")) snprintf(part, sizeof part, pd_p ? "pd%d:%d" : "agg", pd_p, pd_d);
+                else if (pd_p && dims[a] > 1) snprintf(part, sizeof part, "%s%d", axis[0] == 'p' ? "ptp" : "dtp",
+                                                       axis[0] == 'p' ? ptp : dtp);
+                if (part[0]) {
+                    size_t l = strlen(nm);
+                    snprintf(nm + l, sizeof nm - l, "%s%s", l ? "-" : "", part);
+                }
+                continue;
+            }
             if (dims[a] > 1 || !strcmp(axis, "hardware") || !strcmp(axis, "engine")) name_part(nm, sizeof nm, axis, v);
             char aw[700];
             snprintf(aw, sizeof aw, "%s.%s[%d]", where, axis, idx[a]);
@@ -323,17 +378,28 @@ static int parse_space(Plan *p, const cJSON *space, Err *e)
         } else if (engine) {
             set_item(c, "engine", cJSON_CreateString(engine));
         }
+        if (pd_p) {
+            cJSON *d = cJSON_CreateObject(), *pf = cJSON_AddObjectToObject(d, "prefill"),
+                  *dc = cJSON_AddObjectToObject(d, "decode");
+            cJSON_AddNumberToObject(pf, "replicas", pd_p);
+            cJSON_AddNumberToObject(dc, "replicas", pd_d);
+            if (ptp) cJSON_AddNumberToObject(pf, "tp", ptp);
+            if (dtp) cJSON_AddNumberToObject(dc, "tp", dtp);
+            set_item(c, "disagg", d);
+        }
         if (!nm[0]) snprintf(nm, sizeof nm, "c%llu", (unsigned long long)n + 1);
         nm[63] = '\0';
         cJSON_AddStringToObject(c, "name", nm);
         cJSON_AddItemToArray(p->space_cands, c);
+        made++;
+    next:
         /* the next combination (the last axis fastest) */
         for (int a = na - 1; a >= 0; a--) {
             if (++idx[a] < dims[a]) break;
             idx[a] = 0;
         }
     }
-    p->n_space = (uint32_t)total;
+    p->n_space = made;
     return 0;
 }
 

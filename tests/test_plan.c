@@ -814,6 +814,37 @@ static void readme_block(const char *readme_path, const char *cmd_line, const ch
     free(t);
 }
 
+/* The split as axes (issue 37): aggregated once, then each prefill:decode
+ * ratio with each pool's TP; the 1:1 split with TP1 pools wins the long
+ * prompts. */
+static void test_plan_space_split(void)
+{
+    char *text = slurp(SERVESIM_DATA_DIR "/workloads/plans/disagg_long_prompts.json");
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    if (!root) return;
+    cJSON *sp = cJSON_Parse("{\"hardware\": [\"h100-sxm\"], \"pd_ratio\": [\"agg\", \"1:1\", \"1:2\"], "
+                            "\"prefill_tp\": [1], \"decode_tp\": [1, 2]}");
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "space", sp);
+    char *t2 = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    cJSON *out = plan_text(t2, "split.json");
+    free(t2);
+    if (!out) return;
+    static const char *const names[5] = {"h100-sxm-agg", "h100-sxm-pd1:1-dtp1", "h100-sxm-pd1:1-dtp2",
+                                         "h100-sxm-pd1:2-dtp1", "h100-sxm-pd1:2-dtp2"};
+    static const int gpus[5] = {5, 4, 6, 6, 10};
+    const cJSON *c = get(out, "candidates");
+    CHECK_INT(cJSON_GetArraySize(c), 5);
+    for (int i = 0; i < 5 && i < cJSON_GetArraySize(c); i++) {
+        CHECK(!strcmp(get(cJSON_GetArrayItem(c, i), "name")->valuestring, names[i]));
+        CHECK_INT(num(cJSON_GetArrayItem(c, i), "gpus"), gpus[i]);
+    }
+    CHECK(!strcmp(get(out, "recommended")->valuestring, "h100-sxm-pd1:1-dtp1"));
+    cJSON_Delete(out);
+}
+
 /* Issue 13's plan, as README.md and planner/README.md quote it. */
 static void test_plan_azure_readme(void)
 {
@@ -1235,6 +1266,7 @@ void suite_plan(void)
     RUN(test_plan_space_axes);
     RUN(test_plan_space_llama70b);
     RUN(test_plan_disagg_wins_and_loses);
+    RUN(test_plan_space_split);
     RUN(test_plan_azure_readme);
     RUN(test_plan_deepseek_readme);
     RUN(test_plan_deepseek_tp8_vs_ep8);
