@@ -11,6 +11,7 @@
  * with the reason.
  */
 #include "plan.h"
+#include "plan_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,11 +20,8 @@
 #include <sys/stat.h>
 
 #include "jsonio.h"
-#include "launch.h"
 #include "metrics.h"
 #include "model.h"
-#include "outfile.h"
-#include "paths.h"
 #include "scenario.h"
 #include "sweep.h"
 #include "workload.h"
@@ -49,30 +47,6 @@
 /* One size of a candidate's fleet search, in its "fleet_search" list. */
 static void fleet_point(cJSON *fs, uint32_t replicas, int pass, const SweepAgg *a);
 
-/* A candidate's verdict (plan_verdict_names): fails at the predicted
- * values, passes at them but not at the engine's error band's high end,
- * passes at both. */
-enum { PLAN_PASSES = 0, PLAN_WITHIN_ERROR, PLAN_FAILS };
-
-typedef struct Plan {
-    char name[400];              /* the file, in messages (room left for " (candidates[k])") */
-    cJSON *root;                 /* the plan (owned) */
-    const cJSON *base, *model, *slo, *candidates;
-    cJSON *traffic;              /* the whole traffic, "scale" applied (owned) */
-    cJSON *search_traffic;       /* its form for one replica's search (rate set per run; owned) */
-    cJSON *zero_traffic;         /* its first request alone: the zero-load check (owned) */
-    cJSON *space_cands;          /* "space" expanded, with any listed candidates (owned; candidates points here) */
-    uint32_t n_space;            /* candidates the space made */
-    char router[32];
-    uint32_t seeds, max_replicas, search_requests;
-    double tolerance, seed;
-    int pareto_metric;           /* the latency of the Pareto frontier: 0 ttft (default), 1 tpot, 2 e2e p99 */
-    double target_rate;          /* the traffic's mean arrival rate (the margin applied) */
-    double margin;               /* --margin: the traffic sized for is this many times the plan's (1) */
-    uint32_t traffic_requests;
-    char traffic_source[512];
-} Plan;
-
 static const char *const pareto_names[] = {"ttft", "tpot", "e2e", NULL};
 
 static void plan_free(Plan *p)
@@ -84,7 +58,7 @@ static void plan_free(Plan *p)
     cJSON_Delete(p->space_cands);
 }
 
-static void set_item(cJSON *o, const char *k, cJSON *v)
+void plan_set_item(cJSON *o, const char *k, cJSON *v)
 {
     if (cJSON_GetObjectItemCaseSensitive(o, k)) cJSON_ReplaceItemInObjectCaseSensitive(o, k, v);
     else cJSON_AddItemToObject(o, k, v);
@@ -109,12 +83,12 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
                 return err_set(e, "%s.scale: give \"scale\" (the trace x k) or \"time_scale\"/\"rate_per_s\", not both",
                                where);
             /* k times as fast: every arrival time x 1/k */
-            set_item(p->traffic, "time_scale", cJSON_CreateNumber(1.0 / scale));
+            plan_set_item(p->traffic, "time_scale", cJSON_CreateNumber(1.0 / scale));
         } else {
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(t, "rate_per_s");
             if (!cJSON_IsNumber(r))
                 return err_set(e, "%s.scale: a generator is scaled through its \"rate_per_s\", which it lacks", where);
-            set_item(p->traffic, "rate_per_s", cJSON_CreateNumber(r->valuedouble * scale));
+            plan_set_item(p->traffic, "rate_per_s", cJSON_CreateNumber(r->valuedouble * scale));
         }
     }
     /* a traffic without one arrival rate cannot be searched over rates */
@@ -155,7 +129,7 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
         const char *key = listed ? "limit" : "count";
         const cJSON *have = cJSON_GetObjectItemCaseSensitive(p->search_traffic, key);
         if (!cJSON_IsNumber(have) || have->valuedouble > p->search_requests)
-            set_item(p->search_traffic, key, cJSON_CreateNumber(p->search_requests));
+            plan_set_item(p->search_traffic, key, cJSON_CreateNumber(p->search_requests));
     }
     /* zero load: the first request alone */
     p->zero_traffic = cJSON_Duplicate(p->search_traffic, 1);
@@ -163,243 +137,7 @@ static int parse_traffic(Plan *p, const cJSON *t, Err *e)
     /* one request has no rate to rescale */
     if (listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "rate_per_s");
     if (listed) cJSON_DeleteItemFromObjectCaseSensitive(p->zero_traffic, "time_scale");
-    set_item(p->zero_traffic, listed ? "limit" : "count", cJSON_CreateNumber(1));
-    return 0;
-}
-
-/* ------------------------------------------------------------- the space */
-
-/* "space": {AXIS: [values], ...} -- every combination a candidate (issue
- * 37): hardware, tp, engine, max_num_batched_tokens, max_num_seqs (into the
- * engine's scheduler: token_budget, or max_num_tokens for a continuous
- * one; without an engine, into the base's scheduler), kv_dtype,
- * speculation and disagg (null: off), parallel (MoE: ep / attention_dp),
- * and a split as axes of its own: pd_ratio ("agg" or "P:D" prefill:decode
- * workers a replica), prefill_tp and decode_tp (each pool's TP; taken only
- * by split combinations, so "agg" appears once). */
-static const char *const space_axes[] = {"hardware", "tp", "engine", "max_num_batched_tokens", "max_num_seqs",
-                                          "kv_dtype", "speculation", "disagg", "parallel", "pd_ratio", "prefill_tp",
-                                          "decode_tp", NULL};
-#define PLAN_SPACE_MAX 512
-
-/* The engine file's scheduler kind is continuous (TensorRT-LLM): its
- * token limit is max_num_tokens. */
-static int engine_continuous(const char *engine)
-{
-    char path[4096];
-    Err e = {{0}};
-    if (!paths_resolve(path, sizeof path, "engine", "engines/", engine, &e)) return 0;
-    cJSON *root = jsonio_parse_file(path, &e);
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduler"), "kind");
-    int cont = cJSON_IsString(k) && !strcmp(k->valuestring, "continuous");
-    cJSON_Delete(root);
-    return cont;
-}
-
-static void name_part(char *nm, size_t n, const char *axis, const cJSON *v)
-{
-    size_t len = strlen(nm);
-    char part[96] = "";
-    if (cJSON_IsNull(v)) {
-        if (!strcmp(axis, "speculation")) snprintf(part, sizeof part, "nospec");
-        else if (!strcmp(axis, "disagg")) snprintf(part, sizeof part, "agg");
-        else snprintf(part, sizeof part, "no%s", axis);
-    } else if (cJSON_IsString(v)) {
-        snprintf(part, sizeof part, "%s", v->valuestring);
-    } else if (cJSON_IsNumber(v)) {
-        const char *pre = !strcmp(axis, "tp") ? "tp" : !strcmp(axis, "max_num_batched_tokens") ? "b"
-                        : !strcmp(axis, "max_num_seqs") ? "s" : "";
-        snprintf(part, sizeof part, "%s%.0f", pre, v->valuedouble);
-    } else if (!strcmp(axis, "speculation")) {
-        snprintf(part, sizeof part, "spec");
-    } else if (!strcmp(axis, "disagg")) {
-        const cJSON *pf = cJSON_GetObjectItemCaseSensitive(v, "prefill"), *dc = cJSON_GetObjectItemCaseSensitive(v, "decode");
-        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(pf, "replicas"), *dr = cJSON_GetObjectItemCaseSensitive(dc, "replicas");
-        const cJSON *pt = cJSON_GetObjectItemCaseSensitive(pf, "tp"), *dt = cJSON_GetObjectItemCaseSensitive(dc, "tp");
-        snprintf(part, sizeof part, "pd%.0f:%.0f", cJSON_IsNumber(pr) ? pr->valuedouble : 1,
-                 cJSON_IsNumber(dr) ? dr->valuedouble : 1);
-        if (cJSON_IsNumber(pt) || cJSON_IsNumber(dt)) {
-            size_t pl = strlen(part);
-            snprintf(part + pl, sizeof part - pl, "-tp%.0f:%.0f", cJSON_IsNumber(pt) ? pt->valuedouble : 0,
-                     cJSON_IsNumber(dt) ? dt->valuedouble : 0);
-        }
-    } else {
-        snprintf(part, sizeof part, "%s", axis);
-    }
-    snprintf(nm + len, n - len, "%s%s", len ? "-" : "", part);
-}
-
-static int parse_space(Plan *p, const cJSON *space, Err *e)
-{
-    char where[600];
-    jsonio_path(where, sizeof where, p->name, "space");
-    if (jsonio_expect_object(space, where, e) < 0 || jsonio_check_keys(space, where, space_axes, e) < 0) return -1;
-    const cJSON *ax[16];
-    int na = 0, dims[16];
-    uint64_t total = 1;
-    for (int i = 0; space_axes[i]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(space, space_axes[i]);
-        if (!v) continue;
-        char aw[700];
-        jsonio_path(aw, sizeof aw, where, space_axes[i]);
-        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1)
-            return err_set(e, "%s: expected a list of one or more values", aw);
-        ax[na] = v;
-        dims[na] = cJSON_GetArraySize(v);
-        total *= (uint64_t)dims[na];
-        na++;
-        if (total > PLAN_SPACE_MAX)
-            return err_set(e, "%s: more than %d combinations; fewer values per axis", where, PLAN_SPACE_MAX);
-    }
-    if (!na) return err_set(e, "%s: no axis (expected some of hardware, tp, engine, max_num_batched_tokens, "
-                               "max_num_seqs, kv_dtype, speculation, disagg, parallel, pd_ratio, prefill_tp, "
-                               "decode_tp)", where);
-    int has_pd = cJSON_GetObjectItemCaseSensitive(space, "pd_ratio") != NULL;
-    if (has_pd && cJSON_GetObjectItemCaseSensitive(space, "disagg"))
-        return err_set(e, "%s: \"pd_ratio\" and \"disagg\" both give the split; give one", where);
-    if (!has_pd && (cJSON_GetObjectItemCaseSensitive(space, "prefill_tp") || cJSON_GetObjectItemCaseSensitive(space, "decode_tp")))
-        return err_set(e, "%s: prefill_tp and decode_tp are the split's pools: give a \"pd_ratio\" axis too", where);
-    int idx[16] = {0};
-    uint32_t made = 0;
-    for (uint64_t n = 0; n < total; n++) {
-        cJSON *c = cJSON_CreateObject();
-        char nm[200] = "";
-        const char *engine = NULL;
-        cJSON *sched = NULL;
-        /* the split's axes: the ratio first decides whether the pools' TPs apply */
-        int pd_p = 0, pd_d = 0, ptp = 0, dtp = 0, dup = 0;
-        for (int a = 0; a < na; a++) {
-            const char *axis = ax[a]->string;
-            const cJSON *v = cJSON_GetArrayItem(ax[a], idx[a]);
-            char aw[700];
-            snprintf(aw, sizeof aw, "%s.%s[%d]", where, axis, idx[a]);
-            if (!strcmp(axis, "pd_ratio")) {
-                unsigned pp = 0, dd = 0;
-                char tail = 0;
-                if (cJSON_IsString(v) && !strcmp(v->valuestring, "agg")) continue;
-                if (!cJSON_IsString(v) || sscanf(v->valuestring, "%u:%u%c", &pp, &dd, &tail) != 2 || !pp || !dd ||
-                    pp > 64 || dd > 64) {
-                    cJSON_Delete(c);
-                    return err_set(e, "%s: expected \"agg\" or \"P:D\" (prefill and decode workers, 1 to 64)", aw);
-                }
-                pd_p = (int)pp;
-                pd_d = (int)dd;
-            } else if (!strcmp(axis, "prefill_tp") || !strcmp(axis, "decode_tp")) {
-                if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 64 || v->valuedouble != floor(v->valuedouble)) {
-                    cJSON_Delete(c);
-                    return err_set(e, "%s: expected a whole number 1 to 64", aw);
-                }
-                if (axis[0] == 'p') ptp = (int)v->valuedouble;
-                else dtp = (int)v->valuedouble;
-                dup |= idx[a] > 0; /* for an aggregated combination, a repeat */
-            }
-        }
-        if (has_pd && !pd_p && dup) {
-            cJSON_Delete(c);
-            goto next;
-        }
-        for (int a = 0; a < na; a++) {
-            const char *axis = ax[a]->string;
-            const cJSON *v = cJSON_GetArrayItem(ax[a], idx[a]);
-            int split_axis = !strcmp(axis, "pd_ratio") || !strcmp(axis, "prefill_tp") || !strcmp(axis, "decode_tp");
-            if (split_axis) {
-                char part[64] = "";
-                if (!strcmp(axis, "pd_ratio")) snprintf(part, sizeof part, pd_p ? "pd%d:%d" : "agg", pd_p, pd_d);
-                else if (pd_p && dims[a] > 1) snprintf(part, sizeof part, "%s%d", axis[0] == 'p' ? "ptp" : "dtp",
-                                                       axis[0] == 'p' ? ptp : dtp);
-                if (part[0]) {
-                    size_t l = strlen(nm);
-                    snprintf(nm + l, sizeof nm - l, "%s%s", l ? "-" : "", part);
-                }
-                continue;
-            }
-            if (dims[a] > 1 || !strcmp(axis, "hardware") || !strcmp(axis, "engine")) name_part(nm, sizeof nm, axis, v);
-            char aw[700];
-            snprintf(aw, sizeof aw, "%s.%s[%d]", where, axis, idx[a]);
-            if (!strcmp(axis, "hardware") || !strcmp(axis, "engine") || !strcmp(axis, "kv_dtype")) {
-                if (!cJSON_IsString(v)) {
-                    cJSON_Delete(c);
-                    cJSON_Delete(sched);
-                    return err_set(e, "%s: expected a name", aw);
-                }
-                if (!strcmp(axis, "engine")) engine = v->valuestring;
-                else if (!strcmp(axis, "hardware")) set_item(c, "hardware", cJSON_Duplicate(v, 1));
-                else {
-                    const cJSON *bk = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "kv") : NULL;
-                    cJSON *kv = cJSON_IsObject(bk) ? cJSON_Duplicate(bk, 1) : cJSON_CreateObject();
-                    set_item(kv, "dtype", cJSON_Duplicate(v, 1));
-                    set_item(c, "kv", kv);
-                }
-            } else if (!strcmp(axis, "tp") || !strcmp(axis, "max_num_batched_tokens") || !strcmp(axis, "max_num_seqs")) {
-                if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble)) {
-                    cJSON_Delete(c);
-                    cJSON_Delete(sched);
-                    return err_set(e, "%s: expected a whole number >= 1", aw);
-                }
-                if (!strcmp(axis, "tp")) {
-                    set_item(c, "tp", cJSON_Duplicate(v, 1));
-                } else {
-                    if (!sched) sched = cJSON_CreateObject();
-                    set_item(sched, !strcmp(axis, "max_num_seqs") ? "max_running" : "token_budget",
-                             cJSON_Duplicate(v, 1));
-                }
-            } else if (!cJSON_IsNull(v)) {
-                if (!cJSON_IsObject(v)) {
-                    cJSON_Delete(c);
-                    cJSON_Delete(sched);
-                    return err_set(e, "%s: expected an object or null (off)", aw);
-                }
-                set_item(c, axis, cJSON_Duplicate(v, 1));
-            }
-        }
-        if (sched) {
-            if (engine) {
-                /* the engine's own scheduler with these limits */
-                cJSON *tb = cJSON_DetachItemFromObjectCaseSensitive(sched, "token_budget");
-                if (tb) set_item(sched, engine_continuous(engine) ? "max_num_tokens" : "token_budget", tb);
-                cJSON *eo = cJSON_CreateObject();
-                cJSON_AddStringToObject(eo, "base", engine);
-                cJSON_AddItemToObject(eo, "scheduler", sched);
-                set_item(c, "engine", eo);
-            } else {
-                const cJSON *bs = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "scheduler") : NULL;
-                cJSON *full = cJSON_IsObject(bs) ? cJSON_Duplicate(bs, 1) : NULL;
-                if (!full) {
-                    cJSON_Delete(c);
-                    cJSON_Delete(sched);
-                    return err_set(e, "%s: max_num_batched_tokens / max_num_seqs need an engine axis or a "
-                                      "\"scheduler\" in \"base\"", where);
-                }
-                const cJSON *it;
-                cJSON_ArrayForEach(it, sched) set_item(full, it->string, cJSON_Duplicate(it, 1));
-                cJSON_Delete(sched);
-                set_item(c, "scheduler", full);
-            }
-        } else if (engine) {
-            set_item(c, "engine", cJSON_CreateString(engine));
-        }
-        if (pd_p) {
-            cJSON *d = cJSON_CreateObject(), *pf = cJSON_AddObjectToObject(d, "prefill"),
-                  *dc = cJSON_AddObjectToObject(d, "decode");
-            cJSON_AddNumberToObject(pf, "replicas", pd_p);
-            cJSON_AddNumberToObject(dc, "replicas", pd_d);
-            if (ptp) cJSON_AddNumberToObject(pf, "tp", ptp);
-            if (dtp) cJSON_AddNumberToObject(dc, "tp", dtp);
-            set_item(c, "disagg", d);
-        }
-        if (!nm[0]) snprintf(nm, sizeof nm, "c%llu", (unsigned long long)n + 1);
-        nm[63] = '\0';
-        cJSON_AddStringToObject(c, "name", nm);
-        cJSON_AddItemToArray(p->space_cands, c);
-        made++;
-    next:
-        /* the next combination (the last axis fastest) */
-        for (int a = na - 1; a >= 0; a--) {
-            if (++idx[a] < dims[a]) break;
-            idx[a] = 0;
-        }
-    }
-    p->n_space = made;
+    plan_set_item(p->zero_traffic, listed ? "limit" : "count", cJSON_CreateNumber(1));
     return 0;
 }
 
@@ -450,7 +188,7 @@ static int parse_plan(Plan *p, const char *text, const char *name, double margin
     if (space) {
         /* the listed candidates first, then every combination of the axes */
         p->space_cands = p->candidates ? cJSON_Duplicate(p->candidates, 1) : cJSON_CreateArray();
-        if (parse_space(p, space, e) < 0) return -1;
+        if (plan_space_parse(p, space, e) < 0) return -1;
         p->candidates = p->space_cands;
     }
     int i = 0;
@@ -510,31 +248,31 @@ static int parse_plan(Plan *p, const char *text, const char *name, double margin
 /* The scenario of candidate k with `units` replicas (units = 0: as
  * given, one replica), `traffic`, and optionally an unbounded KV pool for
  * the memory check. */
-static cJSON *candidate_scenario(const Plan *p, const cJSON *c, const cJSON *traffic, uint32_t units, int unbounded)
+cJSON *plan_candidate_scenario(const Plan *p, const cJSON *c, const cJSON *traffic, uint32_t units, int unbounded)
 {
     cJSON *s = p->base ? cJSON_Duplicate(p->base, 1) : cJSON_CreateObject();
-    if (p->model) set_item(s, "model", cJSON_Duplicate(p->model, 1));
+    if (p->model) plan_set_item(s, "model", cJSON_Duplicate(p->model, 1));
     const cJSON *it;
     int has_engine = 0, has_sched = 0;
     cJSON_ArrayForEach(it, c) {
         if (!strcmp(it->string, "name") || !strcmp(it->string, "description")) continue;
         has_engine |= !strcmp(it->string, "engine");
         has_sched |= !strcmp(it->string, "scheduler");
-        set_item(s, it->string, cJSON_Duplicate(it, 1));
+        plan_set_item(s, it->string, cJSON_Duplicate(it, 1));
     }
     /* an engine brings its own scheduler unless the candidate names one */
     if (has_engine && !has_sched) cJSON_DeleteItemFromObjectCaseSensitive(s, "scheduler");
-    set_item(s, "name", cJSON_CreateString(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring));
-    set_item(s, "workload", cJSON_Duplicate(traffic, 1));
-    set_item(s, "slo", cJSON_Duplicate(p->slo, 1));
-    set_item(s, "seed", cJSON_CreateNumber(p->seed));
+    plan_set_item(s, "name", cJSON_CreateString(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring));
+    plan_set_item(s, "workload", cJSON_Duplicate(traffic, 1));
+    plan_set_item(s, "slo", cJSON_Duplicate(p->slo, 1));
+    plan_set_item(s, "seed", cJSON_CreateNumber(p->seed));
     if (unbounded) {
         cJSON *kv = cJSON_GetObjectItemCaseSensitive(s, "kv");
         if (!cJSON_IsObject(kv)) {
             kv = cJSON_CreateObject();
-            set_item(s, "kv", kv);
+            plan_set_item(s, "kv", kv);
         }
-        set_item(kv, "unbounded", cJSON_CreateTrue());
+        plan_set_item(kv, "unbounded", cJSON_CreateTrue());
     }
     if (units > 0) {
         cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "disagg");
@@ -544,18 +282,18 @@ static cJSON *candidate_scenario(const Plan *p, const cJSON *c, const cJSON *tra
                 cJSON *pool = cJSON_GetObjectItemCaseSensitive(d, side[k]);
                 if (!cJSON_IsObject(pool)) {
                     pool = cJSON_CreateObject();
-                    set_item(d, side[k], pool);
+                    plan_set_item(d, side[k], pool);
                 }
                 const cJSON *r = cJSON_GetObjectItemCaseSensitive(pool, "replicas");
                 double n = cJSON_IsNumber(r) ? r->valuedouble : 1;
-                set_item(pool, "replicas", cJSON_CreateNumber(n * units));
+                plan_set_item(pool, "replicas", cJSON_CreateNumber(n * units));
             }
-            set_item(d, "router", cJSON_CreateString(p->router));
+            plan_set_item(d, "router", cJSON_CreateString(p->router));
         } else {
             cJSON *cl = cJSON_CreateObject();
             cJSON_AddNumberToObject(cl, "replicas", units);
             cJSON_AddStringToObject(cl, "router", p->router);
-            set_item(s, "cluster", cl);
+            plan_set_item(s, "cluster", cl);
         }
     }
     return s;
@@ -661,7 +399,7 @@ static int fleet_run(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, 
 static int fleet_run_at(const Plan *p, const cJSON *c, uint32_t k, uint32_t units, double scale, SweepAgg *a,
                         Err *e)
 {
-    cJSON *s = candidate_scenario(p, c, p->traffic, units, 0);
+    cJSON *s = plan_candidate_scenario(p, c, p->traffic, units, 0);
     SweepBase b;
     char nm[sizeof b.name];
     cand_name(p, k, nm, sizeof nm);
@@ -847,7 +585,7 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
 
     /* 1. memory, from the scenario with a what-if unbounded pool (so that
      * a deployment without room for KV loads and can be described) */
-    cJSON *probe = candidate_scenario(p, c, p->traffic, 0, 1);
+    cJSON *probe = plan_candidate_scenario(p, c, p->traffic, 0, 1);
     char *text = cJSON_PrintUnformatted(probe);
     cJSON_Delete(probe);
     Scenario s;
@@ -883,7 +621,7 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
      * candidate that misses the SLO there misses it at every rate (issue
      * 37: pruned before the rate search) */
     {
-        cJSON *zs = candidate_scenario(p, c, p->zero_traffic, 0, 0);
+        cJSON *zs = plan_candidate_scenario(p, c, p->zero_traffic, 0, 0);
         char *zt = cJSON_PrintUnformatted(zs);
         cJSON_Delete(zs);
         SweepRun zr;
@@ -906,7 +644,7 @@ static char *cand_job(void *ctx, uint32_t k, Err *e)
     /* 3. one replica's sustainable rate: bracket from the target rate,
      * then bisection */
     {
-        cJSON *ss = candidate_scenario(p, c, p->search_traffic, 0, 0);
+        cJSON *ss = plan_candidate_scenario(p, c, p->search_traffic, 0, 0);
         if (sweep_base_from_json(&sb, ss, nm, e) < 0) goto fail;
     }
     ev = (SweepEval){.base = &sb, .seeds = p->seeds, .par = {.workers = 1}};
@@ -1124,7 +862,7 @@ fail:
 
 /* ------------------------------------------------------------- ranking */
 
-static double num(const cJSON *o, const char *k)
+double plan_num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
@@ -1133,12 +871,12 @@ static double num(const cJSON *o, const char *k)
 static double latency_of(const cJSON *c, int metric)
 {
     static const char *const k[] = {"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"};
-    return num(cJSON_GetObjectItemCaseSensitive(c, "fleet"), k[metric]);
+    return plan_num(cJSON_GetObjectItemCaseSensitive(c, "fleet"), k[metric]);
 }
 
-static int ranked(const cJSON *c)
+int plan_ranked(const cJSON *c)
 {
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && isfinite(num(c, "usd_per_1m_good_tokens"));
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && isfinite(plan_num(c, "usd_per_1m_good_tokens"));
 }
 
 static void rank(const Plan *p, cJSON *out, cJSON *cands)
@@ -1146,10 +884,10 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
     const cJSON *best = NULL;
     cJSON *c;
     cJSON_ArrayForEach(c, cands) {
-        if (!ranked(c)) continue;
-        double x = num(c, "usd_per_1m_good_tokens");
-        if (!best || x < num(best, "usd_per_1m_good_tokens") ||
-            (x == num(best, "usd_per_1m_good_tokens") && num(c, "usd_per_hour") < num(best, "usd_per_hour")))
+        if (!plan_ranked(c)) continue;
+        double x = plan_num(c, "usd_per_1m_good_tokens");
+        if (!best || x < plan_num(best, "usd_per_1m_good_tokens") ||
+            (x == plan_num(best, "usd_per_1m_good_tokens") && plan_num(c, "usd_per_hour") < plan_num(best, "usd_per_hour")))
             best = c;
     }
     /* the Pareto frontier: no other feasible candidate is at least as
@@ -1159,13 +897,13 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
     int *on = xcalloc((size_t)(n ? n : 1), sizeof *on);
     int i = 0;
     cJSON_ArrayForEach(c, cands) {
-        if (ranked(c) && isfinite(latency_of(c, p->pareto_metric))) {
-            double cx = num(c, "usd_per_1m_good_tokens"), lx = latency_of(c, p->pareto_metric);
+        if (plan_ranked(c) && isfinite(latency_of(c, p->pareto_metric))) {
+            double cx = plan_num(c, "usd_per_1m_good_tokens"), lx = latency_of(c, p->pareto_metric);
             int dominated = 0;
             const cJSON *d;
             cJSON_ArrayForEach(d, cands) {
-                if (d == c || !ranked(d)) continue;
-                double cy = num(d, "usd_per_1m_good_tokens"), ly = latency_of(d, p->pareto_metric);
+                if (d == c || !plan_ranked(d)) continue;
+                double cy = plan_num(d, "usd_per_1m_good_tokens"), ly = latency_of(d, p->pareto_metric);
                 if (cy <= cx && ly <= lx && (cy < cx || ly < lx)) dominated = 1;
             }
             on[i] = !dominated;
@@ -1178,8 +916,8 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
         double pc = INFINITY;
         i = 0;
         cJSON_ArrayForEach(c, cands) {
-            if (on[i] == 1 && num(c, "usd_per_1m_good_tokens") < pc) {
-                pc = num(c, "usd_per_1m_good_tokens");
+            if (on[i] == 1 && plan_num(c, "usd_per_1m_good_tokens") < pc) {
+                pc = plan_num(c, "usd_per_1m_good_tokens");
                 pick = i;
             }
             i++;
@@ -1197,33 +935,33 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
         const char *nm = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"))) {
             snprintf(why, sizeof why, "infeasible: %s", cJSON_GetObjectItemCaseSensitive(c, "reason")->valuestring);
-        } else if (!ranked(c)) {
+        } else if (!plan_ranked(c)) {
             snprintf(why, sizeof why, "no good tokens in the fleet run: cannot be priced per good token");
         } else if (c == best && cJSON_GetObjectItemCaseSensitive(c, "attention_dp")) {
             /* a MoE layout: the replica is tp x attention DP GPUs */
             snprintf(why, sizeof why, "recommended: the cheapest feasible per good token, $%.4f per 1M good output "
                                       "tokens (%.0f x %.0f %s: tp %.0f x attention DP %.0f, EP %.0f, MoE-TP %.0f; "
-                                      "$%.2f/h; one replica sustains %.3f req/s)", num(c, "usd_per_1m_good_tokens"),
-                     num(c, "replicas"), num(c, "gpus_per_replica"),
-                     cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, num(c, "tp"),
-                     num(c, "attention_dp"), num(c, "ep"), num(c, "moe_tp"), num(c, "usd_per_hour"),
-                     num(c, "max_rate_per_replica"));
+                                      "$%.2f/h; one replica sustains %.3f req/s)", plan_num(c, "usd_per_1m_good_tokens"),
+                     plan_num(c, "replicas"), plan_num(c, "gpus_per_replica"),
+                     cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, plan_num(c, "tp"),
+                     plan_num(c, "attention_dp"), plan_num(c, "ep"), plan_num(c, "moe_tp"), plan_num(c, "usd_per_hour"),
+                     plan_num(c, "max_rate_per_replica"));
         } else if (c == best) {
             snprintf(why, sizeof why, "recommended: the cheapest feasible per good token, $%.4f per 1M good output "
-                                      "tokens (%.0f x %s tp %.0f, $%.2f/h)", num(c, "usd_per_1m_good_tokens"),
-                     num(c, "replicas"), cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, num(c, "tp"),
-                     num(c, "usd_per_hour"));
+                                      "tokens (%.0f x %s tp %.0f, $%.2f/h)", plan_num(c, "usd_per_1m_good_tokens"),
+                     plan_num(c, "replicas"), cJSON_GetObjectItemCaseSensitive(c, "hardware")->valuestring, plan_num(c, "tp"),
+                     plan_num(c, "usd_per_hour"));
         } else {
-            double cb = num(best, "usd_per_1m_good_tokens"), cx = num(c, "usd_per_1m_good_tokens");
+            double cb = plan_num(best, "usd_per_1m_good_tokens"), cx = plan_num(c, "usd_per_1m_good_tokens");
             int len = snprintf(why, sizeof why, "$%.4f per 1M good output tokens, %.1f%% more than %s ($%.2f/h for "
                                                 "%.0f replicas vs $%.2f/h)", cx, (cx / cb - 1) * 100,
-                               cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring, num(c, "usd_per_hour"),
-                               num(c, "replicas"), num(best, "usd_per_hour"));
+                               cJSON_GetObjectItemCaseSensitive(best, "name")->valuestring, plan_num(c, "usd_per_hour"),
+                               plan_num(c, "replicas"), plan_num(best, "usd_per_hour"));
             if ((cJSON_GetObjectItemCaseSensitive(c, "attention_dp") ||
                  cJSON_GetObjectItemCaseSensitive(best, "attention_dp")) &&
                 len > 0 && (size_t)len < sizeof why)
                 len += snprintf(why + len, sizeof why - (size_t)len, "; one replica sustains %.3f req/s vs %.3f",
-                                num(c, "max_rate_per_replica"), num(best, "max_rate_per_replica"));
+                                plan_num(c, "max_rate_per_replica"), plan_num(best, "max_rate_per_replica"));
             if (on[i] == 2 && len > 0 && (size_t)len < sizeof why)
                 snprintf(why + len, sizeof why - (size_t)len, "; on the Pareto frontier: %s %.3f s vs %.3f s",
                          lat_name[p->pareto_metric], latency_of(c, p->pareto_metric),
@@ -1240,118 +978,6 @@ static void rank(const Plan *p, cJSON *out, cJSON *cands)
     const cJSON *bv = best ? cJSON_GetObjectItemCaseSensitive(best, "verdict") : NULL;
     cJSON_AddStringToObject(out, "verdict", cJSON_IsString(bv) ? bv->valuestring : plan_verdict_names[PLAN_FAILS]);
     cJSON_AddItemToObject(out, "pareto", front);
-}
-
-/* A candidate's name as a file name: letters, digits, '.', '_', '-' kept,
- * anything else '_' (names are user text). */
-static void safe_name(const char *in, char *out, size_t n)
-{
-    size_t k = 0;
-    if (in[0] == '.' || !in[0]) out[k++] = 'c';
-    for (; *in && k + 1 < n; in++)
-        out[k++] = (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *in) && *in)
-                       ? *in : '_';
-    out[k] = '\0';
-}
-
-/* A relative path the scenario names, made absolute from the plan's
- * directory, so the emitted scenario runs from anywhere. */
-static int absolute_key(cJSON *obj, const char *key, const char *base_dir, const char *kind, const char *sub,
-                        const char *where, Err *e)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsString(v) || v->valuestring[0] == '/') return 0;
-    size_t len = strlen(v->valuestring);
-    char path[4096], abs_path[4096];
-    if (!strcmp(key, "trace")) {
-        if (workload_resolve(base_dir, v->valuestring, where, path, sizeof path, e) < 0) return -1;
-    } else {
-        if (len < 5 || strcmp(v->valuestring + len - 5, ".json")) return 0; /* a bundled name */
-        if (!paths_resolve_in(path, sizeof path, kind, sub, v->valuestring, base_dir, e)) return -1;
-    }
-    if (paths_absolute(path, abs_path, sizeof abs_path, e) < 0) return err_prefix(e, "%s", where);
-    set_item(obj, key, cJSON_CreateString(abs_path));
-    return 0;
-}
-
-/* plan --emit DIR (issue 37): each feasible candidate, cheapest per good
- * token first, as DIR/NAME.json -- the scenario of its confirmed fleet,
- * which `servesim run` reproduces (its first seed) -- and DIR/NAME.sh, its
- * engine's launch commands (launch.h); DIR/ranking.txt lists them. */
-static int plan_emit(const Plan *p, const cJSON *out, const char *dir, Err *e)
-{
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return err_set(e, "--emit %s: %s", dir, strerror(errno));
-    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(out, "candidates");
-    int n = cJSON_GetArraySize(cands);
-    int *order = xcalloc((size_t)(n ? n : 1), sizeof *order), m = 0;
-    for (int i = 0; i < n; i++)
-        if (ranked(cJSON_GetArrayItem(cands, i))) order[m++] = i;
-    /* cheapest per good token first (ties: the lower $/h, then plan order) */
-    for (int i = 1; i < m; i++)
-        for (int j = i; j > 0; j--) {
-            const cJSON *a = cJSON_GetArrayItem(cands, order[j - 1]), *b = cJSON_GetArrayItem(cands, order[j]);
-            double ca = num(a, "usd_per_1m_good_tokens"), cb = num(b, "usd_per_1m_good_tokens");
-            if (cb < ca || (cb == ca && num(b, "usd_per_hour") < num(a, "usd_per_hour"))) {
-                int t = order[j];
-                order[j] = order[j - 1];
-                order[j - 1] = t;
-            }
-        }
-    char base_dir[1024], rk[4096];
-    workload_base_dir(p->name, base_dir, sizeof base_dir);
-    snprintf(rk, sizeof rk, "%s/ranking.txt", dir);
-    OutFile ro;
-    FILE *rf = outfile_open(&ro, rk, e);
-    if (!rf) {
-        free(order);
-        return -1;
-    }
-    fprintf(rf, "# servesim plan %s --emit: feasible candidates, cheapest per good token first\n"
-                "# rank  name  replicas  $/1M good tokens  files\n", p->name);
-    int rc = 0;
-    char **used = xcalloc((size_t)(m ? m : 1), sizeof *used);
-    for (int r = 0; r < m && rc == 0; r++) {
-        int k = order[r];
-        const cJSON *row = cJSON_GetArrayItem(cands, k), *c = cJSON_GetArrayItem(p->candidates, k);
-        char nm[200], file[4096], where[700];
-        safe_name(cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring, nm, sizeof nm);
-        for (int q = 0; q < r; q++)
-            if (!strcmp(used[q], nm)) {
-                size_t l = strlen(nm);
-                snprintf(nm + (l < 180 ? l : 180), sizeof nm - (l < 180 ? l : 180), "-%d", k + 1);
-                break;
-            }
-        used[r] = xstrdup(nm);
-        uint32_t units = (uint32_t)num(row, "replicas");
-        cJSON *sc = candidate_scenario(p, c, p->traffic, units, 0);
-        snprintf(where, sizeof where, "%s (candidates[%d])", p->name, k);
-        cJSON *wl = cJSON_GetObjectItemCaseSensitive(sc, "workload");
-        rc = absolute_key(wl, "trace", base_dir, "trace", "", where, e);
-        if (rc == 0) rc = absolute_key(sc, "model", base_dir, "model", "", where, e);
-        if (rc == 0) rc = absolute_key(sc, "hardware", base_dir, "hardware", "hardware/", where, e);
-        if (rc == 0) rc = absolute_key(sc, "engine", base_dir, "engine", "engines/", where, e);
-        snprintf(file, sizeof file, "%s/%s.json", dir, nm);
-        if (rc == 0) rc = jsonio_write_file(sc, file, 1, e);
-        char *text = rc == 0 ? cJSON_Print(sc) : NULL;
-        Scenario s;
-        if (rc == 0 && (rc = scenario_load_text(text, file, 0, 0, &s, e)) == 0) {
-            rc = launch_write(dir, nm, sc, &s, e);
-            scenario_free(&s);
-        }
-        free(text);
-        cJSON_Delete(sc);
-        if (rc == 0)
-            fprintf(rf, "%d  %s  %u  %.4f  %s.json %s.sh\n", r + 1, nm, units, num(row, "usd_per_1m_good_tokens"), nm,
-                    nm);
-    }
-    for (int r = 0; r < m; r++) free(used[r]);
-    free(used);
-    free(order);
-    if (rc < 0) {
-        outfile_abort(&ro);
-        return -1;
-    }
-    return outfile_commit(&ro, e);
 }
 
 cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
@@ -1417,160 +1043,3 @@ cJSON *plan_run(const char *text, const char *name, const PlanOpts *o, Err *e)
     return out;
 }
 
-/* ------------------------------------------------------------ the table */
-
-/* A candidate's verdict as the table shows it: a verdict without a band
- * judged the predicted values only, and says so. */
-static const char *verdict_label(const cJSON *c, char *buf, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "verdict");
-    int no_band = !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "error_band"));
-    int feasible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
-    snprintf(buf, n, "%s%s", cJSON_IsString(v) ? v->valuestring : "?", no_band && feasible ? " (no error band)" : "");
-    return buf;
-}
-
-void plan_print(FILE *f, const cJSON *out)
-{
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(out, "traffic");
-    fprintf(f, "servesim plan: %s\n", cJSON_GetObjectItemCaseSensitive(out, "name")->valuestring);
-    fprintf(f, "  traffic: %s: %.0f requests at %.3f req/s",
-            cJSON_GetObjectItemCaseSensitive(tr, "source")->valuestring, num(tr, "requests"), num(tr, "rate_per_s"));
-    if (num(tr, "margin") != 1) fprintf(f, " (--margin %g: sized for %g x the plan's traffic)", num(tr, "margin"),
-                                        num(tr, "margin"));
-    fputc('\n', f);
-    const cJSON *slo = cJSON_GetObjectItemCaseSensitive(out, "slo");
-    const cJSON *se = cJSON_GetObjectItemCaseSensitive(out, "search");
-    double pct = num(slo, "percentile");
-    if (isnan(pct)) pct = METRICS_DEFAULT_PERCENTILE;
-    static const char *const keys[] = {"ttft_ms", "tpot_ms", "itl_max_ms", "e2e_ms"};
-    static const char *const label[] = {"TTFT", "TPOT", "max ITL", "E2E"};
-    fprintf(f, "  SLO:");
-    const char *sep = " ";
-    for (int k = 0; k < 4; k++)
-        if (!isnan(num(slo, keys[k]))) {
-            fprintf(f, "%sp%g %s <= %g ms", sep, pct, label[k], num(slo, keys[k]));
-            sep = ", ";
-        }
-    if (!isnan(num(slo, "attainment"))) fprintf(f, "%sattainment >= %g%%", sep, num(slo, "attainment") * 100);
-    if (cJSON_GetObjectItemCaseSensitive(slo, "classes")) fprintf(f, " (and per-class targets)");
-    fprintf(f, "; %.0f seed%s; the first %.0f requests for one replica's search; fleets behind %s routers\n",
-            num(se, "seeds"), num(se, "seeds") == 1 ? "" : "s", num(se, "requests"),
-            cJSON_GetObjectItemCaseSensitive(out, "router")->valuestring);
-    /* the band columns when any candidate has an engine band */
-    int banded = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates"))
-        banded |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "fleet"),
-                                                                  "ttft_p99_band_s"));
-    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(out, "space");
-    if (sp) {
-        fprintf(f, "  space: %.0f candidates, every combination of", num(sp, "candidates"));
-        const cJSON *ax;
-        int first = 1;
-        cJSON_ArrayForEach(ax, cJSON_GetObjectItemCaseSensitive(sp, "axes")) {
-            fprintf(f, "%s%s", first ? " " : " x ", ax->valuestring);
-            first = 0;
-        }
-        fputc('\n', f);
-    }
-    /* the name column as wide as the longest name */
-    int w = 18;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
-        int l = (int)strlen(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring);
-        if (l > w) w = l;
-    }
-    fprintf(f, "\n  %-*s %-9s %13s %8s %6s %9s %13s %11s", w, "candidate", "feasible", "max rate/rep", "replicas",
-            "GPUs", "$/h", "$/1M good tok", "p99 TTFT ms");
-    if (banded) fprintf(f, " %19s", "model error ms");
-    fprintf(f, " %11s", "p99 TPOT ms");
-    if (banded) fprintf(f, " %15s", "model error ms");
-    fprintf(f, " %9s  %s\n", "p99 E2E s", "verdict");
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
-        const char *nm = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
-        int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"));
-        char verdict[96];
-        verdict_label(c, verdict, sizeof verdict);
-        fprintf(f, "  %-*s %-9s", w, nm, ok ? "yes" : "no");
-        if (!ok) {
-            fprintf(f, " %13s %8s %6s %9s %13s %11s", "-", "", "", "", "", "");
-            if (banded) fprintf(f, " %19s", "");
-            fprintf(f, " %11s", "");
-            if (banded) fprintf(f, " %15s", "");
-            fprintf(f, " %9s  %s\n", "", verdict);
-            continue;
-        }
-        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(c, "fleet");
-        fprintf(f, " %8.3f%s/s %8.0f %6g %9.2f %13.4f %11.1f", num(c, "max_rate_per_replica"),
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "max_rate_is_lower_bound")) ? "+" : " ",
-                num(c, "replicas"), num(c, "gpus"), num(c, "usd_per_hour"), num(c, "usd_per_1m_good_tokens"),
-                num(fl, "ttft_p99_s") * 1e3);
-        const cJSON *tb = cJSON_GetObjectItemCaseSensitive(fl, "ttft_p99_band_s");
-        const cJSON *pb = cJSON_GetObjectItemCaseSensitive(fl, "tpot_p99_band_s");
-        char cell[64];
-        if (banded) {
-            if (tb) snprintf(cell, sizeof cell, "%.1f .. %.1f", num(tb, "low") * 1e3, num(tb, "high") * 1e3);
-            else snprintf(cell, sizeof cell, "-");
-            fprintf(f, " %19s", cell);
-        }
-        fprintf(f, " %11.2f", num(fl, "tpot_p99_s") * 1e3);
-        if (banded) {
-            if (pb) snprintf(cell, sizeof cell, "%.2f .. %.2f", num(pb, "low") * 1e3, num(pb, "high") * 1e3);
-            else snprintf(cell, sizeof cell, "-");
-            fprintf(f, " %15s", cell);
-        }
-        fprintf(f, " %9.3f  %s\n", num(fl, "e2e_p99_s"), verdict);
-    }
-    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(out, "recommended");
-    const cJSON *best = NULL;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates"))
-        if (cJSON_IsString(rec) && !strcmp(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring, rec->valuestring))
-            best = c;
-    char bv[96];
-    if (best) fprintf(f, "\n  recommended: %s: %s\n", rec->valuestring, verdict_label(best, bv, sizeof bv));
-    else fprintf(f, "\n  recommended: none (no feasible candidate)\n");
-    fprintf(f, "  Pareto frontier ($ per 1M good tokens vs p99 %s):",
-            cJSON_GetObjectItemCaseSensitive(out, "pareto_latency")->valuestring);
-    const cJSON *x;
-    int first = 1;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(out, "pareto")) {
-        fprintf(f, "%s %s", first ? "" : ",", x->valuestring);
-        first = 0;
-    }
-    fprintf(f, "%s\n", first ? " none" : "");
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(out, "candidates")) {
-        fprintf(f, "  %s: %s\n", cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
-                cJSON_GetObjectItemCaseSensitive(c, "why")->valuestring);
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "verdict");
-        const cJSON *vw = cJSON_GetObjectItemCaseSensitive(c, "verdict_why");
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && cJSON_IsString(v) && cJSON_IsString(vw))
-            fprintf(f, "    verdict: %s: %s\n", v->valuestring, vw->valuestring);
-        const cJSON *fb = cJSON_GetObjectItemCaseSensitive(c, "fleet_fail_below");
-        if (fb)
-            fprintf(f, "    fleet: %.0f replicas pass, %.0f fail (%s); %d fleet runs\n", num(c, "replicas"),
-                    num(fb, "replicas"), cJSON_GetObjectItemCaseSensitive(fb, "miss")->valuestring,
-                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "fleet_search")));
-        else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible")) && num(c, "replicas") == 1)
-            fprintf(f, "    fleet: 1 replica passes (the smallest fleet)\n");
-        const cJSON *bd = cJSON_GetObjectItemCaseSensitive(c, "binding");
-        if (bd) {
-            const char *bc = cJSON_GetObjectItemCaseSensitive(bd, "constraint")->valuestring;
-            if (!strcmp(bc, "attainment"))
-                fprintf(f, "    binding: attainment %.1f%% of the %.1f%% target", 100 * num(bd, "value"),
-                        100 * num(bd, "target"));
-            else
-                fprintf(f, "    binding: %s %.2f ms of %g ms (%.1f%% below the limit)", bc, 1e3 * num(bd, "value_s"),
-                        1e3 * num(bd, "target_s"), 100 * num(bd, "slack"));
-            const cJSON *hr = cJSON_GetObjectItemCaseSensitive(c, "headroom");
-            const cJSON *hf = cJSON_GetObjectItemCaseSensitive(hr, "traffic_scale_fails");
-            if (cJSON_IsNumber(hf))
-                fprintf(f, "; headroom: passes at %.2fx the traffic, fails at %.2fx\n",
-                        num(hr, "traffic_scale_passes"), hf->valuedouble);
-            else
-                fprintf(f, "; headroom: passes at %.2fx the traffic (the search stops there)\n",
-                        num(hr, "traffic_scale_passes"));
-        }
-        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
-            fprintf(f, "    warning: %s\n", x->valuestring);
-    }
-}

@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "rng.h"
+
 typedef enum {
     REQ_PENDING = 0, /* not yet arrived */
     REQ_QUEUED,      /* arrived, waiting for admission */
@@ -159,11 +161,7 @@ static inline int request_has_ids(const Request *r)
 static inline uint32_t request_token_id(const Request *r, uint32_t p)
 {
     if (r->token_ids) return r->token_ids[p];
-    uint64_t key = p < r->synth_shared ? REQ_SYNTH_SHARED_KEY : r->synth_key;
-    uint64_t z = key + 0x9E3779B97F4A7C15ULL * ((uint64_t)p + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (uint32_t)((z ^ (z >> 31)) >> 33);
+    return (uint32_t)(rng_mix(p < r->synth_shared ? REQ_SYNTH_SHARED_KEY : r->synth_key, p) >> 33);
 }
 
 /* Prompt (or recompute) tokens still to prefill; 0 once decoding, also for
