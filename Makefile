@@ -20,7 +20,7 @@
 CC      ?= cc
 PKGS    := gsl libcjson lua5.4
 # gnuplot-nox: servesim plot; its gnuplot has the pngcairo and svg terminals (no X needed)
-DEB_PKGS := build-essential pkg-config libgsl-dev libcjson-dev liblua5.4-dev gnuplot-nox
+DEB_PKGS := build-essential pkg-config libgsl-dev libcjson-dev liblua5.4-dev gnuplot-nox time
 
 # MPI=1: OpenMPI's compiler wrapper and its own build directory, so the two
 # builds never mix objects; ./servesim is relinked whenever the mode changes
@@ -239,6 +239,10 @@ bench: deps
 	./servesim bench --scenario workloads/bench_azure_conv.json
 	./servesim bench --scenario workloads/bench_azure_conv.json --exact-stats
 	@for n in $(BENCH_SIZES); do echo "./servesim bench --requests $$n"; ./servesim bench --requests $$n || exit 1; done
+	@for n in $(BENCH_SIZES); do \
+	  ./servesim run --print-default | sed "s/\"count\": 2000,/\"count\": $$n,/" > build/bench_default_$$n.json; \
+	  /usr/bin/time -f "servesim run of the default scenario, $$n requests, no flag: %e s wall, %U s user, %M KB peak RSS" \
+	    ./servesim run build/bench_default_$$n.json --quiet || exit 1; done
 	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
 	  TIMEFORMAT="azure conv trace, whole process, --json summary + requests: %R s wall, %U s user"; \

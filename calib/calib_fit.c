@@ -644,7 +644,7 @@ static int calib_fit_pass(int kind, const FitRow *rows, const size_t *use, size_
     /* max() makes the problem multi-modal: solve from both starts and keep
      * the better end point. */
     int rc = calib_fit_solve(&fp, fp.x0, x, e);
-    Err e2 = {{0}};
+    Err e2 = {0};
     if (calib_fit_solve(&fp, fp.x1, xb, &e2) == 0 && (rc < 0 || calib_fit_cost(&fp, xb) < calib_fit_cost(&fp, x))) {
         memcpy(x, xb, (size_t)fp.p * sizeof *x);
         rc = 0;
@@ -670,7 +670,7 @@ static int calib_fit_pass(int kind, const FitRow *rows, const size_t *use, size_
             double *x2 = xcalloc((size_t)f2.p, sizeof *x2);
             /* Same knots unless the dropped rows set a range end. */
             int same = f2.p == fp.p;
-            Err e3 = {{0}};
+            Err e3 = {0};
             /* A refit that diverges keeps the first pass (stored above). */
             if (calib_fit_solve(&f2, same ? x : NULL, x2, &e3) == 0) *wild = calib_fit_store(&f2, x2, op);
             else *n_out = 0;
@@ -731,7 +731,7 @@ static int calib_fit_once(int kind, const FitRow *rows, const size_t *use, size_
     if (!wild) return 0;
     ProfOp *again = xmalloc(sizeof *again);
     int out2 = 0;
-    Err e2 = {{0}};
+    Err e2 = {0};
     if (calib_fit_pass(kind, rows, use, n, peak, bw, 100 * FIT_RIDGE, again, &out2, &wild, &e2) == 0 &&
         calib_fit_median_err(again, rows, use, n) < calib_fit_median_err(op, rows, use, n)) {
         *op = *again;

@@ -217,7 +217,7 @@ int calib_quality_profiles_print(FILE *f)
         for (int g = 0; engines[g]; g++) {
             char name[64];
             snprintf(name, sizeof name, "%s-%s", hws[h], engines[g]);
-            Err e = {{0}};
+            Err e = {0};
             if (profile_load(name, p, &e) < 0) {
                 fprintf(f, "  %-22s not loaded: %s\n", name, e.msg);
                 continue;

@@ -180,7 +180,7 @@ static int calibcmd_run(const CalibArgs *a)
         o.max_m = (double)v;
     }
     o.log = a->quiet ? NULL : stdout;
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc m;
     if (model_load(a->model, &m, &e) < 0) return calibcmd_fail(&e);
     if (mkdir(a->out, 0777) != 0 && errno != EEXIST) {
@@ -206,7 +206,7 @@ static int calibcmd_run(const CalibArgs *a)
 static int calibcmd_check(const CalibArgs *a)
 {
     if (a->npos) return calibcmd_bad("unexpected argument", a->pos[0]);
-    Err e = {{0}};
+    Err e = {0};
     ServesimKernels k;
     void *handle;
     if (calibcmd_backend(a, &k, &handle, &e) < 0) return calibcmd_fail(&e);
@@ -230,7 +230,7 @@ static int calibcmd_import(const CalibArgs *a)
     if (!a->out || a->npos < 1) return calibcmd_bad("import needs SOURCE... and --out FILE.csv", NULL);
     MeasSet ms;
     calib_meas_init(&ms);
-    Err e = {{0}};
+    Err e = {0};
     int rc = calibcmd_load_all(a, 0, &ms, &e);
     if (rc == 0) rc = calib_meas_write_file(&ms, a->out, &e);
     if (rc == 0) printf("calib import: %zu rows (%zu not modelled, skipped) -> %s\n", ms.n, ms.skipped, a->out);
@@ -243,7 +243,7 @@ static int calibcmd_fit(const CalibArgs *a)
     if (!a->out || a->npos < 1) return calibcmd_bad("fit needs MEASUREMENTS... and --out FILE.json", NULL);
     CalibFitOpts o;
     calib_fit_opts_default(&o);
-    Err e = {{0}};
+    Err e = {0};
     if (a->holdout) {
         char *end;
         o.holdout = strtod(a->holdout, &end);
@@ -305,7 +305,7 @@ static int calibcmd_fit(const CalibArgs *a)
 static int calibcmd_report(const CalibArgs *a)
 {
     if (a->npos < 1) return calibcmd_bad("report needs PROFILE", NULL);
-    Err e = {{0}};
+    Err e = {0};
     Profile *p = xmalloc(sizeof *p);
     MeasSet ms;
     calib_meas_init(&ms);
@@ -326,7 +326,7 @@ static int calibcmd_quality(const CalibArgs *a)
     if (a->npos) return calibcmd_bad("unexpected argument", a->pos[0]);
     char dir[4096];
     const char *data = a->data ? a->data : calib_data_dir(dir, sizeof dir);
-    Err e = {{0}};
+    Err e = {0};
     CalibQuality q;
     if (calib_quality(data, &q, &e) < 0) return calibcmd_fail(&e);
     calib_quality_print(stdout, &q);

@@ -204,7 +204,7 @@ static int costcmd_gemm(const CostCmdArgs *a, const HwDesc *hw)
 
 static int costcmd_iter(const CostCmdArgs *a, HwDesc *hw)
 {
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc m;
     if (model_load(a->model, &m, &e) < 0) return costcmd_fail(&e);
     uint32_t n = 0;
@@ -332,7 +332,7 @@ int costcmd_main(int argc, char **argv)
     if (a.batch && !a.model) return costcmd_bad("--batch needs --model", NULL);
     if ((a.ep || a.moe_tp || a.attn_dp) && !a.batch)
         return costcmd_bad("--ep, --moe-tp and --attention-dp need --model and --batch", NULL);
-    Err e = {{0}};
+    Err e = {0};
     HwDesc *hw = xmalloc(sizeof *hw);
     int rc;
     if (hw_load(a.hardware, hw, &e) < 0 || (a.profile && hw_attach_profile(hw, a.profile, &e) < 0))

@@ -103,11 +103,12 @@ static const char usage_run[] =
     "                         the embedded default\n"
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
-    "  --stream               pull requests as simulated time reaches them and fold each into the\n"
-    "                         statistics as it leaves: memory follows the requests in flight, not\n"
-    "                         the workload (open-loop generators and sorted trace files, one\n"
-    "                         replica); --json holds the summary only, --csv rows come in\n"
-    "                         completion order\n"
+    "  --materialise          hold the whole workload and every request (the engine path a run takes\n"
+    "                         anyway for clusters, prefix caches, sessions, closed loops, request\n"
+    "                         lists, --iterations-csv, --trace-events, --vllm-json, --window-ms and\n"
+    "                         --html); otherwise requests are pulled as simulated time reaches them\n"
+    "                         and memory follows the requests in flight; the outputs are the same\n"
+    "  --stream               accepted and ignored (streaming is the default)\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
     "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
     "                         report, data files and SVG files beside it\n"
@@ -284,18 +285,25 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     return 0;
 }
 
-/* `run --stream` (streamrun.h): summary, --json summary-only, --csv. */
-static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const char *html_dir)
+/* `run` on the streamed path (streamrun.h) when the scenario and outputs
+ * allow it: the table, --json (the requests array included unless
+ * --summary-only), --csv and --tokens-csv, the same bytes as the
+ * materialised run.  RUN_MATERIALISE: the scenario is valid but not
+ * streamable (e.refused); nothing was printed or written. */
+#define RUN_MATERIALISE (-2)
+static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out)
 {
-    if (out->iter_csv || out->trace || out->vllm || out->window || out->tokens_csv || html_dir)
-        return cli_bad_usage("--stream keeps no per-iteration or per-token record: it takes --json (summary), --csv "
-                         "and --exact-stats, not --iterations-csv, --trace-events, --vllm-json, --window-ms, "
-                         "--tokens-csv or --html", NULL, usage_run);
-    Err e = {{0}};
-    if (outputs_check(out, path, &e) < 0) return fail(&e);
+    Err e = {0};
     StreamRun *r = xmalloc(sizeof *r);
-    int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats,
-                       out->csv, &e);
+    StreamOutputs so = {.csv = out->csv, .tokens_csv = out->tokens_csv,
+                        .json_requests = out->json && !out->summary_only};
+    int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats, &so,
+                       &e);
+    if (rc < 0 && e.refused) {
+        streamrun_free(r);
+        free(r);
+        return RUN_MATERIALISE;
+    }
     ErrBand band;
     if (rc == 0) rc = scenario_error_band(&r->s, &band, &e);
     if (rc == 0) {
@@ -305,11 +313,12 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
             RunData rd;
             streamrun_rundata(r, &rd);
             cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
+            if (so.json_requests) cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
             report_band_json(root, &band, &r->sum);
             cJSON *sc = cJSON_CreateObject();
             scenario_to_json(&r->s, sc);
             cJSON_AddItemToObject(root, "scenario", sc);
-            rc = write_json(root, out->json, &e);
+            rc = so.json_requests ? streamrun_write_json(r, root, out->json, &e) : write_json(root, out->json, &e);
             cJSON_Delete(root);
         }
     }
@@ -322,7 +331,7 @@ static int cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *html_dir = NULL;
     uint64_t seed = 0;
-    int has_seed = 0, stream = 0;
+    int has_seed = 0, materialise = 0;
     Outputs out = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -339,7 +348,9 @@ static int cmd_run(int argc, char **argv)
             fputs(scenario_default_json, stdout);
             return 0;
         } else if (!strcmp(a, "--stream")) {
-            stream = 1;
+            /* the default since issue 36: accepted, and does nothing */
+        } else if (!strcmp(a, "--materialise")) {
+            materialise = 1;
         } else if (!strcmp(a, "--seed")) {
             if (++i >= argc || parse_u64(argv[i], &seed) < 0)
                 return cli_bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
@@ -352,9 +363,15 @@ static int cmd_run(int argc, char **argv)
             return cli_bad_usage("more than one scenario given", a, usage_run);
         }
     }
-    if (stream) return run_streamed(path, has_seed, seed, &out, html_dir);
-    Err e = {{0}};
+    Err e = {0};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
+    /* one path for what it takes; per-iteration records, traces, windows,
+     * the vLLM file and the page need the whole run held */
+    if (!materialise && !out.iter_csv && !out.trace && !out.vllm && !out.window && !html_dir &&
+        !out.trace_window && !out.trace_requests && !out.trace_ids && !out.trace_engine_only) {
+        int rc = run_streamed(path, has_seed, seed, &out);
+        if (rc != RUN_MATERIALISE) return rc;
+    }
     Scenario s;
     int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
                   : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
@@ -380,7 +397,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (s.metrics.has_window && !s.keep_token_times) {
         scenario_free(&s);
-        e = (Err){{0}};
+        e = (Err){0};
         err_set(&e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: false",
                 s.source);
         return fail(&e);
@@ -484,7 +501,7 @@ static int cmd_replay(int argc, char **argv)
     if (out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only)
         return cli_bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow a run's "
                          "trace; a replay's --trace-events has every request", NULL, usage_replay);
-    Err e = {{0}};
+    Err e = {0};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
     Replay rp;
     if (replay_load(path, &rp, &e) < 0) return fail(&e);
@@ -522,7 +539,7 @@ static int cmd_compare(int argc, char **argv)
         }
     }
     if (nf != 2) return cli_bad_usage("expected exactly two files", NULL, usage_compare);
-    Err e = {{0}};
+    Err e = {0};
     CmpSide a, b;
     if (compare_load(files[0], &a, &e) < 0 || compare_load(files[1], &b, &e) < 0) return fail(&e);
     char diff[512];
@@ -602,7 +619,7 @@ static int cmd_info(int argc, char **argv)
     if (!model) return cli_bad_usage("--model is required", NULL, usage_info);
     int kt = dtype_parse(kvd);
     if (kt < 0) return cli_bad_usage("unknown --kv-dtype (expected bf16, fp16, fp8, q8_0, q4_0, ...)", kvd, usage_info);
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc m;
     HwDesc h;
     if (model_load(model, &m, &e) < 0) return fail(&e);
@@ -784,7 +801,7 @@ static void bench_run_free(BenchRun *b, Scenario *s)
  * summary): the figures of one replay. */
 static int bench_scenario(const char *path, int exact)
 {
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     double t0 = wall_s();
     if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
@@ -841,7 +858,7 @@ static int cmd_bench(int argc, char **argv)
              "   \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}},\n"
              " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false, \"iterations\": false}, \"seed\": 1}",
              rate, (unsigned long long)n);
-    Err e = {{0}};
+    Err e = {0};
     printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline, %s\n",
            (unsigned long long)n, rate, materialise ? "materialised" : "streamed");
     double t0 = wall_s();

@@ -113,7 +113,7 @@ int speccmd_plan(int argc, char **argv)
         return cli_bad_usage("give --verify-ms, or --model and --hardware", NULL, usage_plan);
     CostModel cm = {0};
     if (model) {
-        Err e = {{0}};
+        Err e = {0};
         ModelDesc md;
         HwDesc hd;
         if (model_load(model, &md, &e) < 0 || hw_load(hw, &hd, &e) < 0) {

@@ -8,11 +8,34 @@
 
 #include "report.h"
 
-static void retire(void *ctx, const Request *q)
+/* One request's text from the memstream to an ordered writer. */
+static void ordered(StreamRun *r, Ordw *w, uint64_t seq)
+{
+    fflush(r->ms);
+    if (r->wfailed) return;
+    if (ordw_add(w, seq, r->ms_buf, r->ms_len, &r->werr) < 0) r->wfailed = 1;
+}
+
+static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q);
-    if (r->csv) report_csv_row(r->csv, &r->mc, q);
+    if (r->csv) {
+        rewind(r->ms);
+        report_csv_row(r->ms, &r->mc, q);
+        ordered(r, &r->csv_w, q->seq);
+    }
+    if (r->tok) {
+        rewind(r->ms);
+        report_tokens_rows(r->ms, q, tt);
+        ordered(r, &r->tok_w, q->seq);
+    }
+    if (r->json_body && !r->wfailed) {
+        char *text;
+        size_t n = report_request_json_text(&r->mc, q, r->s.keep_token_times ? tt : NULL, &text);
+        if (ordw_add(&r->json_w, q->seq, text, n, &r->werr) < 0) r->wfailed = 1;
+        free(text);
+    }
 }
 
 /* Each iteration's MFU and MBU, as utilisation() in metrics.c computes
@@ -30,9 +53,29 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
 }
 
-int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
-              int exact_stats, const char *csv_path, Err *e)
+/* An ordered output file: opened, its header written. */
+static FILE *open_ordered(OutFile *o, Ordw *w, const char *path, const char *header, size_t mem, Err *e)
 {
+    FILE *f = outfile_open(o, path, e);
+    if (!f) return NULL;
+    fputs(header, f);
+    ordw_init(w, f, "", mem);
+    return f;
+}
+
+static int commit_ordered(FILE **f, OutFile *o, Ordw *w, uint64_t n, Err *e)
+{
+    if (!*f) return 0;
+    if (ordw_finish(w, n, e) < 0) return -1;
+    *f = NULL;
+    return outfile_commit(o, e);
+}
+
+int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
+              int exact_stats, const StreamOutputs *o, Err *e)
+{
+    static const StreamOutputs none = {0};
+    if (!o) o = &none;
     memset(r, 0, sizeof *r);
     int rc = path ? scenario_load_file_stream(path, has_seed, seed, &r->s, e)
                   : scenario_load_text_stream(text, name, has_seed, seed, &r->s, e);
@@ -40,22 +83,46 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         memset(&r->s, 0, sizeof r->s); /* the loader freed it */
         return -1;
     }
-    r->s.metrics.exact_stats = exact_stats;
-    scenario_metrics_cfg(&r->s, &r->mc, r->slo_table, METRICS_CLS_MAX);
+    Scenario *s = &r->s;
+    /* per-token times only where an output shows them: the summary's ITL
+     * is streamed from the engine either way, and without them the decode
+     * fast path runs */
+    if (o->tokens_csv && s->token_times_auto) s->keep_token_times = 1;
+    if (o->tokens_csv && !s->keep_token_times)
+        return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
+    if (!o->tokens_csv && !o->json_requests) s->keep_token_times = 0;
+    s->metrics.exact_stats = exact_stats;
+    scenario_metrics_cfg(s, &r->mc, r->slo_table, METRICS_CLS_MAX);
     statacc_init(&r->itl, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     statacc_init(&r->mfu, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     statacc_init(&r->mbu, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (metrics_acc_init(&r->acc, &r->mc, &r->sum, e) < 0) return -1;
-    if (csv_path) {
-        if (!(r->csv = outfile_open(&r->csv_o, csv_path, e))) return -1;
+    if (o->csv || o->tokens_csv) r->ms = open_memstream(&r->ms_buf, &r->ms_len);
+    if ((o->csv || o->tokens_csv) && !r->ms) return err_set(e, "cannot open a memory stream");
+    if (o->csv) {
+        OutFile tmp;
+        if (!(r->csv = outfile_open(&tmp, o->csv, e))) return -1;
+        r->csv_o = tmp;
         report_csv_header(r->csv);
+        ordw_init(&r->csv_w, r->csv, "", o->mem_limit);
     }
-    r->s.stream_retire = retire;
-    r->s.stream_retire_ctx = r;
+    if (o->tokens_csv && !(r->tok = open_ordered(&r->tok_o, &r->tok_w, o->tokens_csv, "id,token,time_s\n",
+                                                 o->mem_limit, e)))
+        return -1;
+    if (o->json_requests) {
+        if (!(r->json_body = tmpfile())) return err_set(e, "cannot create a temporary file for the JSON requests");
+        ordw_init(&r->json_w, r->json_body, ", ", o->mem_limit);
+    }
+    s->stream_retire = retire;
+    s->stream_retire_ctx = r;
     MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
-    if (!(r->eng = scenario_engine(&r->s, &sink, e))) return -1;
+    if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
     engine_set_itl_acc(r->eng, &r->itl);
     if (engine_run(r->eng, e) < 0) return -1;
+    if (r->wfailed) {
+        *e = r->werr;
+        return -1;
+    }
     r->requests = engine_stream_pulled(r->eng);
     r->peak_live = engine_live_peak(r->eng);
     r->rst[0] = engine_stats(r->eng);
@@ -65,21 +132,66 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     streamrun_rundata(r, &rd);
     r->sum.per_replica = rd.replicas;
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
-    if (engine_stats(r->eng)->flops > 0 && r->s.keep_iterations) {
+    if (engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);
         metrics_dist_acc(&r->mbu, &r->sum.mbu);
     }
-    if (r->csv) {
-        r->csv = NULL;
-        if (outfile_commit(&r->csv_o, e) < 0) return -1;
-    }
+    if (commit_ordered(&r->csv, &r->csv_o, &r->csv_w, r->requests, e) < 0) return -1;
+    if (commit_ordered(&r->tok, &r->tok_o, &r->tok_w, r->requests, e) < 0) return -1;
+    if (r->json_body && ordw_finish(&r->json_w, r->requests, e) < 0) return -1;
     return 0;
+}
+
+int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e)
+{
+    char *text = cJSON_Print(root);
+    if (!text) return err_set(e, "%s: cannot render JSON", path);
+    /* cJSON writes a tab only as formatting (one inside a string is
+     * escaped), and after one only a value: a tab and the raw "@" are the
+     * placeholder's own */
+    char *at = strstr(text, "\t" STREAMRUN_REQUESTS_RAW);
+    if (!at || !r->json_body) {
+        cJSON_free(text);
+        return err_set(e, "internal: %s: the report has no requests placeholder", path);
+    }
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) {
+        cJSON_free(text);
+        return -1;
+    }
+    fwrite(text, 1, (size_t)(at + 1 - text), f);
+    fputc('[', f);
+    rewind(r->json_body);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, r->json_body)) > 0) fwrite(buf, 1, n, f);
+    int bad = ferror(r->json_body);
+    fputc(']', f);
+    fputs(at + 1 + strlen(STREAMRUN_REQUESTS_RAW), f);
+    fputc('\n', f);
+    cJSON_free(text);
+    if (bad) {
+        outfile_abort(&o);
+        return err_set(e, "%s: cannot read back the requests' temporary file", path);
+    }
+    return outfile_commit(&o, e);
 }
 
 void streamrun_free(StreamRun *r)
 {
     if (r->csv) outfile_abort(&r->csv_o);
-    r->csv = NULL;
+    if (r->tok) outfile_abort(&r->tok_o);
+    r->csv = r->tok = NULL;
+    ordw_free(&r->csv_w);
+    ordw_free(&r->tok_w);
+    ordw_free(&r->json_w);
+    if (r->json_body) fclose(r->json_body);
+    r->json_body = NULL;
+    if (r->ms) fclose(r->ms);
+    r->ms = NULL;
+    free(r->ms_buf);
+    r->ms_buf = NULL;
     engine_free(r->eng);
     r->eng = NULL;
     metrics_acc_free(&r->acc);

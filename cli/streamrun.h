@@ -1,17 +1,30 @@
 /*
- * streamrun.h -- a streamed run (issue 16): `servesim run --stream` and
- * `servesim bench`.  The workload (an open-loop generator or a sorted
- * trace file) is pulled as
- * simulated time reaches it, every request is folded into the metrics
- * accumulators (and written to the CSV, if asked) as it leaves, and then
- * freed: memory follows the requests in flight, not the workload's length.
+ * streamrun.h -- a streamed run (issues 16, 36): `servesim run` whenever
+ * the scenario and its outputs allow, and `servesim bench`.  The workload
+ * (an open-loop generator or a sorted trace file) is pulled as simulated
+ * time reaches it; every request is folded into the metrics accumulators
+ * as it leaves, its CSV row, token rows and JSON element handed to an
+ * ordered writer (sim/ordw.h: written in workload order, held back in
+ * bounded memory and spilled to disk), and its record reused: memory
+ * follows the requests in flight, not the workload's length.
  */
 #ifndef SERVESIM_STREAMRUN_H
 #define SERVESIM_STREAMRUN_H
 
+#include <cjson/cJSON.h>
+
 #include "metrics.h"
+#include "ordw.h"
 #include "outfile.h"
 #include "scenario.h"
+
+/* What a streamed run writes as requests leave (every entry optional). */
+typedef struct StreamOutputs {
+    const char *csv;        /* per-request rows (report_requests_csv's file) */
+    const char *tokens_csv; /* every token's time (report_tokens_csv's file) */
+    int json_requests;      /* keep the JSON "requests" array for streamrun_write_json */
+    size_t mem_limit;       /* the ordered writers' memory before a spill (0: ORDW_MEM_DEFAULT) */
+} StreamOutputs;
 
 typedef struct StreamRun {
     Scenario s;
@@ -21,23 +34,36 @@ typedef struct StreamRun {
     StatAcc itl;
     Summary sum;
     Engine *eng;
-    OutFile csv_o;
-    FILE *csv;                 /* per-request rows, written as requests leave (NULL: none) */
-    uint64_t requests;         /* pulled from the stream */
-    uint32_t peak_live;        /* most request records held at once */
-    const EngineStats *rst[1]; /* the report's one replica row */
-    StatAcc mfu, mbu;          /* per iteration, as metrics_summarize takes them from iteration records */
+    OutFile csv_o, tok_o;
+    Ordw csv_w, tok_w, json_w;
+    FILE *csv, *tok, *json_body; /* NULL: not written */
+    FILE *ms;                    /* one record's text (open_memstream) */
+    char *ms_buf;
+    size_t ms_len;
+    Err werr;                    /* the first error of a writer (retire cannot return one) */
+    int wfailed;
+    uint64_t requests;           /* pulled from the stream */
+    uint32_t peak_live;          /* most request records held at once */
+    const EngineStats *rst[1];   /* the report's one replica row */
+    StatAcc mfu, mbu;            /* per iteration, as metrics_summarize takes them from iteration records */
     uint32_t served;
 } StreamRun;
 
 /* Loads (path, or text when path is NULL; name for messages), runs and
- * summarises; csv_path may be NULL.  0, or -1 with a message; r must be
- * freed with streamrun_free either way. */
+ * summarises; o may be NULL (no outputs).  0, or -1 with a message (with
+ * e->refused set when the scenario is valid but not streamable: the caller
+ * runs it materialised); r must be freed with streamrun_free either way. */
 int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
-              int exact_stats, const char *csv_path, Err *e);
+              int exact_stats, const StreamOutputs *o, Err *e);
 void streamrun_free(StreamRun *r);
 /* The RunData a report needs from a finished streamed run: no requests,
  * the engine's statistics and the KV capacity. */
 void streamrun_rundata(const StreamRun *r, RunData *rd);
+/* Writes root (a report_json tree) to path with the run's requests as its
+ * "requests" array, where root holds the raw placeholder
+ * STREAMRUN_REQUESTS_RAW under that key: the same bytes as the
+ * materialised report. */
+#define STREAMRUN_REQUESTS_RAW "@"
+int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e);
 
 #endif

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write_file(names[data[0] % (sizeof names / sizeof names[0])], data + 1, size - 1);
     if (!path) return 0;
     MeasSet s;
-    Err e = {{0}};
+    Err e = {0};
     calib_meas_init(&s);
     (void)calib_meas_import(&s, path, &e);
     calib_meas_free(&s);

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *root = cJSON_ParseWithLength((const char *)data, size);
     if (!root) return 0;
     CmpSide side;
-    Err e = {{0}};
+    Err e = {0};
     if (compare_from_json(root, "(fuzz)", &side, &e) == 0) {
         char buf[512];
         (void)compare_workload_diff(&side, &side, buf, sizeof buf);

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[1024];
     fuzz_lua_scenario(text, sizeof text, data, script);
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     int dbg = getenv("FUZZ_LUA_DEBUG") != NULL; /* prints the scenario and the outcome */
     if (dbg) fprintf(stderr, "%s\n", text);
     if (scenario_load_text(text, "(fuzz)", 0, 0, &s, &e) < 0) {

@@ -247,7 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char dir[200], page[240];
     snprintf(dir, sizeof dir, "%s/h", tmp);
     snprintf(page, sizeof page, "%s/index.html", dir);
-    Err e = {{0}};
+    Err e = {0};
     if (path < 3) {
         cJSON *j = cJSON_Parse(text);
         if (j) {

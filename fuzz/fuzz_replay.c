@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_strdup(data, size);
     if (!text) return 0;
     Replay r;
-    Err e = {{0}};
+    Err e = {0};
     memset(&r, 0, sizeof r);
     if (replay_load_text(text, "(fuzz)", &r, &e) == 0) replay_free(&r);
     free(text);

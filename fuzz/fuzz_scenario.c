@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_strdup(data, size);
     if (!text) return 0;
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     memset(&s, 0, sizeof s);
     if (scenario_load_text(text, "(fuzz)", 0, 0, &s, &e) == 0) scenario_free(&s);
     free(text);

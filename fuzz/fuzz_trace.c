@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *names[TRACE_FORMAT_COUNT] = {"t.csv", "t.jsonl", "t.csv", "t.json"};
     const char *path = fuzz_write_file(names[fmt], data + 1, size - 1);
     if (!path) return 0;
-    Err e = {{0}};
+    Err e = {0};
     TraceReader *tr = trace_reader_open(path, fmt, skip_bad, &e);
     if (!tr) {
         fuzz_tmpdir_remove();

@@ -136,7 +136,7 @@ static int lua_api_run(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    Err e = {{0}};
+    Err e = {0};
     LuaApiRun *R = xcalloc(1, sizeof *R);
     double t0 = lua_api_wall();
     if (lua_api_load_scenario(L, R, has_seed, seed, &e) < 0) {
@@ -185,7 +185,7 @@ static int lua_api_run(lua_State *L)
 static int lua_api_load(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(path, &e);
     if (!root) return lua_api_fail(L, "load", &e);
     return lua_api_push_json(L, root);
@@ -228,7 +228,7 @@ static int lua_api_info(lua_State *L)
     if (tp < 1 || tp > 64) return luaL_error(L, "servesim.info: tp must be an integer in [1, 64]");
     int kt = dtype_parse(kvd);
     if (kt < 0) return luaL_error(L, "servesim.info: unknown kv_dtype \"%s\" (bf16, fp16, fp8, q8_0, q4_0)", kvd);
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc *m = xmalloc(sizeof *m);
     HwDesc *h = xmalloc(sizeof *h);
     if (model_load(model, m, &e) < 0 || (hw && hw_load(hw, h, &e) < 0)) {
@@ -269,7 +269,7 @@ static int lua_api_info(lua_State *L)
 static void lua_api_check_write(lua_State *L, const char *fn, const char *path)
 {
     char real[4096], cwd[4096];
-    Err e = {{0}};
+    Err e = {0};
     if (paths_absolute(path, real, sizeof real, &e) < 0) luaL_error(L, "servesim.%s: %s", fn, e.msg);
     if (getcwd(cwd, sizeof cwd) && paths_under(real, cwd)) return;
     if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.write_roots") == LUA_TTABLE) {
@@ -295,7 +295,7 @@ static int lua_api_write_json(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     luaL_checkany(L, 2);
     lua_api_check_write(L, "write_json", path);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = lua_json_from(L, 2, "value", &e);
     if (!root) return lua_api_fail(L, "write_json", &e);
     int rc = jsonio_write_file(root, path, 1, &e);
@@ -490,7 +490,7 @@ static int lua_api_write_csv(lua_State *L)
         LUA_API_ADDC(b, '\n');
         lua_remove(L, row);
     }
-    Err e = {{0}};
+    Err e = {0};
     if (outfile_write(path, b->p ? b->p : "", &e) < 0) return luaL_error(L, "servesim.write_csv: %s", e.msg);
     lua_pushboolean(L, 1);
     return 1;
@@ -578,7 +578,7 @@ static int lua_api_sweep(lua_State *L)
     SweepOpts o = {.rates = rates, .n_rates = n_rates, .auto_rates = auto_rates,
                    .seeds = (uint32_t)lua_api_opt_int(L, "sweep", "seeds", 1, SWEEP_SEEDS_MAX, 1), .target = target,
                    .par = {.workers = (int)lua_api_opt_int(L, "sweep", "jobs", 1, 4096, 0)}};
-    Err e = {{0}};
+    Err e = {0};
     char name[1200];
     char *text = lua_api_input_text(L, "scenario", name, sizeof name, &e);
     if (!text) return lua_api_fail(L, "sweep", &e);
@@ -594,7 +594,7 @@ static int lua_api_plan(lua_State *L)
     luaL_checkany(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     PlanOpts o = {.par = {.workers = (int)lua_api_opt_int(L, "plan", "jobs", 1, 4096, 0)}};
-    Err e = {{0}};
+    Err e = {0};
     char name[1200];
     char *text = lua_api_input_text(L, "plan", name, sizeof name, &e);
     if (!text) return lua_api_fail(L, "plan", &e);
@@ -647,7 +647,7 @@ static int lua_api_plot(lua_State *L)
     int list = lua_istable(L, 2) && lua_rawlen(L, 2) > 0;
     int n = lua_type(L, 2) == LUA_TSTRING || !list ? 1 : (int)lua_rawlen(L, 2);
     if (n > PLOT_MAX_INPUTS) return luaL_error(L, "servesim.plot: %d inputs; at most %d", n, PLOT_MAX_INPUTS);
-    Err e = {{0}};
+    Err e = {0};
     for (int i = 1; i <= n; i++) {
         if (list) lua_rawgeti(L, 2, i);
         else lua_pushvalue(L, 2);

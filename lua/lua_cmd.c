@@ -159,7 +159,7 @@ int lua_cmd_main(int argc, char **argv)
                 fprintf(stderr, "servesim: --allow-write: at most %d paths\n\n%s", LUA_CMD_MAX_ALLOW, lua_cmd_usage);
                 return 2;
             }
-            Err pe = {{0}};
+            Err pe = {0};
             /* an existing path (a directory: "out/", ".") whole, else a file to be */
             if (!realpath(p, lim.allow_write[lim.n_allow_write]) &&
                 paths_absolute(p, lim.allow_write[lim.n_allow_write], sizeof lim.allow_write[0], &pe) < 0) {
@@ -212,7 +212,7 @@ int lua_cmd_main(int argc, char **argv)
     if (realpath(tmp, roots_buf[nr])) roots[nr] = roots_buf[nr], nr++;
     for (int k = 0; k < n_allow_read; k++) roots[nr++] = allow_read[k];
     common_read_roots(roots, nr);
-    Err e = {{0}};
+    Err e = {0};
     int rc = lua_cmd_run(argv[i], argc - i - 1, argv + i + 1, &lim, &e);
     common_read_roots(NULL, 0);
     if (rc < 0) {

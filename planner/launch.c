@@ -38,7 +38,7 @@ static void hf_id(const cJSON *scen, const Scenario *s, char *out, size_t n)
     }
     if (!ids && cJSON_IsString(m)) {
         char path[4096];
-        Err e = {{0}};
+        Err e = {0};
         if (paths_resolve(path, sizeof path, "model", "", m->valuestring, &e))
             root = jsonio_parse_file(path, &e);
         ids = root ? cJSON_GetObjectItemCaseSensitive(root, "hf_id") : NULL;

@@ -76,7 +76,7 @@ static char *tagged(char tag, const char *text)
 
 static char *run_one(ParJob fn, void *ctx, uint32_t j)
 {
-    Err e = {{0}};
+    Err e = {0};
     char *r = fn(ctx, j, &e);
     if (!r) return tagged('E', e.msg[0] ? e.msg : "job failed without a message");
     char *t = tagged('O', r);

@@ -32,7 +32,7 @@ static const char *const space_axes[] = {"hardware", "tp", "engine", "max_num_ba
 static int engine_continuous(const char *engine)
 {
     char path[4096];
-    Err e = {{0}};
+    Err e = {0};
     if (!paths_resolve(path, sizeof path, "engine", "engines/", engine, &e)) return 0;
     cJSON *root = jsonio_parse_file(path, &e);
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduler"), "kind");

@@ -229,7 +229,7 @@ int plancmd_sweep(int argc, char **argv)
         par_finalize();
         return rc;
     }
-    Err e = {{0}};
+    Err e = {0};
     char *text = read_input(path, &e);
     if (!text) {
         rc = fail(&e);
@@ -317,7 +317,7 @@ int plancmd_plan(int argc, char **argv)
         par_finalize();
         return rc;
     }
-    Err e = {{0}};
+    Err e = {0};
     char *text = read_input(path, &e);
     if (!text) {
         rc = fail(&e);

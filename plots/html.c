@@ -309,7 +309,7 @@ static void html_plot(HtmlDoc *d, const char *kind, const char *const *inputs, i
     }
     snprintf(out, sizeof out, "%s/%s.svg", d->dir, name);
     snprintf(data, sizeof data, "%s/%s.data", d->dir, name);
-    Err e = {{0}};
+    Err e = {0};
     FILE *f = d->f;
     if (plot_render(&job, &e) < 0) {
         if (!d->n_failed++) d->first = e;

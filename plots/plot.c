@@ -412,7 +412,7 @@ int plot_main(int argc, char **argv)
         fprintf(stderr, "servesim: plot: -o FILE.png or FILE.svg is required\n\n%s", usage);
         return 2;
     }
-    Err e = {{0}};
+    Err e = {0};
     if (plot_render(&job, &e) < 0) {
         fprintf(stderr, "servesim: %s\n", e.msg);
         return 1;

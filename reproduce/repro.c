@@ -397,7 +397,7 @@ static const Doc *doc_for(ReproKind kind, const char *file, const char *arg)
     Doc *d = &docs[n_docs++];
     *d = (Doc){kind, file, arg, NULL, ""};
     char path[1200];
-    Err e = {{0}};
+    Err e = {0};
     d->doc = repro_compute(kind, chapter_path(path, sizeof path, file), arg, &e);
     if (!d->doc) snprintf(d->err, sizeof d->err, "%s", e.msg);
     return d;
@@ -414,7 +414,7 @@ static void evaluate(const ReproCase *c, Result *r)
     char path[1200];
     repro_file_source(chapter_path(path, sizeof path, c->file), r->source, sizeof r->source);
     const Doc *d = doc_for(c->kind, c->file, c->arg);
-    Err e = {{0}};
+    Err e = {0};
     double v;
     if (!d->doc || repro_get(d->doc, c->expr, &v, &e) < 0) {
         snprintf(r->status, sizeof r->status, "ERROR");
@@ -546,7 +546,7 @@ static int write_doc(const char *dir, const char *name, ReproKind kind, const ch
 
 static int make_plots(const char *dir)
 {
-    Err e = {{0}};
+    Err e = {0};
     /* the directory itself may be new; its parent must exist */
     if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
         fprintf(stderr, "servesim: reproduce --plots %s: cannot create the directory: %s\n", dir, strerror(errno));
@@ -642,7 +642,7 @@ int repro_main(int argc, char **argv)
             which = argv[i];
         }
     }
-    Err e = {{0}};
+    Err e = {0};
     if (json && outfile_check(json, "--json", &e) < 0) {
         fprintf(stderr, "servesim: %s\n", e.msg);
         return 2;

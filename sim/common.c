@@ -108,6 +108,19 @@ int err_set(Err *e, const char *fmt, ...)
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     err_clean(e);
+    e->refused = 0;
+    return -1;
+}
+
+int err_refuse(Err *e, const char *fmt, ...)
+{
+    if (!e) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    err_clean(e);
+    e->refused = 1;
     return -1;
 }
 
@@ -236,7 +249,7 @@ void common_temp_drop(const char *path)
 /* Out of memory: a message and exit status 1, never a signal (issue 35).
  * _exit, not exit: nothing more may be allocated, and no half-written
  * output is flushed. */
-static void oom(size_t n)
+void common_oom(size_t n)
 {
     for (int i = 0; i < COMMON_TEMPS_MAX; i++)
         if (temps[i]) unlink(temps[i]);
@@ -251,21 +264,21 @@ static void oom(size_t n)
 void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) oom(n);
+    if (!p) common_oom(n);
     return p;
 }
 
 void *xcalloc(size_t count, size_t n)
 {
     void *p = calloc(count ? count : 1, n ? n : 1);
-    if (!p) oom(count * n);
+    if (!p) common_oom(count * n);
     return p;
 }
 
 void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) oom(n);
+    if (!q) common_oom(n);
     return q;
 }
 

@@ -16,11 +16,21 @@
 
 typedef struct Err {
     char msg[ERR_MSG_MAX];
+    int refused; /* err_refuse: valid input the streamed engine does not take (issue 36) */
 } Err;
 
 /* Formats the message into e (if e is not NULL) and returns -1, so that
  * callers can write `return err_set(e, "...")`. */
 int err_set(Err *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The same for valid input the streamed engine path cannot take yet (a
+ * cluster, a session workload, ...): sets e->refused, which `run` reads
+ * to fall back to the materialised path; err_set clears it. */
+int err_refuse(Err *e, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -38,6 +48,8 @@ int err_prefix(Err *e, const char *fmt, ...)
  * temporary outputs registered with common_temp_add): the only failure we
  * do not try to survive. */
 void *xmalloc(size_t n);
+/* What xmalloc does when malloc fails (for a library that allocated itself). */
+void common_oom(size_t n);
 void *xcalloc(size_t count, size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

@@ -245,7 +245,7 @@ static int g_static_ok(const Engine *eng)
     return !eng->fast_off && !eng->fast_unsupported && c->sched.schedule_rest && c->sched.steady &&
            c->cost.decode_time && c->kv.grow_block_tokens && c->kv.grow_block_tokens <= 4096 && !c->kv.commit &&
            !c->has_spec && !c->n_hooks && !c->prefill_only && !c->sink.on_token &&
-           (!c->sink.on_iteration || c->sink.plan_counts_only) && !eng->token_times;
+           (!c->sink.on_iteration || c->sink.plan_counts_only) && !eng->token_times && !eng->slot_tt;
 }
 
 /* Forms the group of every decoding running request at a boundary: each
@@ -634,6 +634,7 @@ static void emit_token(Engine *eng, Request *r)
 {
     int64_t t = eng->now_ns;
     if (eng->token_times) eng->token_times[r->token_off + r->generated] = t;
+    else if (eng->slot_tt) eng->slot_tt[r->idx][r->generated] = t;
     if (r->generated == 0) r->t_first_token_ns = t;
     else {
         if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
@@ -1136,7 +1137,7 @@ static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64
     if (eng->fast_off || eng->fast_unsupported || !c->cost.decode_time || !c->sched.steady ||
         !c->kv.grow_block_tokens || c->kv.grow_block_tokens > 4096 || c->kv.commit || c->has_spec ||
         c->n_hooks || c->prefill_only || c->sink.on_token || (c->sink.on_iteration && !c->sink.plan_counts_only) ||
-        eng->token_times || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 || eng->livelocked)
+        eng->token_times || eng->slot_tt || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 || eng->livelocked)
         return 0;
     if (eng->admit_counter != admits || eng->st.rejected != rejected || eng->st.preemptions != preemptions)
         return 0;

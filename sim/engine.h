@@ -172,10 +172,12 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
  * sorted by arrival and stand alone (no triggers, branches or barrier);
  * an id pull leaves in r->id (up to 63 characters) is copied, else the
  * id is the position in the stream ("0", "1", ...), as a materialised
- * workload's.  Per-token times are never kept (ITL:
- * engine_set_itl_acc). */
+ * workload's; r->seq is that position.  With cfg->keep_token_times each
+ * slot keeps its request's token times, handed to retire as tt[0 ..
+ * generated) (else tt is NULL; ITL: engine_set_itl_acc); memory follows the
+ * tokens of the requests in flight. */
 Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
-                          void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e);
+                          void (*retire)(void *ctx, const Request *r, const int64_t *tt), void *retire_ctx, Err *e);
 uint64_t engine_stream_pulled(const Engine *eng); /* requests taken from the stream */
 uint32_t engine_live(const Engine *eng);          /* request records held now */
 uint32_t engine_live_peak(const Engine *eng);     /* their peak over the run */

@@ -51,8 +51,13 @@ struct Engine {
      * it back when it has left and been retired. */
     int (*pull)(void *ctx, Request *r, Err *e);
     void *pull_ctx;
-    void (*retire)(void *ctx, const Request *r);
+    void (*retire)(void *ctx, const Request *r, const int64_t *tt);
     void *retire_ctx;
+    /* report.token_times on a streamed run: each slot's own token times
+     * (slot_tt[k][0 .. generated)), grown to the request's output_tokens
+     * when it is pulled and reused by the next request of that slot */
+    int64_t **slot_tt;
+    uint32_t *slot_tt_cap;
     int stream_done, stream_failed;
     Err stream_err;
     uint32_t *free_slots, n_free;

@@ -175,6 +175,7 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < n; i++) {
         request_reset(&reqs[i], i, tokens);
+        reqs[i].seq = i;
         tokens += reqs[i].output_tokens;
         eng->plan_pos[i] = NO_POS;
     }
@@ -208,6 +209,9 @@ void engine_free(Engine *eng)
     free(eng->free_slots);
     free(eng->retiring);
     free(eng->ids);
+    for (uint32_t k = 0; eng->slot_tt && k < eng->n_reqs; k++) free(eng->slot_tt[k]);
+    free(eng->slot_tt);
+    free(eng->slot_tt_cap);
     free(eng->fb_idx);
     free(eng->fb_start);
     free(eng->fb_cnt);
@@ -249,6 +253,12 @@ static void grow_slots(Engine *eng)
     eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
     eng->free_slots = xrealloc(eng->free_slots, cap * sizeof *eng->free_slots);
     eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
+    if (eng->cfg.keep_token_times) {
+        eng->slot_tt = xrealloc(eng->slot_tt, cap * sizeof *eng->slot_tt);
+        eng->slot_tt_cap = xrealloc(eng->slot_tt_cap, cap * sizeof *eng->slot_tt_cap);
+        memset(eng->slot_tt + old, 0, (cap - old) * sizeof *eng->slot_tt);
+        memset(eng->slot_tt_cap + old, 0, (cap - old) * sizeof *eng->slot_tt_cap);
+    }
     for (uint32_t k = cap; k > old; k--) {
         eng->plan_pos[k - 1] = NO_POS;
         eng->free_slots[eng->n_free++] = k - 1;
@@ -266,7 +276,7 @@ static int stream_pull(Engine *eng)
     Request *r = &eng->reqs[k];
     int got = eng->pull(eng->pull_ctx, r, &eng->stream_err);
     if (got > 0 && eng->pulled > 0 && r->t_arrive_ns < eng->last_pulled_ns) {
-        err_set(&eng->stream_err, "engine: streamed request %llu arrives at %.9f s, before the previous one "
+        err_refuse(&eng->stream_err, "engine: streamed request %llu arrives at %.9f s, before the previous one "
                                   "(%.9f s): a stream must be sorted by arrival", (unsigned long long)eng->pulled,
                 (double)r->t_arrive_ns / 1e9, (double)eng->last_pulled_ns / 1e9);
         got = -1;
@@ -283,6 +293,13 @@ static int stream_pull(Engine *eng)
     r->next_req = r->branch_of = r->next_branch = REQ_NONE;
     r->triggered = 0;
     request_reset(r, k, 0);
+    r->seq = eng->pulled;
+    if (eng->slot_tt && eng->slot_tt_cap[k] < r->output_tokens) {
+        uint32_t c = eng->slot_tt_cap[k] ? eng->slot_tt_cap[k] : 16;
+        while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
+        eng->slot_tt[k] = xrealloc(eng->slot_tt[k], (size_t)c * sizeof **eng->slot_tt);
+        eng->slot_tt_cap[k] = c;
+    }
     eng->pulled++;
     eng->last_pulled_ns = r->t_arrive_ns;
     if (++eng->live > eng->peak_live) eng->peak_live = eng->live;
@@ -297,8 +314,9 @@ static int stream_retire(Engine *eng, Err *e)
     for (uint32_t i = 0; i < eng->n_retiring; i++) {
         uint32_t k = eng->retiring[i];
         Request *r = &eng->reqs[k];
-        if (engine_check_invariants(r, 1, NULL, NULL, e) != 0) return -1;
-        if (eng->retire) eng->retire(eng->retire_ctx, r);
+        const int64_t *tt = eng->slot_tt ? eng->slot_tt[k] : NULL;
+        if (engine_check_invariants(r, 1, tt, NULL, e) != 0) return -1;
+        if (eng->retire) eng->retire(eng->retire_ctx, r, tt);
         r->state = REQ_PENDING;
         eng->free_slots[eng->n_free++] = k;
         eng->live--;
@@ -339,14 +357,13 @@ int engine_stream_run(Engine *eng, Err *e)
 }
 
 Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
-                          void (*retire)(void *ctx, const Request *r), void *retire_ctx, Err *e)
+                          void (*retire)(void *ctx, const Request *r, const int64_t *tt), void *retire_ctx, Err *e)
 {
     (void)e;
     Engine *eng = xcalloc(1, sizeof *eng);
     eng->cfg = *cfg;
-    eng->cfg.token_times = NULL;
-    eng->cfg.keep_token_times = 0; /* per-token times and per-iteration records would grow with the stream */
-    eng->cfg.keep_iterations = 0;
+    eng->cfg.token_times = NULL; /* token times, if kept, are per slot (slot_tt) */
+    eng->cfg.keep_iterations = 0; /* per-iteration records would grow with the stream */
     eng->pull = pull;
     eng->pull_ctx = pull_ctx;
     eng->retire = retire;

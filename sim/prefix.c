@@ -235,7 +235,7 @@ static uint32_t victim(Prefix *p)
         for (uint32_t b = p->lru_head; b != NIL && n < PREFIX_EVICT_CANDIDATES; b = p->blk[b].next)
             c[n++] = (EvictCandidate){.block = b, .depth = p->blk[b].depth, .hits = p->blk[b].hits,
                                       .lookups_since = p->lookups - p->blk[b].born};
-        Err e = {{0}};
+        Err e = {0};
         int k = p->cfg.custom.choose(p->cfg.custom.ctx, c, n, &e);
         if (k >= 0 && (uint32_t)k < n) return c[k].block;
         if (!p->evict_err.msg[0]) {

@@ -388,6 +388,25 @@ cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum,
     return root;
 }
 
+size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char **text)
+{
+    /* printed inside a root object's "requests" array, so that cJSON's
+     * indentation is the report's own; the element is cut out of it */
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "requests");
+    cJSON_AddItemToArray(arr, request_json(cfg, r, tt));
+    char *p = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!p) common_oom(0);
+    char *a = strchr(p, '['), *b = strrchr(p, ']');
+    size_t n = a && b > a ? (size_t)(b - a - 1) : 0;
+    *text = xmalloc(n + 1);
+    memcpy(*text, a ? a + 1 : p, n);
+    (*text)[n] = 0;
+    cJSON_free(p);
+    return n;
+}
+
 /* ------------------------------------------------------------------ table */
 
 static void row(FILE *f, const char *name, const Dist *d, double scale, const char *unit)
@@ -666,14 +685,16 @@ int report_tokens_csv(const char *path, const RunData *rd, Err *e)
     FILE *f = csv_open(&o, path, e);
     if (!f) return -1;
     fputs("id,token,time_s\n", f);
-    for (uint32_t i = 0; i < rd->n; i++) {
-        const Request *r = &rd->reqs[i];
-        for (uint32_t k = 0; k < r->generated; k++) {
-            csv_str(f, r->id);
-            fprintf(f, ",%u,%.9f\n", k, ns_s(rd->token_times[r->token_off + k]));
-        }
-    }
+    for (uint32_t i = 0; i < rd->n; i++) report_tokens_rows(f, &rd->reqs[i], rd->token_times + rd->reqs[i].token_off);
     return csv_close(&o, e);
+}
+
+void report_tokens_rows(FILE *f, const Request *r, const int64_t *tt)
+{
+    for (uint32_t k = 0; k < r->generated; k++) {
+        csv_str(f, r->id);
+        fprintf(f, ",%u,%.9f\n", k, ns_s(tt[k]));
+    }
 }
 
 void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r)

@@ -37,12 +37,18 @@ const char *report_status_name(const Request *r);
 
 int report_requests_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
 /* The same file a row at a time (a streamed run writes each request as it
- * leaves, so its rows come in completion order). */
+ * leaves, put back in workload order by sim/ordw.h). */
 void report_csv_header(FILE *f);
+void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r);
 /* Every token's emission time, one row per token (id,token,time_s), in
  * request order; fails when the run kept no per-token times. */
 int report_tokens_csv(const char *path, const RunData *rd, Err *e);
-void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r);
+/* One request's rows of that file; tt: its times (tt[0 .. generated)). */
+void report_tokens_rows(FILE *f, const Request *r, const int64_t *tt);
+/* One element of report_json's "requests" array, as that prints it
+ * (indented for its place; tt: the request's token times from its first,
+ * or NULL): a malloc'd string in *text, its length returned. */
+size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char **text);
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
 /* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,
  * total_output_tokens, request_throughput, request_goodput, output_throughput,

@@ -95,6 +95,7 @@ typedef struct Request {
 
     /* ---- engine state ---- */
     uint32_t idx;              /* this record's index in the engine's array */
+    uint64_t seq;              /* its position in the workload (a stream's pull order) */
     uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
     uint8_t swapped;           /* preempted by swapping: its KV waits in host memory */
     uint32_t spec_rounds;      /* speculative rounds verified */

@@ -1088,6 +1088,23 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         workload_init(&s->wl, cJSON_IsString(k) ? k->valuestring : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
+        if (s->keep_token_times < 0) {
+            /* report.token_times not given: a first pass over a second copy
+             * of the stream sums the output tokens, as far as the limit */
+            Workload names;
+            workload_init(&names, s->wl.kind);
+            WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+            uint64_t tok = 0;
+            Request r;
+            int got = pre ? 1 : -1;
+            while (got > 0 && tok <= SCENARIO_TOKEN_TIMES_AUTO)
+                if ((got = workload_stream_next(pre, &r, e)) > 0) tok += r.output_tokens;
+            workload_stream_free(pre);
+            workload_free(&names);
+            if (got < 0) return -1;
+            s->token_times_auto = 1;
+            s->keep_token_times = s->metrics.has_window || tok <= SCENARIO_TOKEN_TIMES_AUTO;
+        }
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
     if (s->engine.req_end_spread > 0 && !s->wl_stream && !strcmp(s->wl.kind, "closed_loop")) {
         /* the engine profile's end spread (engprof.h): one draw per
@@ -1179,13 +1196,11 @@ int scenario_load_text_stream(const char *text, const char *name, int has_seed, 
     cJSON_Delete(root);
     if (s->wl_stream == SCENARIO_STREAM_PENDING) s->wl_stream = NULL; /* failed before the workload */
     if (rc == 0 && (s->n_pools != 1 || s->pools[0].replicas != 1 || s->disagg))
-        rc = err_set(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s)); run "
-                        "it without --stream", name, scenario_gpus(s), s->n_pools);
+        rc = err_refuse(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s))", name, scenario_gpus(s), s->n_pools);
     if (rc == 0 && (s->has_lora || s->has_offload))
-        rc = err_set(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", \"offload\"); "
-                        "run without --stream", name);
+        rc = err_refuse(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", \"offload\")", name);
     if (rc == 0 && s->prefix_cache)
-        rc = err_set(e, "%s: kv.prefix_cache keeps tables per request and is not streamed; run without --stream",
+        rc = err_refuse(e, "%s: kv.prefix_cache keeps tables per request and is not streamed",
                      name);
     if (rc < 0) scenario_free(s);
     return rc;

@@ -132,7 +132,7 @@ typedef struct Scenario {
      * from wl_stream and hands each one that left to stream_retire (set
      * by the caller before scenario_engine). */
     WlStream *wl_stream;
-    void (*stream_retire)(void *ctx, const Request *r);
+    void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
 } Scenario;
 

@@ -146,6 +146,11 @@ Request *workload_push(Workload *w);
  * generator and trace loader refuses more at once, naming the limit. */
 uint32_t workload_max_requests(void);
 #define WL_MAX_REQUESTS_HINT "set SERVESIM_MAX_REQUESTS to lift the limit (about 370 B of memory per request)"
+/* The most requests a streamed generator yields (memory is not the bound
+ * there, time is: about 2.6 us of CPU each, so 10^9 is some 45 minutes),
+ * so that a typo in a count or a duration cannot run for days. */
+#define WL_STREAM_MAX_REQUESTS 1000000000ull
+#define WL_STREAM_MAX_HINT "a streamed run takes at most 10^9 (about 45 minutes of CPU)"
 /* Copies into the arena (valid until workload_free). */
 void *workload_alloc(Workload *w, size_t bytes);
 const char *workload_str(Workload *w, const char *s);

@@ -71,7 +71,7 @@ static const char good_file[] =
 
 static void test_band_file_good(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse(good_file, "b.json", &e);
     ErrBandFile *f = malloc(sizeof *f);
     CHECK(root && f && errband_file_parse(root, "b.json", f, &e) == 0);
@@ -157,7 +157,7 @@ static void test_band_file_errors(void)
         {NULL, NULL}};
     ErrBandFile *f = malloc(sizeof *f);
     for (int i = 0; bad[i].text; i++) {
-        Err e = {{0}};
+        Err e = {0};
         cJSON *root = jsonio_parse(bad[i].text, "b.json", &e);
         CHECK(root != NULL);
         CHECK(errband_file_parse(root, "b.json", f, &e) < 0);
@@ -169,7 +169,7 @@ static void test_band_file_errors(void)
     CHECK(test_dir(d, sizeof d, "file_errors") == 0);
     snprintf(path, sizeof path, "%s/bands.json", d);
     CHECK(write_text(path, "{\"basis\": \"x\",\n \"engines\": {,}}") == 0);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(errband_file_load(path, f, &e) < 0);
     CHECK_CONTAINS(e.msg, path);
     CHECK_CONTAINS(e.msg, "line 2");
@@ -199,7 +199,7 @@ static void test_band_resolve(void)
     char d[300], path[400];
     CHECK(test_dir(d, sizeof d, "resolve") == 0);
     ErrBand b;
-    Err e = {{0}};
+    Err e = {0};
     ErrBandRef none = {.has_engine = 0};
     CHECK(errband_resolve(&none, &b, &e) == 0);
     CHECK(!b.present);
@@ -260,7 +260,7 @@ static cJSON *band_run(const char *dir, const char *engine, const char *env, cha
     remove(js);
     snprintf(cmd, sizeof cmd, "%s %s run %s --summary-only --json %s", env, testrun_bin(), sc, js);
     *rc = testrun_popen(cmd, out, n);
-    Err e = {{0}};
+    Err e = {0};
     return *rc == 0 ? jsonio_parse_file(js, &e) : NULL;
 }
 
@@ -402,7 +402,7 @@ static void test_band_readme_example(void)
              "qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_vllm_agg_1024x128_c8_tp2_epnone_1 > %s && %s run %s",
              testrun_bin(), row, testrun_bin(), row);
     CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
-    Err e = {{0}};
+    Err e = {0};
     char *readme = read_file(SERVESIM_DATA_DIR "/cli/README.md", NULL, &e);
     CHECK(readme != NULL);
     /* the three lines, in the output and in the README */

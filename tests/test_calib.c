@@ -202,7 +202,7 @@ static void test_calib_meas_csv(void)
 {
     MeasSet s;
     calib_meas_init(&s);
-    Err e = {{0}};
+    Err e = {0};
     Meas g = {.op = MEAS_GEMM, .dtype = DTYPE_BF16, .kv_dtype = DTYPE_BF16, .m = 64, .n = 4096, .k = 4096,
               .latency_ms = 0.0148};
     snprintf(g.tag, sizeof g.tag, "test");
@@ -281,7 +281,7 @@ static void test_calib_import_tables(void)
 {
     MeasSet s;
     calib_meas_init(&s);
-    Err e = {{0}};
+    Err e = {0};
     if (calib_meas_import(&s, calib_data("kernels/aiconfigurator/h100_sxm"), &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         CHECK(0);
@@ -354,7 +354,7 @@ static void test_calib_import_engine_tables(void)
 {
     MeasSet s;
     calib_meas_init(&s);
-    Err e = {{0}};
+    Err e = {0};
     if (calib_meas_import(&s, calib_data("kernels/aiconfigurator_backends/h200_sxm/trtllm-1.3.0rc20"), &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         CHECK(0);
@@ -472,7 +472,7 @@ static void test_calib_fit_recovers_synthetic(void)
 {
     MeasSet s;
     calib_meas_init(&s);
-    Err e = {{0}};
+    Err e = {0};
     const double P = 1e15, BW = 3e12;
     for (int m = 1; m <= 8192; m *= 2)
         for (int n = 256; n <= 16384; n *= 4)
@@ -537,7 +537,7 @@ static int prof_try(const char *ops, Err *e)
 
 static void test_calib_profile_json_errors(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     const char *ok = "\"launch\": {\"mem_bw_bytes_per_s\": 1e12, \"t0_us\": 3}";
     CHECK_INT(prof_try(ok, &e), 0);
     CHECK_INT(prof_try("\"lunch\": {\"mem_bw_bytes_per_s\": 1e12, \"t0_us\": 3}", &e), -1);
@@ -573,7 +573,7 @@ static void test_calib_profile_json_errors(void)
 static void test_calib_fit_quality_on_measured_tables(void)
 {
     char dir[2048];
-    Err e = {{0}};
+    Err e = {0};
     CalibQuality q;
     if (calib_quality(calib_data_dir(dir, sizeof dir), &q, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -832,7 +832,7 @@ static int rel_ok(const char *what, double a, double b, double tol)
 
 static void test_calib_synthetic_measure_fit_simulate(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     char mpath[4096];
     ModelDesc m;
     if (load_tiny_llama(mpath, sizeof mpath, &m, &e) < 0) {
@@ -940,7 +940,7 @@ static void test_calib_synthetic_measure_fit_simulate(void)
  * so no accuracy is asserted here (`make calib-cpu` prints the fit). */
 static void test_calib_cpu_measure_fit_simulate(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     char mpath[4096];
     ModelDesc m;
     if (load_tiny_llama(mpath, sizeof mpath, &m, &e) < 0) {
@@ -980,7 +980,7 @@ static void test_calib_backend_load_errors(void)
 {
     ServesimKernels k;
     void *h = NULL;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(calib_run_load_backend("/nonexistent/libservesim_kernels.so", &k, &h, &e), -1);
     CHECK_CONTAINS(e.msg, "/nonexistent/libservesim_kernels.so: cannot load the kernel library");
     CHECK_CONTAINS(e.msg, "make kernels");
@@ -1053,7 +1053,7 @@ static void test_calib_cost_command(void)
     static char out[16384];
     CHECK_INT(calib_cmd(costcmd_main, out, sizeof out, "--hardware", "h100-sxm", "--gemm", "4096,4096,4096", "--json",
                         NULL), 0);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *j = jsonio_parse(out, "cost --json", &e);
     CHECK(j != NULL);
     if (j) {
@@ -1128,7 +1128,7 @@ static void test_calib_command(void)
     CHECK_INT(calib_cmd(calibcmd_main, out, sizeof out, "report", prof, csv, NULL), 0);
     CHECK_CONTAINS(out, "measured vs fitted");
     CHECK_CONTAINS(out, "allreduce");
-    Err e = {{0}};
+    Err e = {0};
     Profile *p = malloc(sizeof *p);
     CHECK_INT(profile_load(prof, p, &e), 0);
     CHECK(p->op[PROF_ALLREDUCE].present);

@@ -552,45 +552,54 @@ static char *sorted_rows(const char *path, size_t *n_rows)
     return out;
 }
 
-/* run --stream (issue 16): the default scenario streamed prints the same
- * table as materialised, writes the same CSV rows (in completion order)
- * and the same JSON summary (per-iteration MFU/MBU included, taken as the
- * iterations run), without the per-request array; twice gives the same
- * bytes; what it cannot stream is refused. */
+/* run (issue 36): the default scenario runs on the streamed path and
+ * prints the same table and writes the same bytes as --materialise: the
+ * JSON report with its requests array and token times, the CSV and the
+ * token CSV in workload order; twice gives the same bytes. */
+static int same_file(const char *x, const char *y)
+{
+    Err e;
+    size_t lx = 0, ly = 0;
+    char *tx = read_file(x, &lx, &e), *ty = read_file(y, &ly, &e);
+    int same = tx && ty && lx == ly && lx > 0 && memcmp(tx, ty, lx) == 0;
+    free(tx);
+    free(ty);
+    return same;
+}
+
 static void test_stream_run(void)
 {
     static char a[65536], b[65536], args[2600];
-    char ja[512], jb[512], ca[512], cb[512];
+    char ja[512], jb[512], ca[512], cb[512], ka[512], kb[512];
     snprintf(ja, sizeof ja, "%s/sa.json", dir);
     snprintf(jb, sizeof jb, "%s/sb.json", dir);
     snprintf(ca, sizeof ca, "%s/sa.csv", dir);
     snprintf(cb, sizeof cb, "%s/sb.csv", dir);
-    snprintf(args, sizeof args, "run --json %s --csv %s", ja, ca);
+    snprintf(ka, sizeof ka, "%s/ka.csv", dir);
+    snprintf(kb, sizeof kb, "%s/kb.csv", dir);
+    snprintf(args, sizeof args, "run --materialise --json %s --csv %s --tokens-csv %s", ja, ca, ka);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
-    snprintf(args, sizeof args, "run --stream --json %s --csv %s", jb, cb);
+    snprintf(args, sizeof args, "run --json %s --csv %s --tokens-csv %s", jb, cb, kb);
     CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
     CHECK_CONTAINS(b, "requests: 2000 (2000 finished, 0 rejected)");
-    size_t na = 0, nb = 0;
-    char *ra = sorted_rows(ca, &na), *rb = sorted_rows(cb, &nb);
-    CHECK(ra && rb && na == 2001 && nb == 2001 && strcmp(ra, rb) == 0);
-    free(ra);
-    free(rb);
+    CHECK(same_file(ja, jb));
+    CHECK(same_file(ca, cb));
+    CHECK(same_file(ka, kb));
     Err e;
     size_t la, lb;
-    char *ta = read_file(ja, &la, &e), *tb = read_file(jb, &lb, &e);
-    cJSON *x = ta ? cJSON_Parse(ta) : NULL, *y = tb ? cJSON_Parse(tb) : NULL;
-    CHECK(x && y);
-    if (x && y) {
-        cJSON *sx = cJSON_GetObjectItem(x, "summary"), *sy = cJSON_GetObjectItem(y, "summary");
-        CHECK(cJSON_GetObjectItem(x, "requests") && !cJSON_GetObjectItem(y, "requests"));
-        CHECK(cJSON_Compare(sx, sy, 1));
-    }
+    char *ta = read_file(jb, &la, &e);
+    cJSON *x = ta ? cJSON_Parse(ta) : NULL;
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(x, "requests"), 0);
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(x, "requests")), 2000);
+    CHECK(cJSON_GetObjectItem(r0, "token_times_s") != NULL);
     cJSON_Delete(x);
-    cJSON_Delete(y);
     free(ta);
+    /* --stream is accepted and changes nothing */
     snprintf(args, sizeof args, "run --stream --quiet --json %s", ja);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
+    CHECK(same_file(ja, jb));
+    char *tb = read_file(jb, &lb, &e);
     ta = read_file(ja, &la, &e);
     CHECK(ta && tb && la == lb && memcmp(ta, tb, la) == 0);
     free(ta);
@@ -619,24 +628,25 @@ static void test_stream_run(void)
     char *top = read_file(SERVESIM_DATA_DIR "/README.md", NULL, &e);
     for (int k = 0; lua_rows[k]; k++) CHECK(top && strstr(top, lua_rows[k]));
     free(top);
-    /* sim/README.md "Large runs" quotes the streamed default run */
+    /* sim/README.md "Large runs" quotes the default run */
     static const char *const quoted[] = {
         "  requests: 2000 (2000 finished, 0 rejected), 15411 iterations, 0 preemptions",
         "  TTFT           63.61     41.22    129.61    348.15    682.72 ms  (n=2000)",
         "  ITL            14.75     11.57     25.96     50.54     87.05 ms  (n=652229)", NULL};
-    readme_run("run --stream", quoted);
+    readme_run("run", quoted);
     char *readme = read_file(SERVESIM_DATA_DIR "/sim/README.md", NULL, &e);
     for (int k = 0; quoted[k]; k++) CHECK(readme && strstr(readme, quoted[k]));
     free(readme);
+    /* what needs the whole run held takes the materialised path */
     snprintf(args, sizeof args, "run --stream --trace-events %s/t.json", dir);
-    CHECK(testrun_cli(args, a, sizeof a) == 2);
-    CHECK_CONTAINS(a, "--stream keeps no per-iteration or per-token record");
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    CHECK_CONTAINS(a, "requests: 2000 (2000 finished, 0 rejected)");
     const char *p = write_tmp("sess.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": "
                                           "{\"kind\": \"continuous\"}, \"workload\": {\"kind\": \"sessions\", "
-                                          "\"sessions\": 2, \"turns\": 2, \"prompt_tokens\": 10, \"output_tokens\": 5}}");
+                                          "\"sessions\": 2, \"rate_per_s\": 1, \"turns\": 2, \"first_prompt_tokens\": 10, \"new_tokens_per_turn\": 4, \"output_tokens\": 5}}");
     snprintf(args, sizeof args, "run --stream %s", p);
-    CHECK(testrun_cli(args, a, sizeof a) == 1);
-    CHECK_CONTAINS(a, "a streamed run takes an open-loop generator (\"kind\": poisson");
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    CHECK_CONTAINS(a, "requests: 4 (4 finished, 0 rejected)");
 }
 
 /* report.token_times unset: per-token times kept up to 1,000,000 output
@@ -712,9 +722,9 @@ static void test_stream_trace(void)
     snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream.json", text));
     snprintf(ca, sizeof ca, "%s/tm.csv", dir);
     snprintf(cb, sizeof cb, "%s/ts.csv", dir);
-    snprintf(args, sizeof args, "run %s --csv %s", scen, ca);
+    snprintf(args, sizeof args, "run --materialise %s --csv %s", scen, ca);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
-    snprintf(args, sizeof args, "run --stream %s --csv %s", scen, cb);
+    snprintf(args, sizeof args, "run %s --csv %s", scen, cb);
     CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
     CHECK_CONTAINS(b, "SLO verdict");
@@ -723,11 +733,15 @@ static void test_stream_trace(void)
     CHECK(ra && rb && na > 100 && na == nb && strcmp(ra, rb) == 0);
     free(ra);
     free(rb);
+    CHECK(same_file(ca, cb));
+    /* rate_per_s needs the whole trace: the materialised path runs it */
     snprintf(text, sizeof text, fmt, "\"rate_per_s\": 2, ");
     snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream_rate.json", text));
-    snprintf(args, sizeof args, "run --stream %s", scen);
-    CHECK(testrun_cli(args, b, sizeof b) == 1);
-    CHECK_CONTAINS(b, "rate_per_s: a streamed run cannot rescale a trace");
+    snprintf(args, sizeof args, "run %s --csv %s", scen, ca);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run --materialise %s --csv %s", scen, cb);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0 && same_file(ca, cb));
 }
 
 void suite_cli(void);

@@ -21,7 +21,7 @@ static HwDesc rtx;
 
 static int load(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("qwen3-8b", &qwen, &e) < 0 || hw_load("rtx-pro-6000", &rtx, &e) < 0 ||
         hw_attach_profile(&rtx, "none", &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -158,7 +158,7 @@ static void test_gemm_eff_curve(void)
 static void test_profile_roofline_matches_ops(void)
 {
     CHECK(load() == 0);
-    Err e = {{0}};
+    Err e = {0};
     static HwDesc h;
     if (hw_load("h100-sxm", &h, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -212,7 +212,7 @@ static void test_profile_roofline_matches_ops(void)
  * the worst ratio and which shape it was. */
 static void test_profile_extrapolation_counted(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     static HwDesc h;
     ModelDesc l2;
     if (hw_load("h100-sxm", &h, &e) < 0 || model_load("llama-2-7b", &l2, &e) < 0) {
@@ -279,7 +279,7 @@ static void test_profile_extrapolation_counted(void)
  * and on the H100 one. */
 static void test_batched_prefill_attention_sums_requests(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc m;
     static HwDesc h;
     if (model_load("llama-2-70b", &m, &e) < 0) {
@@ -343,7 +343,7 @@ static void test_precisions(void)
     CHECK_INT(profile_gemm_op(DTYPE_FP8_BLOCK), PROF_GEMM_FP8_BLOCK);
     CHECK_INT(profile_gemm_op(DTYPE_NVFP4), PROF_GEMM_NVFP4);
     CHECK_INT(profile_gemm_op(DTYPE_Q4_0), -1);
-    Err e = {{0}};
+    Err e = {0};
     static HwDesc h;
     CHECK_INT(hw_load("b200", &h, &e), 0);
     CHECK_NEAR(h.peak_flops[DTYPE_NVFP4], 9e15, 0);
@@ -358,7 +358,7 @@ static void test_precisions(void)
  * fits' in-sample p90 errors; the roofline picks the class by compute dtype. */
 static void test_engine_profile_fp8_gemm(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     Profile *p = malloc(sizeof *p);
     if (profile_load("h200-sxm-trtllm", p, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -418,7 +418,7 @@ static void test_engine_profile_fp8_gemm(void)
  * attention classes. */
 static void test_engine_profile_allreduce_and_fp8_kv(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc l70;
     static HwDesc h;
     if (model_load("llama-3.1-70b", &l70, &e) < 0 || hw_load("h200-sxm", &h, &e) < 0 ||
@@ -466,7 +466,7 @@ static void test_engine_profile_allreduce_and_fp8_kv(void)
  * nearest slower class and says so in every query's extrapolation. */
 static void test_gemm_class_fallback(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc m;
     static HwDesc h;
     if (model_load("llama-3.1-8b", &m, &e) < 0 || hw_load("b200", &h, &e) < 0 ||
@@ -518,7 +518,7 @@ static void test_table_cost_option_c(void)
     t.model = qwen;
     t.kv_bytes_per_token = model_kv_bytes_per_token(&qwen, DTYPE_Q8_0);
     CostModel cm;
-    Err e = {{0}};
+    Err e = {0};
     if (cost_table_new(&t, &cm, &e) < 0) { CHECK(0); return; }
     fill(1, 8191, ITEM_DECODE); /* 16 decode steps at 8K context */
     CostBreakdown cb;
@@ -562,7 +562,7 @@ static void test_hybrid_attention_roofline(void)
 {
     ModelDesc g, d;
     HwDesc h;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("gpt-oss-120b", &g, &e) || model_load("deepseek-v3", &d, &e) || hw_load("h200-sxm", &h, &e) ||
         hw_attach_profile(&h, "none", &e)) {
         CHECK(0);
@@ -600,7 +600,7 @@ static void test_hybrid_attention_profile(void)
 {
     ModelDesc g, full;
     HwDesc h;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("gpt-oss-120b", &g, &e) || hw_load("h200-sxm", &h, &e) || !h.profile.present) {
         CHECK(0);
         return;

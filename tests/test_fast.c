@@ -94,7 +94,7 @@ static int roof_pair(const char *model, const char *hw, const char *profile, int
 {
     static ModelDesc m;
     static HwDesc h;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load(model, &m, &e) < 0 || hw_load(hw, &h, &e) < 0 ||
         (profile && hw_attach_profile(&h, profile, &e) < 0)) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -134,7 +134,7 @@ static void test_fast_decode_sums_roofline(void)
 static void test_fast_decode_sums_wrap_linear(void)
 {
     CostModel a, b, wa, wb;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(roof_pair("qwen3-8b", "h100-sxm", NULL, 1, &a, &b) == 0);
     CostWrapCfg wc = {.graph_sizes = {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160}, .n_sizes = 12,
                       .conversion_s_per_token = 3e-12, .has_host = 1, .host_base_s = 2e-3, .host_per_seq_s = 1e-5,

@@ -88,7 +88,7 @@ static void fz_cli(const char *what, const char *args)
 static void fz_one(const char *harness, const char *name, const unsigned char *d, size_t n)
 {
     char what[512], args[1200];
-    Err e = {{0}};
+    Err e = {0};
     snprintf(what, sizeof what, "fuzz/regress/%s/%s", harness, name);
     if (!strcmp(harness, "scenario")) {
         Scenario s;

@@ -349,7 +349,7 @@ static void test_hostile_no_output_over_input(void)
         CHECK_CONTAINS(hout, cases[i].want);
     }
     /* a model file the scenario names */
-    char *model = read_file(SERVESIM_DATA_DIR "/models/qwen3-8b.json", NULL, &(Err){{0}});
+    char *model = read_file(SERVESIM_DATA_DIR "/models/qwen3-8b.json", NULL, &(Err){0});
     const char *m = model ? HWRITE("og_model.json", model) : NULL;
     free(model);
     if (m) {
@@ -362,7 +362,7 @@ static void test_hostile_no_output_over_input(void)
         snprintf(args, sizeof args, "run %s --quiet --json %s", sc2, m_copy);
         CHECK_INT(hsh(NULL, args), 1);
         CHECK_CONTAINS(hout, "which this command read as an input");
-        char *after = read_file(m_copy, NULL, &(Err){{0}});
+        char *after = read_file(m_copy, NULL, &(Err){0});
         CHECK(after && strstr(after, "\"name\""));
         free(after);
     }
@@ -377,13 +377,13 @@ static void test_hostile_no_output_over_input(void)
     CHECK_INT(hsh(NULL, args), 1);
     CHECK_CONTAINS(hout, "which this command read as an input");
     /* every input as it was */
-    char *t = read_file(tr_copy, NULL, &(Err){{0}});
+    char *t = read_file(tr_copy, NULL, &(Err){0});
     CHECK(t && !strcmp(t, trace));
     free(t);
-    t = read_file(sc_copy, NULL, &(Err){{0}});
+    t = read_file(sc_copy, NULL, &(Err){0});
     CHECK(t && strstr(t, "og_tr.csv"));
     free(t);
-    t = read_file(rep, NULL, &(Err){{0}});
+    t = read_file(rep, NULL, &(Err){0});
     CHECK(t && strstr(t, "og_tr.csv"));
     free(t);
 }
@@ -472,7 +472,7 @@ static void test_hostile_device_output(void)
     CHECK_INT(hsh(NULL, "run workloads/chapters/ch8_four_requests_static.json --quiet --json /dev/null"),
               0);
     CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(outfile_write("/dev/null", "x\n", &e), 0);
     CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
 }
@@ -525,7 +525,7 @@ static void test_hostile_kill_while_writing(void)
     enum { KILLS = 16 };
     int saw_old = 0, saw_new = 0, torn = 0, mid_write = 0;
     for (int k = 0; k < KILLS; k++) {
-        Err e = {{0}};
+        Err e = {0};
         if (outfile_write(tgt, old, &e) < 0) { /* the old report in place */
             CHECK(0);
             break;
@@ -619,7 +619,7 @@ static void test_hostile_invariants(void)
     }
     EngineStats st = {0};
     st.finished = 2;
-    Err e = {{0}};
+    Err e = {0};
     tt[2] = 30;
     CHECK_INT(engine_check_invariants(r, 2, tt, &st, &e), 0);
     tt[2] = 45; /* b's first token after its second */

@@ -19,7 +19,7 @@ static const char *const bundled[] = {
 
 static int load(const char *name, HwDesc *h)
 {
-    Err e = {{0}};
+    Err e = {0};
     int r = hw_load(name, h, &e);
     if (r) fprintf(stderr, "  hw_load(%s): %s\n", name, e.msg);
     return r;
@@ -85,7 +85,7 @@ static void test_hw_every_figure_has_a_source(void)
 {
     for (int i = 0; bundled[i]; i++) {
         char path[1024];
-        Err e = {{0}};
+        Err e = {0};
         paths_data_file(path, sizeof path, "hardware/", bundled[i]);
         cJSON *root = jsonio_parse_file(path, &e);
         CHECK(root != NULL);
@@ -119,7 +119,7 @@ static void test_hw_m2_max(void)
     CHECK_NEAR(h.peak_flops[DTYPE_FP16], 13.6e12, 0);
     /* the Q2_K file (79.80 GiB) leaves 1.61 GiB for KV; the BF16 one does not fit */
     ModelDesc q, b;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("qwen3-235b-a22b-q2_k", &q, &e) || model_load("qwen3-235b-a22b", &b, &e)) { CHECK(0); return; }
     CHECK_NEAR(hw_kv_capacity_bytes(&h, &q, 1) / GIB, 89.41 - 8 - 64.43 - 15.37, 0.01);
     CHECK(hw_kv_capacity_bytes(&h, &b, 1) < 0);
@@ -166,7 +166,7 @@ static void test_hw_kv_capacity(void)
 {
     HwDesc h;
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     if (load("h100-sxm", &h) || model_load("qwen3-8b", &m, &e)) { CHECK(0); return; }
     double one = 85899345920.0 * 0.9 - 2.0 * 8190735360.0 - 3.5 * GIB;
     CHECK_NEAR(hw_kv_capacity_bytes(&h, &m, 1), one, 1);
@@ -192,7 +192,7 @@ static void test_hw_round_trip(void)
         if (load(bundled[i], &a)) { CHECK(0); continue; }
         cJSON *o = cJSON_CreateObject();
         hw_to_json(&a, o);
-        Err e = {{0}};
+        Err e = {0};
         CHECK_INT(hw_from_json(o, "round-trip", &b, &e), 0);
         CHECK(strcmp(a.name, b.name) == 0);
         for (int d = 0; d < DTYPE_COUNT; d++) CHECK_REL(b.peak_flops[d], a.peak_flops[d], 1e-12);
@@ -231,7 +231,7 @@ static int try_hw(const char *eff, const char *extra, Err *e)
 
 static void test_hw_bad_values(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     const char *ok = "\"gemm_compute\": 0.7, \"mem\": 0.8, \"attn_compute\": 0.5, \"attn_mem\": 0.8";
     CHECK_INT(try_hw(ok, "", &e), 0);
 
@@ -288,7 +288,7 @@ static void test_hw_bad_values(void)
 static void test_hw_load_errors(void)
 {
     HwDesc h;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(hw_load("h900", &h, &e), -1);
     CHECK_CONTAINS(e.msg, "unknown hardware \"h900\"");
     CHECK_CONTAINS(e.msg, "available: a100-sxm-80gb, b200, h100-sxm, h200-sxm, l40s, m2-max, rtx-pro-6000");
@@ -320,14 +320,14 @@ static void test_hw_profiles_attached(void)
         cJSON *o = cJSON_CreateObject();
         hw_to_json(&h, o);
         static HwDesc b;
-        Err e = {{0}};
+        Err e = {0};
         CHECK_INT(hw_from_json(o, "round-trip", &b, &e), 0);
         CHECK(b.profile.present);
         CHECK_NEAR(profile_gemm_time(&b.profile, 0, 64, 4096, 4096, NULL),
                    profile_gemm_time(&h.profile, 0, 64, 4096, 4096, NULL), 0);
         cJSON_Delete(o);
     }
-    Err e = {{0}};
+    Err e = {0};
     const char *ok = "\"gemm_compute\": 0.7, \"mem\": 0.8, \"attn_compute\": 0.5, \"attn_mem\": 0.8";
     CHECK_INT(try_hw(ok, ", \"profile\": \"h99\"", &e), -1);
     CHECK_CONTAINS(e.msg, "g.json: profile: unknown profile \"h99\"");

@@ -28,7 +28,7 @@ static void test_jsonio_paths(void)
 
 static void test_jsonio_parse_error_line_column(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     const char *text = "{\n  \"a\": 1,\n  \"b\": ]\n}\n";
     cJSON *j = jsonio_parse(text, "s.json", &e);
     CHECK(j == NULL);
@@ -55,7 +55,7 @@ static void test_jsonio_parse_error_line_column(void)
 
 static void test_jsonio_int(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *j = jsonio_parse("{\"prompt_tokens\": -5, \"half\": 2.5, \"s\": \"x\", \"big\": 1e30,"
                             " \"ok\": 7, \"neg\": -9223372036854775808}",
                             "s.json", &e);
@@ -93,7 +93,7 @@ static void test_jsonio_int(void)
 
 static void test_jsonio_num_bool_str_enum(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *j = jsonio_parse("{\"rate\": -1, \"flag\": 1, \"name\": 5, \"kind\": \"fifo2\","
                             " \"k2\": \"lifo\", \"x\": 0.25, \"t\": true, \"n\": null}",
                             "s.json", &e);
@@ -133,7 +133,7 @@ static void test_jsonio_num_bool_str_enum(void)
 
 static void test_jsonio_check_keys(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     static const char *const allowed[] = {"kind", "max_running", "token_budget", NULL};
     cJSON *j = jsonio_parse("{\"kind\": \"x\", \"max_runing\": 4}", "s.json", &e);
     CHECK(j != NULL);
@@ -177,7 +177,7 @@ static void test_jsonio_add_num_and_write(void)
     CHECK(mkdtemp(dir) != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/out.json", dir);
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(jsonio_write_file(o, path, 0, &e), 0);
     cJSON *back = jsonio_parse_file(path, &e);
     CHECK(back != NULL);

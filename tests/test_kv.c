@@ -94,7 +94,7 @@ static void test_pool_too_small(void)
     KvConfig c = {.capacity_bytes = 1000, .block_tokens = 16, .bytes_per_token = qwen3_8b_kv,
                   .reserve = KV_RESERVE_FINAL};
     KvPolicy kv;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(kv_pool_new(&c, &kv, &e) < 0);
     CHECK_CONTAINS(e.msg, "holds no block");
 }
@@ -129,7 +129,7 @@ static void test_on_demand_preempts(void)
 static void test_hybrid_seq_blocks(void)
 {
     ModelDesc g, k;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("gpt-oss-120b", &g, &e) || model_load("kimi-linear-48b-a3b", &k, &e)) { CHECK(0); return; }
     /* gpt-oss-120b: 18 full layers of 2 x 8 x 64 BF16 per token = 36,864 B,
      * 18 sliding ones keep 128 tokens of the same */

@@ -352,7 +352,7 @@ static int lt_bad_sched(const char *kase, LtCase c, Err *e, LtFour *f)
  * every needle; tag (if any) is the marker whose line must be named. */
 static void lt_expect_sched_error(const char *kase, LtCase c, const char *tag, const char *const *needles)
 {
-    Err e = {{0}};
+    Err e = {0};
     LtFour f;
     int rc = lt_bad_sched(kase, c, &e, &f);
     if (rc == 0) fprintf(stderr, "  case %s: no error\n", kase);
@@ -536,7 +536,7 @@ static char *lt_read(const char *dir, const char *name)
 static void test_lua_api(void)
 {
     char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, lt_tmp};
-    Err e = {{0}};
+    Err e = {0};
     LuaCmdLimits lim = {.seed = 1};
     /* the script writes into lt_tmp: outside the working directory */
     lim.n_allow_write = paths_absolute(lt_tmp, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
@@ -730,7 +730,7 @@ static void lt_expect_router_error(const char *kase, const char *tag, const char
     cJSON *a = cJSON_Parse(args);
     c.args = a;
     Router rt;
-    Err e = {{0}};
+    Err e = {0};
     int rc = lua_router_create(&c, &rt, &e);
     cJSON_Delete(a);
     CHECK_INT(rc, 0);
@@ -896,7 +896,7 @@ static int lt_evict_policy(const char *script, const char *kase, EvictPolicy *p,
 
 static void test_lua_evict_policy(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     EvictPolicy p;
     EvictCandidate c[5] = {{.block = 10, .depth = 3, .hits = 0, .lookups_since = 4},
                            {.block = 11, .depth = 7, .hits = 2, .lookups_since = 9},
@@ -955,7 +955,7 @@ static void test_lua_evict_policy(void)
 static void lt_expect_evict_error(const char *kase, const char *tag, const char *needle)
 {
     EvictPolicy p;
-    Err e = {{0}};
+    Err e = {0};
     int rc = lt_evict_policy(LT_EVICT_SCRIPT, kase, &p, &e);
     CHECK_INT(rc, 0);
     if (rc) {
@@ -972,7 +972,7 @@ static void lt_expect_evict_error(const char *kase, const char *tag, const char 
     CHECK_CONTAINS(e.msg, lt_where("bad_evict.lua", tag));
     CHECK_CONTAINS(e.msg, needle);
     /* after a failure the script is not called again: the same message */
-    Err e2 = {{0}};
+    Err e2 = {0};
     CHECK(p.choose(p.ctx, c, 3, &e2) < 0);
     CHECK(strcmp(e.msg, e2.msg) == 0);
     p.destroy(p.ctx);
@@ -1134,7 +1134,7 @@ static void test_lua_experiments(void)
     snprintf(csv, sizeof csv, "%s/sweep.csv", lt_tmp);
     snprintf(out, sizeof out, "out=%s", csv);
     char *sweep[] = {(char *)(uintptr_t)"rates=4,40", (char *)(uintptr_t)"count=60", out, (char *)(uintptr_t)"quiet=1"};
-    Err e = {{0}};
+    Err e = {0};
     LuaCmdLimits lim = {.seed = 1};
     lim.n_allow_write = paths_absolute(lt_tmp, lim.allow_write[0], sizeof lim.allow_write[0], &e) == 0;
     int rc = lua_cmd_run(SERVESIM_DATA_DIR "/lua/experiments/sweep_rates.lua", 4, sweep, &lim, &e);

@@ -26,7 +26,7 @@
 static int load(const char *rel, Replay *rp)
 {
     char path[1024];
-    Err e = {{0}};
+    Err e = {0};
     snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
     if (replay_load(path, rp, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -255,7 +255,7 @@ static void test_slo_classes_and_gates(void)
 static void test_replay_errors(void)
 {
     Replay rp;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(replay_load_text("{\"requests\": [{\"arrival_ms\": 10, \"prompt_tokens\": 1, \"output_tokens\": 2,"
                            " \"token_times_ms\": [5, 20]}]}", "bad.json", &rp, &e) < 0);
     CHECK_CONTAINS(e.msg, "bad.json: requests[0].token_times_ms[0]");
@@ -309,7 +309,7 @@ static void test_slo_verdict(void)
 {
     Replay rp;
     Summary m;
-    Err e = {{0}};
+    Err e = {0};
     /* p90: TTFT 1000 ms meets 1000 ms, TPOT 20 ms meets 50 ms; 10 of 11
      * requests are good (0.909 >= 0.9) */
     CHECK(verdict_replay("{\"ttft_ms\": 1000, \"tpot_ms\": 50, \"percentile\": 90, \"attainment\": 0.9}", &rp, &m,
@@ -426,7 +426,7 @@ static Timeline *tl;
 static int run_chapter(const char *rel)
 {
     char path[1024];
-    Err e = {{0}};
+    Err e = {0};
     snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
     if (scenario_load_file(path, 0, 0, &sc, &e) < 0) goto bad;
     tl = timeline_new();
@@ -565,7 +565,7 @@ static void test_vllm_summary_and_compare(void)
  * when it did not load (the caller stops; done_chapter frees the rest). */
 static int run_summarize(const char *text, const char *name, uint64_t seed)
 {
-    Err e = {{0}};
+    Err e = {0};
     CHECK(scenario_load_text(text, name, 1, seed, &sc, &e) == 0);
     if (th_failures) return -1;
     tl = NULL;
@@ -771,7 +771,7 @@ static void test_itl_streamed(void)
         "  \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, \"min\": 1, \"max\": 1024}},"
         " \"seed\": 3, \"report\": {\"token_times\": %s, \"iterations\": false}}";
     char text[2048];
-    Err e = {{0}};
+    Err e = {0};
     Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b), *c = malloc(sizeof *c);
     snprintf(text, sizeof text, fmt, 300, "true");
     CHECK(run_summary(text, 0, a, &e) == 0);
@@ -802,8 +802,9 @@ static void test_itl_streamed(void)
     free(c);
 }
 
-static void fold(void *ctx, const Request *r)
+static void fold(void *ctx, const Request *r, const int64_t *tt)
 {
+    (void)tt;
     metrics_acc_add(ctx, r);
 }
 
@@ -827,7 +828,7 @@ static void test_stream_matches_batch(void)
         "          \"classes\": {\"batch\": {\"e2e_ms\": 20000}}},"
         " \"seed\": 5, \"report\": {\"token_times\": %s, \"iterations\": false}}";
     char text[2048];
-    Err e = {{0}};
+    Err e = {0};
     Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     snprintf(text, sizeof text, fmt, "true");
     CHECK(run_summary(text, 0, a, &e) == 0);
@@ -926,7 +927,7 @@ static void test_stream_matches_batch(void)
          "\"output_tokens\": 5}}", "does not model LoRA adapters"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        Err e2 = {{0}};
+        Err e2 = {0};
         CHECK(scenario_load_text_stream(bad[k][0], "bad.json", 0, 0, &s, &e2) < 0);
         CHECK_CONTAINS(e2.msg, bad[k][1]);
     }

@@ -23,7 +23,7 @@ static const char *const bundled[] = {
 
 static int load(const char *name, ModelDesc *m)
 {
-    Err e = {{0}};
+    Err e = {0};
     int r = model_load(name, m, &e);
     if (r) fprintf(stderr, "  model_load(%s): %s\n", name, e.msg);
     return r;
@@ -155,7 +155,7 @@ static void test_model_tied_and_options(void)
                        " \"vocab\": 1000, \"tied_embeddings\": true, \"gated_mlp\": false,"
                        " \"qkv_bias\": true, \"dtype\": \"fp32\"}";
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(from_text(tied, &m, &e), 0);
     /* q 4096, k 2048, v 2048, o 4096; MLP 2*64*128; norms 128; bias 64+64. */
     int64_t layer = 4096 + 2048 + 2048 + 4096 + 2 * 64 * 128 + 128 + (64 + 2 * 32);
@@ -180,7 +180,7 @@ static void test_model_tied_and_options(void)
 static void test_model_errors(void)
 {
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     const char *base_head = "{\"name\": \"t\", \"source\": \"test\", ";
     char text[1024];
 
@@ -235,7 +235,7 @@ static void test_model_errors(void)
 static void test_model_load_errors(void)
 {
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(model_load("qwen9-999b", &m, &e), -1);
     CHECK_CONTAINS(e.msg, "unknown model \"qwen9-999b\"");
     CHECK_CONTAINS(e.msg, "available: ");
@@ -349,7 +349,7 @@ static void test_model_routing_skew(void)
     double skew = model_expected_experts(&m, 16);
     CHECK(skew < uni - 5);
     CHECK(model_expected_experts(&m, 17) > skew);
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc z;
     const char *t = "{\"name\": \"z\", \"source\": \"test\", \"layers\": 2, \"hidden\": 64, \"q_heads\": 4, "
                     "\"kv_heads\": 2, \"head_dim\": 16, \"vocab\": 10, \"tied_embeddings\": false, "
@@ -430,7 +430,7 @@ static void test_model_kimi_linear(void)
 static void test_model_variant_errors(void)
 {
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     const char *head = "{\"name\": \"t\", \"source\": \"test\", \"layers\": 2, \"hidden\": 64, \"q_heads\": 4, "
                        "\"kv_heads\": 2, \"head_dim\": 16, \"ffn\": 128, \"vocab\": 10, \"tied_embeddings\": false, "
                        "\"dtype\": \"bf16\"";

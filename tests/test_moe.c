@@ -67,7 +67,7 @@ static void test_moe_calib_import(void)
         return;
     }
     MeasSet s;
-    Err e = {{0}};
+    Err e = {0};
     calib_meas_init(&s);
     CHECK_INT(calib_meas_import(&s, moe, &e), 0);
     size_t by[PROF_OP_COUNT] = {0};
@@ -121,7 +121,7 @@ static void test_moe_calib_import(void)
  * TensorRT-LLM's tables under a layout (shared-expert overlap on or off). */
 static int dsv3_cost(int tp, int ep, int adp, int overlap, CostModel *cm)
 {
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc *m = malloc(sizeof *m);
     HwDesc *h = malloc(sizeof *h);
     int rc = -1;
@@ -174,7 +174,7 @@ static void test_moe_cost_layouts(void)
     CHECK(dp8 / 64 < tp8 / 8 / 5);
 
     /* a layout that does not cover the GPUs is refused */
-    Err e = {{0}};
+    Err e = {0};
     ModelDesc *m = malloc(sizeof *m);
     HwDesc *h = malloc(sizeof *h);
     CHECK_INT(model_load("deepseek-v3", m, &e), 0);
@@ -203,7 +203,7 @@ static int moe_scenario(const char *extra, Scenario *s, Err *e)
 
 static void test_moe_scenario_parallel(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     /* TP8: every GPU holds the whole MLA latent cache, so the pool is one GPU's room */
     CHECK_INT(moe_scenario("\"tp\": 8", &s, &e), 0);
@@ -282,7 +282,7 @@ static void test_moe_validate_layouts(void)
     VRow *rows = NULL;
     uint32_t n = 0;
     VFormat fmt;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(vrows_read(path, VFMT_AUTO, NULL, 0, &rows, &n, &fmt, &e), 0);
     CHECK_INT(n, 7);
     if (n == 7) {
@@ -337,7 +337,7 @@ static int adp_lockstep_run(int64_t *t0, int64_t *t1, int64_t *sched1, double *p
         "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 64}, "
         "{\"arrival_ms\": 1, \"prompt_tokens\": 8192, \"output_tokens\": 2}]}, "
         "\"report\": {\"token_times\": true}}";
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     if (scenario_load_text(text, "adp.json", 0, 0, &s, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -406,7 +406,7 @@ static void test_moe_adp_groups(void)
         "\"workload\": {\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 8192, \"output_tokens\": 2}, "
         "{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 8}, "
         "{\"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 8}]}}";
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     CHECK_INT(scenario_load_text(text, "groups.json", 0, 0, &s, &e), 0);
     Cluster *c = cluster_new(&s, NULL, &e);

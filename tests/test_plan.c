@@ -140,7 +140,7 @@ static void test_sweep_seeds_vary(void)
         char text[1024];
         snprintf(text, sizeof text, fmt, boot ? ", \"bootstrap_block_s\": 5" : "");
         SweepOpts o = {.rates = rates, .n_rates = 1, .seeds = 3, .par = {.workers = 1}};
-        Err e = {{0}};
+        Err e = {0};
         cJSON *out = sweep_run(text, "seeds.json", &o, &e);
         CHECK(out != NULL);
         if (!out) {
@@ -166,7 +166,7 @@ static void test_sweep_seeds_vary(void)
  * the check failed) when it fails. */
 static cJSON *plan_text(const char *text, const char *name)
 {
-    Err e = {{0}};
+    Err e = {0};
     PlanOpts o = {.par = {.workers = 1}};
     cJSON *out = plan_run(text, name, &o, &e);
     CHECK(out != NULL);
@@ -181,7 +181,7 @@ static cJSON *plan_text(const char *text, const char *name)
 static void test_sweep_chapter8_shape(void)
 {
     static const double rates[] = {0.5, 1, 2, 4, 8, 16, 32, 64};
-    Err e = {{0}};
+    Err e = {0};
     cJSON *out = sweep_file(CH8, rates, 8, 3, 2, &e);
     CHECK(out != NULL);
     if (!out) {
@@ -255,7 +255,7 @@ static void test_sweep_stat_t_interval(void)
 
 static void test_sweep_rates_and_auto(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     /* a request list gets "rate_per_s" (its time_scale goes: they exclude
      * each other); a generator its own; a closed loop is refused */
     cJSON *w = cJSON_Parse("{\"requests\": [], \"time_scale\": 2}");
@@ -323,7 +323,7 @@ static void test_sweep_rates_and_auto(void)
  * DP8, picked by cost per good token. */
 static void test_plan_deepseek_tp8_vs_ep8(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     char *text = slurp(DSV3_PLAN);
     PlanOpts o = {.par = {.workers = 2}};
     cJSON *out = text ? plan_run(text, DSV3_PLAN, &o, &e) : NULL;
@@ -363,7 +363,7 @@ static void test_plan_deepseek_tp8_vs_ep8(void)
 
 static void test_plan_small_example(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     char *text = slurp(SMALL_PLAN);
     PlanOpts o = {.par = {.workers = 2}};
     cJSON *out = text ? plan_run(text, SMALL_PLAN, &o, &e) : NULL;
@@ -461,7 +461,7 @@ static const char vllm_sweep[] =
 static void test_sweep_error_band(void)
 {
     static const double rates[] = {2, 8};
-    Err e = {{0}};
+    Err e = {0};
     SweepOpts o = {.rates = rates, .n_rates = 2, .seeds = 2, .par = {.workers = 1}};
     cJSON *out = sweep_run(vllm_sweep, "band.json", &o, &e);
     CHECK(out != NULL);
@@ -766,7 +766,7 @@ static void test_plan_disagg_wins_and_loses(void)
     static const char *const winner[2] = {"h100-sxm-pd1:1", "h100-sxm-agg"};
     static const double gpus_agg[2] = {5, 1}, gpus_pd[2] = {4, 2};
     for (int i = 0; i < 2; i++) {
-        Err e = {{0}};
+        Err e = {0};
         char *text = slurp(files[i]);
         PlanOpts o = {.par = {.workers = 1}};
         cJSON *out = text ? plan_run(text, files[i], &o, &e) : NULL;
@@ -892,7 +892,7 @@ static cJSON *band_plan(double ttft_ms, Err *e)
 
 static void test_plan_three_way_verdict(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *out = band_plan(1e6, &e);
     CHECK(out != NULL);
     if (!out) {
@@ -1009,7 +1009,7 @@ static void test_plan_errors(void)
          " \"scheduler\": {\"kind\": \"fifo\"}}]}", "p.json (candidates[0]): scheduler.kind: got \"fifo\""},
         {NULL, NULL}};
     for (int i = 0; bad[i].text; i++) {
-        Err e = {{0}};
+        Err e = {0};
         PlanOpts o = {.par = {.workers = 1}};
         cJSON *out = plan_run(bad[i].text, "p.json", &o, &e);
         CHECK(out == NULL);
@@ -1096,7 +1096,7 @@ static void test_cli_same_bytes_any_workers(void)
 static void test_lua_same_tables(void)
 {
     char *argv[] = {(char *)(uintptr_t)SERVESIM_DATA_DIR, dir};
-    Err e = {{0}};
+    Err e = {0};
     char path[600], cmd[2048];
     static char out[4096];
     snprintf(path, sizeof path, "%s/s1.json", dir);

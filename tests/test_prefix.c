@@ -105,7 +105,7 @@ static void test_shared_prefix_35(void)
                                    .reserve = KV_RESERVE_FINAL},
                             .namespace_seed = 1, .n_requests = 1};
         KvPolicy kb;
-        Err be = {{0}};
+        Err be = {0};
         CHECK(prefix_new(&big, &kb, &be) < 0);
         CHECK_CONTAINS(be.msg, "68719476736 blocks of 16 tokens, more than the prefix cache's 4294967294 block ids");
     }
@@ -160,7 +160,7 @@ static uint32_t shared_prefix_peak(uint32_t later_ms, int cache)
                         " \"shared_prefix_tokens\": 6144}", i ? ", " : "", i ? later_ms : 0, i);
     if (len > 0 && (size_t)len < sizeof text) snprintf(text + len, sizeof text - (size_t)len, "]}}");
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     if (scenario_load_text(text, "shared.json", 0, 0, &s, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         return 0;
@@ -298,7 +298,7 @@ static double mooncake_hit_rate(const char *kv, uint32_t limit, uint64_t *evicti
              " \"format\": \"mooncake\"%s}, \"report\": {\"token_times\": false, \"iterations\": false}}",
              kv, SERVESIM_DATA_DIR, lim);
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     if (scenario_load_text(text, "mooncake.json", 0, 0, &s, &e) < 0) {
         fprintf(stderr, "  %s\n", e.msg);
         return -1;
@@ -359,7 +359,7 @@ static void test_parallel_sampling(void)
                  " \"workload\": {\"requests\": [{\"id\": \"x\", \"arrival_ms\": 0, \"prompt_tokens\": %u,"
                  " \"output_tokens\": 145, \"n\": 4}]}}", prompts[k]);
         Scenario s;
-        Err e = {{0}};
+        Err e = {0};
         CHECK(scenario_load_text(text, "n4.json", 0, 0, &s, &e) == 0);
         if (th_failures) {
             fprintf(stderr, "  %s\n", e.msg);
@@ -408,7 +408,7 @@ static void test_hybrid_snapshots(void)
     /* The state of the bundled KDA model, Kimi Linear 48B (20 KDA layers of
      * 32 heads): 41.41 MiB a sequence, 5.18 MiB per GPU at TP 8. */
     ModelDesc k;
-    Err e = {{0}};
+    Err e = {0};
     if (model_load("kimi-linear-48b-a3b", &k, &e) == 0) {
         CHECK_NEAR(k.linear_state_bytes / MIB, 41.41, 0.005);
         CHECK_NEAR(k.linear_state_bytes / 8 / MIB, 5.18, 0.005);

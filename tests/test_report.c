@@ -9,11 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cluster.h"
+#include "ordw.h"
 #include "jsonio.h"
 #include "metrics.h"
 #include "report.h"
 #include "scenario.h"
+#include "streamrun.h"
 #include "testhelp.h"
 
 static Slo slo_table[METRICS_CLS_MAX];
@@ -29,7 +33,7 @@ static void summarize(const Scenario *s, const Engine *eng, Summary *sum)
 
 static int load_run(const char *path, Scenario *s, Engine **eng, Summary *sum)
 {
-    Err e = {{0}};
+    Err e = {0};
     char full[1024];
     snprintf(full, sizeof full, "%s/%s", SERVESIM_DATA_DIR, path);
     if (scenario_load_file(full, 0, 0, s, &e) < 0) {
@@ -149,7 +153,7 @@ static void test_tpot_null_for_one_token(void)
         " \"workload\": {\"requests\": [{\"id\": \"one\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 1},"
         "  {\"id\": \"two\", \"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 2}]}}";
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(scenario_load_text(text, "inline", 0, 0, &s, &e) == 0);
     if (th_failures) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -219,7 +223,7 @@ static void test_cluster_rows_add_up(void)
         "{\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 16, \"output_tokens\": 3},"
         "{\"id\": \"d\", \"arrival_ms\": 30, \"prompt_tokens\": 16, \"output_tokens\": 3}]}}";
     Scenario s;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(scenario_load_text(text, "c2.json", 0, 0, &s, &e) == 0);
     if (th_failures) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -299,6 +303,113 @@ static void test_cluster_rows_add_up(void)
     scenario_free(&s);
 }
 
+/* The ordered writer (sim/ordw.h): records arriving out of order, some
+ * held back for long (a straggler per 97), under a memory limit small
+ * enough that the heap spills hundreds of runs and the runs are merged
+ * again and again (ORDW_MAX_RUNS), come out in sequence with their
+ * separators; a gap or a repeat fails. */
+static void test_ordw_spills(void)
+{
+    enum { N = 20000 };
+    static uint64_t order[N];
+    for (uint64_t i = 0; i < N; i++) order[i] = i;
+    uint64_t x = 12345;
+    for (uint64_t i = 0; i < N; i++) { /* local shuffles, and stragglers moved far */
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t j = i + (x >> 33) % (i % 97 == 0 ? 5000 : 20);
+        if (j >= N) j = N - 1;
+        uint64_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    size_t limits[2] = {300, ORDW_MEM_DEFAULT};
+    uint64_t spilled[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile();
+        CHECK(f != NULL);
+        if (!f) return;
+        Ordw w;
+        ordw_init(&w, f, ",", limits[k]);
+        Err e = {0};
+        char text[32];
+        int bad = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            int n = snprintf(text, sizeof text, "r%llu", (unsigned long long)order[i]);
+            bad |= ordw_add(&w, order[i], text, (size_t)n, &e) < 0;
+        }
+        CHECK(!bad);
+        CHECK(ordw_finish(&w, N, &e) == 0);
+        spilled[k] = w.spilled;
+        ordw_free(&w);
+        rewind(f);
+        int ok = 1;
+        for (uint64_t i = 0; i < N && ok; i++) {
+            unsigned long long v;
+            ok = fscanf(f, i ? ",r%llu" : "r%llu", &v) == 1 && v == i;
+        }
+        CHECK(ok && fgetc(f) == EOF);
+        fclose(f);
+    }
+    CHECK(spilled[0] > 10000 && spilled[1] == 0);
+    /* a record missing, and one given twice */
+    FILE *f = tmpfile();
+    Ordw w;
+    Err e = {0};
+    ordw_init(&w, f, "", 0);
+    CHECK(ordw_add(&w, 0, "a", 1, &e) == 0 && ordw_add(&w, 2, "c", 1, &e) == 0);
+    CHECK(ordw_finish(&w, 3, &e) < 0);
+    CHECK(strstr(e.msg, "record 2 where 1 was due") != NULL);
+    ordw_free(&w);
+    ordw_init(&w, f, "", 0);
+    CHECK(ordw_add(&w, 0, "a", 1, &e) == 0 && ordw_add(&w, 0, "a", 1, &e) < 0);
+    CHECK(strstr(e.msg, "record 0 twice") != NULL);
+    ordw_free(&w);
+    fclose(f);
+}
+
+/* A streamed run whose ordered outputs spill (a 2 KiB memory limit) writes
+ * the bytes of one that holds everything in memory. */
+static void test_streamrun_spill_same_bytes(void)
+{
+    char dir[] = "/tmp/servesim-ordw-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char csv[2][600], tok[2][600], js[2][600];
+    uint64_t spilled[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        snprintf(csv[k], sizeof csv[k], "%s/r%d.csv", dir, k);
+        snprintf(tok[k], sizeof tok[k], "%s/t%d.csv", dir, k);
+        snprintf(js[k], sizeof js[k], "%s/r%d.json", dir, k);
+        StreamOutputs o = {.csv = csv[k], .tokens_csv = tok[k], .json_requests = 1, .mem_limit = k ? 2048 : 0};
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e = {0};
+        CHECK(streamrun(r, NULL, scenario_default_json, "(default)", 0, 0, 0, &o, &e) == 0);
+        CHECK_INT(r->requests, 2000);
+        CHECK(r->peak_live < 400); /* the slots follow the requests in flight */
+        RunData d;
+        streamrun_rundata(r, &d);
+        cJSON *root = report_json(&r->mc, &d, &r->sum, 0);
+        cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
+        CHECK(streamrun_write_json(r, root, js[k], &e) == 0);
+        cJSON_Delete(root);
+        spilled[k] = r->csv_w.spilled + r->tok_w.spilled + r->json_w.spilled;
+        streamrun_free(r);
+        free(r);
+    }
+    CHECK(spilled[0] == 0 && spilled[1] > 1000);
+    const char *pairs[3][2] = {{csv[0], csv[1]}, {tok[0], tok[1]}, {js[0], js[1]}};
+    for (int k = 0; k < 3; k++) {
+        Err e;
+        size_t la = 0, lb = 0;
+        char *a = read_file(pairs[k][0], &la, &e), *b = read_file(pairs[k][1], &lb, &e);
+        CHECK(a && b && la == lb && la > 1000 && memcmp(a, b, la) == 0);
+        free(a);
+        free(b);
+        unlink(pairs[k][0]);
+        unlink(pairs[k][1]);
+    }
+    rmdir(dir);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -307,4 +418,6 @@ void suite_report(void)
     RUN(test_tpot_null_for_one_token);
     RUN(test_dist_is_gsl_quantiles);
     RUN(test_cluster_rows_add_up);
+    RUN(test_ordw_spills);
+    RUN(test_streamrun_spill_same_bytes);
 }

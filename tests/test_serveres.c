@@ -72,7 +72,7 @@ static void run_text(const char *text, const char *name, Outcome *o)
 static void run_file(const char *rel, Outcome *o)
 {
     char path[512], *text;
-    Err e = {{0}};
+    Err e = {0};
     snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
     if (!(text = read_text_file(path, NULL, &e))) {
         memset(o, 0, sizeof *o);
@@ -87,7 +87,7 @@ static void run_file(const char *rel, Outcome *o)
 static ModelDesc qwen8b(void)
 {
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     memset(&m, 0, sizeof m);
     if (model_load("qwen3-8b", &m, &e) < 0) fprintf(stderr, "  %s\n", e.msg);
     return m;
@@ -136,7 +136,7 @@ static void test_lora_adapter_bytes_chapter(void)
     double all = lora_adapter_params(&m, 8, 127);
     CHECK_NEAR(all, 36.0 * 8 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 12288)), 0);
     unsigned t;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(lora_targets_parse("q,v", "t", &t, &e) == 0 && t == (LORA_Q | LORA_V));
     CHECK(lora_targets_parse("q,x", "--targets", &t, &e) < 0);
     CHECK_CONTAINS(e.msg, "unknown projection \"x\"");
@@ -167,7 +167,7 @@ static void test_lora_load_cap_and_grouped_gemm(void)
 {
     ModelDesc m = qwen8b();
     HwDesc hw;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(hw_load("rtx-pro-6000", &hw, &e) == 0);
     hw.peak_flops[DTYPE_BF16] = 503.8e12;
     LoraCfg c = {.rank = 16, .targets = LORA_Q | LORA_V, .dtype = DTYPE_BF16, .adapters = 2, .gpu_slots = 2,
@@ -281,7 +281,7 @@ static void test_lora_zipf_workload(void)
         " \"adapters\": {\"count\": 100, \"zipf_s\": 1.0}}";
     cJSON *j = cJSON_Parse(text);
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(workload_from_json(j, "w", 7, &w, &e) == 0);
     uint32_t cnt[101] = {0}, top = 0;
     for (uint32_t i = 0; i < w.n; i++) {
@@ -323,7 +323,7 @@ static void test_lora_zipf100_scenario(void)
     CHECK_NEAR(b.sum.ttft_s.mean * 1e3, 53.71, 0.005);
     CHECK(a.sum.ttft_s.p99 > 10 * b.sum.ttft_s.p99);
     /* "cap": "block": a request over the cap holds the queue (FCFS) */
-    Err e = {{0}};
+    Err e = {0};
     char *text = read_text_file(SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json", NULL, &e);
     CHECK(text != NULL);
     if (!text) return;
@@ -376,7 +376,7 @@ static void test_adapter_affinity_beats_round_robin(void)
     CHECK_INT(dis.st.hooks.adapter_lookups, 300);
     CHECK(dis.st.hooks.adapter_loads >= 20 && dis.st.hooks.adapter_loads < 600);
     /* the rule as a Lua router (lua/routers/adapter_affinity.lua) routes alike */
-    Err e = {{0}};
+    Err e = {0};
     char *text = read_text_file(SERVESIM_DATA_DIR "/workloads/lora/lora_cluster4_affinity.json", NULL, &e);
     CHECK(text != NULL);
     if (!text) return;
@@ -405,7 +405,7 @@ static void test_offload_chapter_figures(void)
     ModelDesc m = qwen8b();
     OffloadCfg c = {.every = 4, .buffers = 1, .link_bytes_per_s = 64e9};
     OffloadPlan p;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(offload_plan(&m, 1, &c, &p, &e) == 0);
     CHECK_INT(p.layers, 9);
     CHECK_NEAR(p.layer_bytes / MIB, 288, 1e-12);
@@ -494,7 +494,7 @@ static void test_offload_engine(void)
     /* the link defaults to the hardware's host link: a Grace Hopper-like
      * what-if at NVLink-C2C's 450 GB/s copies a step in 6.04 ms */
     Scenario sc;
-    Err e = {{0}};
+    Err e = {0};
     static const char gh[] =
         "{\"model\": \"qwen3-8b\", \"hardware\": {\"base\": \"h100-sxm\", \"host_link_bw_bytes_per_s\": 450e9}, "
         "\"scheduler\": {\"kind\": \"continuous\"}, \"offload\": {\"every\": 4}, \"lora\": {\"adapters\": 4}, "
@@ -522,7 +522,7 @@ static void test_weights_separate_memory(void)
      * only the KV: W/B + K becomes K per output token */
     ModelDesc m = qwen8b();
     HwDesc hw;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(hw_load("rtx-pro-6000", &hw, &e) == 0);
     CHECK(hw_attach_profile(&hw, "none", &e) == 0);
     double k = model_kv_bytes_per_token(&m, DTYPE_BF16);
@@ -661,7 +661,7 @@ static void readme_quotes(const char *readme, const char *args, const char *cons
 
 static void test_readme_serveres_numbers(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     char *readme = read_text_file(SERVESIM_DATA_DIR "/sim/README.md", NULL, &e);
     CHECK(readme != NULL);
     if (!readme) return;

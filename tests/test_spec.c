@@ -126,7 +126,7 @@ static void test_simulated_rounds_converge(void)
                  " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 0.01, \"count\": 60,"
                  " \"prompt_tokens\": 2048, \"output_tokens\": 1001}, \"seed\": 3}", a[k]);
         Scenario s;
-        Err e = {{0}};
+        Err e = {0};
         CHECK(scenario_load_text(text, "spec.json", 0, 0, &s, &e) == 0);
         if (th_failures) {
             fprintf(stderr, "  %s\n", e.msg);
@@ -224,7 +224,7 @@ static void test_spec_with_real_costs(void)
         " \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 20, \"count\": 200,"
         "  \"prompt_tokens\": 512, \"output_tokens\": 128}, \"seed\": 2}";
     Scenario s, plain;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(scenario_load_text(text, "draft.json", 0, 0, &s, &e) == 0);
     if (th_failures) {
         fprintf(stderr, "  %s\n", e.msg);

@@ -39,7 +39,7 @@ static int load(const char *text, uint64_t seed, Workload *w, Err *e)
     return rc;
 }
 
-#define LOAD_OK(text, seed, w) do { Err _e = {{0}}; int _rc = load(text, seed, w, &_e); CHECK(_rc == 0); \
+#define LOAD_OK(text, seed, w) do { Err _e = {0}; int _rc = load(text, seed, w, &_e); CHECK(_rc == 0); \
     if (_rc) { fprintf(stderr, "    %s\n", _e.msg); return; } } while (0)
 
 /* ---------------------------------------------------------- real traces */
@@ -102,7 +102,7 @@ static void test_trace_bootstrap(void)
     workload_free(&c);
     workload_free(&plain);
     /* links would be cut: refused */
-    Err e = {{0}};
+    Err e = {0};
     Workload l;
     CHECK(load("{\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 4, \"output_tokens\": 2}, "
                "{\"id\": \"b\", \"after\": \"a\", \"prompt_tokens\": 4, \"output_tokens\": 2}, "
@@ -152,7 +152,7 @@ static void expect_stop(const char *file, const char *fmt, const char *const *ne
     snprintf(text, sizeof text, "{\"trace\": \"%s\"%s%s%s}", file, fmt ? ", \"format\": \"" : "", fmt ? fmt : "",
              fmt ? "\"" : "");
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load(text, 1, &w, &e) < 0);
     for (int i = 0; needles[i]; i++) CHECK_CONTAINS(e.msg, needles[i]);
 }
@@ -207,7 +207,7 @@ static void test_malformed_skip(void)
     CHECK(!strcmp(w.reqs[1].id, "r3"));
     workload_free(&w);
     /* a bad header stops even in skip mode: nothing after it can be read */
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"trace\": \"requests_badheader.csv\", \"on_error\": \"skip\"}", 1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "header");
     CHECK(load("{\"trace\": \"azure_mixed.csv\", \"on_error\": \"maybe\"}", 1, &w, &e) < 0);
@@ -282,7 +282,7 @@ static void test_small_traces(void)
 
 static void test_format_guess_and_paths(void)
 {
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(trace_reader_format_guess(FIX "azure_small.csv", &e), TRACE_AZURE);
     CHECK_INT(trace_reader_format_guess(FIX "requests.csv", &e), TRACE_CSV);
     CHECK_INT(trace_reader_format_guess(FIX "mooncake_small.jsonl", &e), TRACE_MOONCAKE);
@@ -358,7 +358,7 @@ static void test_transforms(void)
     workload_free(&s2);
     workload_free(&s3);
     workload_free(&all);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"trace\": \"azure_small.csv\", \"time_scale\": 2, \"rate_per_s\": 3}", 1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "exclude each other");
     CHECK(load("{\"trace\": \"azure_small.csv\", \"window_s\": [5, 1]}", 1, &w, &e) < 0);
@@ -462,7 +462,7 @@ static void test_time_varying(void)
     CHECK_INT(off_hits, 0);
     CHECK_NEAR(w.n, 20 * 2 * 100, 4 * sqrt(4000)); /* 100 cycles of 2 s ON at 20 req/s */
     workload_free(&w);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"kind\": \"piecewise\", \"rates\": [[5, 2]], \"count\": 3, \"prompt_tokens\": 1, "
                "\"output_tokens\": 1}", 1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "w.json: workload.rates[0]: got t_s 5, expected the first breakpoint at 0");
@@ -574,7 +574,7 @@ static void closed_loop_case(const char *think, uint64_t seed)
     LOAD_OK(text, seed, &w);
     CHECK_INT(w.n, 4000);
     CHECK_INT(w.n_triggered, 4000 - 8);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(run_engine(&w, &e) == 0);
     if (e.msg[0]) fprintf(stderr, "    %s\n", e.msg);
     uint32_t finished = 0, order_ok = 1;
@@ -619,7 +619,7 @@ static void test_closed_loop_engine(void)
     closed_loop_case("0", 1);
     closed_loop_case("{\"dist\": \"exponential\", \"mean\": 200}", 2);
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"kind\": \"closed_loop\", \"clients\": 0, \"count\": 4, \"prompt_tokens\": 1, \"output_tokens\": 1}",
                1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "w.json: workload.clients");
@@ -669,7 +669,7 @@ static void test_sessions(void)
     WlStats st;
     wlcmd_stats(&w, 16, &st);
     CHECK(st.blocks_distinct < st.blocks_total);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(run_engine(&w, &e) == 0);
     int arrive_ok = 1;
     for (uint32_t i = 0; i < w.n; i++)
@@ -687,7 +687,7 @@ static void test_sessions(void)
 static void test_list_links(void)
 {
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"requests\": [{\"id\": \"a\", \"after\": \"b\", \"prompt_tokens\": 1, \"output_tokens\": 1},"
                "{\"id\": \"b\", \"after\": \"a\", \"prompt_tokens\": 1, \"output_tokens\": 1},"
                "{\"id\": \"c\", \"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1}]}", 1, &w, &e) < 0);
@@ -739,7 +739,7 @@ static void test_materialise_identical(void)
     snprintf(p3, sizeof p3, "%s/c.json", dir);
     for (size_t g = 0; g < sizeof gens / sizeof *gens; g++) {
         Workload a, b, c;
-        Err e = {{0}};
+        Err e = {0};
         LOAD_OK(gens[g], 77, &a);
         LOAD_OK(gens[g], 77, &b);
         CHECK(workload_write_json(&a, p1, &e) == 0);
@@ -777,7 +777,7 @@ static void test_materialise_identical(void)
     /* another seed, other bytes */
     Workload a;
     LOAD_OK(gens[0], 78, &a);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(workload_write_json(&a, p2, &e) == 0);
     Workload b;
     LOAD_OK(gens[0], 77, &b);

@@ -37,7 +37,7 @@
 
 static int load(const char *text, Scenario *s)
 {
-    Err e = {{0}};
+    Err e = {0};
     int rc = scenario_load_text(text, "t.json", 0, 0, s, &e);
     if (rc < 0) fprintf(stderr, "  %s\n", e.msg);
     return rc;
@@ -47,7 +47,7 @@ static int load(const char *text, Scenario *s)
  * fills the summary. */
 static Engine *run1(Scenario *s, Summary *sum)
 {
-    Err e = {{0}};
+    Err e = {0};
     Engine *eng = scenario_engine(s, NULL, &e);
     if (!eng) {
         fprintf(stderr, "  %s\n", e.msg);
@@ -309,7 +309,7 @@ static void test_front_end(void)
         /* a negative time is refused, naming the key */
         snprintf(text, sizeof text, fmt, "{\"per_prompt_token_us\": -1}",
                  "{\"requests\": [{\"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 2}]}");
-        Err pe = {{0}};
+        Err pe = {0};
         CHECK(scenario_load_text(text, "fe.json", 0, 0, &pp, &pe) < 0);
         CHECK_CONTAINS(pe.msg, "per_prompt_token_us");
     }
@@ -361,7 +361,7 @@ static void test_front_end(void)
     scenario_free(&c);
     scenario_free(&d);
     /* bad input */
-    Err e = {{0}};
+    Err e = {0};
     Scenario x;
     snprintf(text, sizeof text, fmt, "3", loop);
     CHECK(scenario_load_text(text, "t.json", 0, 0, &x, &e) < 0);
@@ -406,7 +406,7 @@ static void test_iter_overhead_per_layer(void)
     CHECK(sa.tpot_s.mean - sc.tpot_s.mean > 0.9 * (310 + 3 * 15.5 + 62) * 1e-6);
     CHECK(sa.tpot_s.mean - sc.tpot_s.mean < 1.0 * (310 + 3 * 15.5 + 62) * 1e-6 + 1e-9);
     free_runs3(ea, eb, ec, &a, &b, &c);
-    Err e = {{0}};
+    Err e = {0};
     snprintf(text, sizeof text, fmt, "10", "0.5", "2", "1");
     CHECK(scenario_load_text(text, "layer.json", 0, 0, &a, &e) < 0);
     CHECK(strstr(e.msg, "per_layer") != NULL && strstr(e.msg, "true or false") != NULL);
@@ -455,7 +455,7 @@ static void test_end_spread(void)
     scenario_free(&b);
     scenario_free(&c);
     scenario_free(&d);
-    Err e = {{0}};
+    Err e = {0};
     snprintf(text, sizeof text, fmt, 7, "1.5", closed);
     CHECK(scenario_load_text(text, "spread.json", 0, 0, &a, &e) < 0);
     CHECK(strstr(e.msg, "end_spread_tokens") != NULL);
@@ -492,7 +492,7 @@ static void test_large_allreduce(void)
     CHECK_NEAR(sb.tpot_s.mean, sa.tpot_s.mean, 1e-12); /* a decode row of 1 token: below */
     free_runs3(ea, eb, ec, &a, &b, &c);
     /* a fraction above 1: the key, the value and the range */
-    Err e = {{0}};
+    Err e = {0};
     snprintf(text, sizeof text, fmt, 100, "1.5");
     CHECK(scenario_load_text(text, "t.json", 0, 0, &a, &e) < 0);
     CHECK(strstr(e.msg, "large_allreduce") && strstr(e.msg, "link_fraction"));
@@ -514,7 +514,7 @@ static int read_rows_text(const char *dir, const char *text, char *path, size_t 
     if (!f) return -1;
     fputs(text, f);
     fclose(f);
-    Err e = {{0}};
+    Err e = {0};
     int rc = vrows_read(path, VFMT_AUTO, NULL, 0, rows, n, fmt, &e);
     if (rc < 0) fprintf(stderr, "  %s\n", e.msg);
     return rc;
@@ -528,7 +528,7 @@ static void test_validate_rows(void)
     VRow *rows;
     uint32_t n;
     VFormat fmt;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(read_rows_text(dir,
                          "id,backend,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,tp_size,pp_size,"
                          "silicon_ttft_ms,silicon_tpot_ms\n"
@@ -893,7 +893,7 @@ static void test_validate_fit_recovers(void)
         char dir[] = "/tmp/servesim-valfit-XXXXXX", js[600], cmd[600];
         CHECK(mkdtemp(dir) != NULL);
         CHECK(fit_synthetic(b, dir, copies, th, js, sizeof js) == 0);
-        Err e = {{0}};
+        Err e = {0};
         cJSON *root = jsonio_parse_file(js, &e);
         double h[2][5];
         fit_of(root, "trtllm", h[0]);
@@ -939,7 +939,7 @@ static void test_validate_fit_front_end(void)
     char dir[] = "/tmp/servesim-valfe-XXXXXX", js[600], cmd[600];
     CHECK(mkdtemp(dir) != NULL);
     CHECK(fit_synthetic_of(b, dir, (const int(*)[4])shapes, FIT_NSHAPES + 3, 1, &th, js, sizeof js) == 0);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(js, &e);
     CHECK(root != NULL);
     CHECK_NEAR(fit_value(root, "trtllm", "front_end_per_token_us"), 200, 0);
@@ -982,7 +982,7 @@ static void test_validate_repeats(void)
     snprintf(cmd, sizeof cmd, "%s validate %s --rows --json %s > %s/o.txt 2>&1", b, path, js, dir);
     CHECK(system(cmd) == 0);
     CHECK_NEAR(json_num_at(js, "overall", "repeated_measurements", NULL), 2, 0);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(js, &e);
     const cJSON *x;
     char got[64] = "";
@@ -1023,7 +1023,7 @@ static void test_validate_scenario_of_row(void)
              "%s run %s/s.json --quiet --summary-only --json %s",
              b, path, js, b, path, dir, b, dir, out);
     CHECK(system(cmd) == 0);
-    Err e = {{0}};
+    Err e = {0};
     cJSON *v = jsonio_parse_file(js, &e), *o = jsonio_parse_file(out, &e);
     const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "rows"), 1);
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(o, "summary");
@@ -1074,7 +1074,7 @@ static void test_compare_warns_on_workload(void)
  * ../shared/data/e2e with the bundled profiles and engine files. */
 static double json_num_at(const char *path, const char *k1, const char *k2, const char *k3)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(path, &e), *o = root;
     const char *ks[3] = {k1, k2, k3};
     for (int i = 0; i < 3 && o && ks[i]; i++) o = cJSON_GetObjectItemCaseSensitive(o, ks[i]);
@@ -1086,7 +1086,7 @@ static double json_num_at(const char *path, const char *k1, const char *k2, cons
 /* slices[] entry named slice: its metric's (ttft, tpot) key (mape, bias). */
 static double json_slice_num(const char *path, const char *slice, const char *metric, const char *key)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(path, &e), *x;
     double v = NAN;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "slices")) {
@@ -1212,7 +1212,7 @@ static void test_validate_moe_figures(void)
     CHECK_NEAR(json_num_at(js, "overall", "ttft", "median_abs_error"), 0.4634, 0.0005);
     CHECK_NEAR(json_num_at(js, "overall", "tpot", "median_abs_error"), 0.1763, 0.0005);
     /* per slice: DeepSeek-V3, DeepSeek-R1, gpt-oss-120b (file order) */
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(js, &e);
     const cJSON *sl = cJSON_GetObjectItemCaseSensitive(root, "slices");
     static const double ttft[3] = {0.4942, 0.6070, 0.3250}, tpot[3] = {0.1290, 0.2777, 0.1931};
@@ -1277,13 +1277,13 @@ static void test_dataset_entries_reuse(void)
 static void test_fp8_checkpoint_format(void)
 {
     ModelDesc q, l;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(model_load("qwen3-32b", &q, &e) == 0);
     CHECK(model_load("llama-3.1-70b", &l, &e) == 0);
     CHECK_INT(q.fp8_checkpoint, DTYPE_FP8_BLOCK);
     CHECK_INT(l.fp8_checkpoint, DTYPE_FP8);
     Scenario s;
-    Err e2 = {{0}};
+    Err e2 = {0};
     CHECK(scenario_load_text("{\"model\": {\"base\": \"qwen3-32b\", \"fp8_checkpoint\": \"fp4\"}, "
                              "\"hardware\": \"h100-sxm\", \"engine\": \"trtllm\", " FOUR_LONG "}",
                              "t.json", 0, 0, &s, &e2) < 0);
@@ -1450,7 +1450,7 @@ static void test_validate_several_files(void)
     CHECK(out_has(dir, "not modelled: a.csv line 8 x1: unknown model"));
     CHECK(out_has(dir, "repeats a.csv line 2: b.csv line 6 v5"));
     CHECK(out_has(dir, "(11 rows of a.csv, b.csv)"));
-    Err e = {{0}};
+    Err e = {0};
     char js[2][700];
     cJSON *r[2];
     for (int k = 0; k < 2; k++) {
@@ -1512,7 +1512,7 @@ static void test_validate_loeo_excludes_engine(void)
     CHECK(mkdtemp(dir) != NULL);
     static const char *const poison[3] = {NULL, "v2", "f2"};
     cJSON *r[3];
-    Err e = {{0}};
+    Err e = {0};
     for (int k = 0; k < 3; k++) {
         char args[256];
         snprintf(path, sizeof path, "%s/rows%d.csv", dir, k);
@@ -1569,7 +1569,7 @@ static void test_validate_loeo_own_fits(void)
     char dir[] = "/tmp/servesim-valloeo2-XXXXXX", path[600];
     CHECK(mkdtemp(dir) != NULL);
     cJSON *r[2];
-    Err e = {{0}};
+    Err e = {0};
     for (int k = 0; k < 2; k++) {
         snprintf(path, sizeof path, "%s/rows%d.csv", dir, k);
         FILE *f = fopen(path, "w");
@@ -1651,7 +1651,7 @@ static void test_validate_bands(void)
     snprintf(text, sizeof text,
              "{\"source\": \"servesim validate sw.csv --loso --bands bands.json\", \"date\": \"2026-01-01\", "
              "\"basis\": \"leave-one-slice-out\", \"engines\": {\"splitwise\": %s, \"vllm\": {\"rows\": 1}}}\n", old_sw);
-    Err e = {{0}};
+    Err e = {0};
     CHECK(outfile_write(bp, text, &e) == 0);
     CHECK_INT(validate_in(b, dir, "rows.csv --fit --loso --no-rows --jobs 2 --json v.json --bands bands.json"), 0);
     CHECK(out_has(dir, "error bands of 3 engines: bands.json"));

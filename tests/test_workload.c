@@ -25,7 +25,7 @@ static int load(const char *text, uint64_t seed, Workload *w, Err *e)
 static void test_list_sorted_stable(void)
 {
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"requests\": [{\"id\": \"late\", \"arrival_ms\": 5, \"prompt_tokens\": 1, \"output_tokens\": 1},"
                "{\"id\": \"a\", \"arrival_ms\": 1.5, \"prompt_tokens\": 2, \"output_tokens\": 3},"
                "{\"id\": \"b\", \"arrival_ms\": 1.5, \"prompt_tokens\": 4, \"output_tokens\": 5}]}", 1, &w, &e) == 0);
@@ -41,7 +41,7 @@ static void test_list_sorted_stable(void)
 static void test_list_errors(void)
 {
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load("{\"requests\": [{\"id\": \"x\", \"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1},"
                "{\"id\": \"x\", \"arrival_ms\": 1, \"prompt_tokens\": 1, \"output_tokens\": 1}]}", 1, &w, &e) < 0);
     CHECK_CONTAINS(e.msg, "duplicate request id \"x\"");
@@ -69,7 +69,7 @@ static const char *poisson =
 static void test_poisson_stats(void)
 {
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load(poisson, 42, &w, &e) == 0);
     if (th_failures) return;
     double *gap = malloc(w.n * sizeof *gap), *lp = malloc(w.n * sizeof *lp);
@@ -99,7 +99,7 @@ static void test_poisson_stats(void)
 static void test_seeded_streams(void)
 {
     Workload a, b, c;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(load(poisson, 7, &a, &e) == 0);
     CHECK(load(poisson, 7, &b, &e) == 0);
     /* same seed, different output distribution: identical arrivals and prompts */

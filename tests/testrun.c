@@ -83,7 +83,7 @@ int testrun_cli(const char *args, char *out, size_t n)
 
 int testrun_band_figure(const char *engine, const char *metric, double *mape, double *bias)
 {
-    Err e = {{0}};
+    Err e = {0};
     cJSON *root = jsonio_parse_file(SERVESIM_DATA_DIR "/models/engines/error_bands.json", &e);
     const cJSON *eng = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "engines"), engine);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(eng, metric);

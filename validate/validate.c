@@ -1341,7 +1341,7 @@ int validate_main(int argc, char **argv)
     }
     if (!n_files) return bad("no file given", NULL);
     if (bands && !do_loso) return bad("--bands needs --loso (the band is the leave-one-slice-out error)", NULL);
-    Err e = {{0}};
+    Err e = {0};
     if (!scen_id && validate_outputs_check(files, n_files, json, html, bands, &e) < 0) return fail(&e);
     VRow *rows;
     uint32_t n, *file_of;

@@ -128,7 +128,7 @@ static void vrows_hf_table(HfTable *t)
     qsort(names, nn, sizeof *names, vrows_cmp_name);
     for (uint32_t i = 0; i < nn; i++) {
         char path[4096];
-        Err e = {{0}};
+        Err e = {0};
         snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
         cJSON *root = jsonio_parse_file(path, &e);
         const cJSON *ids = root ? cJSON_GetObjectItemCaseSensitive(root, "hf_id") : NULL, *x;
@@ -302,7 +302,7 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
          * as W4A16). */
         ModelDesc *md = xcalloc(1, sizeof *md);
         HwDesc *hd = xcalloc(1, sizeof *hd);
-        Err e = {{0}};
+        Err e = {0};
         int have = model_load(model, md, &e) == 0;
         if (have) {
             if (!strcmp(dt, "fp8") && md->fp8_checkpoint == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
@@ -365,7 +365,7 @@ static void vrows_splitwise(VRow *r, char **f, const int *col)
          * work the run did not do, so it is listed, not simulated. */
         ModelDesc *md = xcalloc(1, sizeof *md);
         HwDesc *hd = xcalloc(1, sizeof *hd);
-        Err e = {{0}};
+        Err e = {0};
         if (model_load(model, md, &e) == 0 && hw_load(gpu, hd, &e) == 0 && hd->peak_flops[DTYPE_BF16] > 0) {
             BatchItem it = {.c = (uint32_t)p, .h = 0, .kind = ITEM_PREFILL, .samples = 1};
             double floor_ms = (double)b * cost_flops(md, &it, 1) / ((double)tp * hd->peak_flops[DTYPE_BF16]) * 1e3;
@@ -523,7 +523,7 @@ static void vrows_floor(VRow *r)
     if (!(e2e_s > 0)) return;
     char *text = vrows_scenario_text(r, NULL);
     if (!text) return;
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     int rc = scenario_load_text(text, r->id, 0, 0, &s, &e);
     free(text);
@@ -784,7 +784,7 @@ void vrows_simulate(VRow *r, const VTheta *th)
         snprintf(r->err, sizeof r->err, "scenario text too long");
         return;
     }
-    Err e = {{0}};
+    Err e = {0};
     Scenario s;
     int rc = scenario_load_text(text, r->id, 0, 0, &s, &e);
     free(text);

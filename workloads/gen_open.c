@@ -276,7 +276,8 @@ static int open_gen_init(OpenGen *g, const cJSON *wj, const char *where, const c
     if (jsonio_int(wj, "count", where, 0, 1, INT64_MAX, &g->count, e) < 0) return -1;
     if ((uint64_t)g->count > max_requests)
         return err_set(e, "%s.count: got %lld, more than the %llu requests a workload may hold; %s", where,
-                       (long long)g->count, (unsigned long long)max_requests, WL_MAX_REQUESTS_HINT);
+                       (long long)g->count, (unsigned long long)max_requests,
+                       max_requests == WL_STREAM_MAX_REQUESTS ? WL_STREAM_MAX_HINT : WL_MAX_REQUESTS_HINT);
     if (jsonio_num(wj, "duration_s", where, 0, 1e-9, 1e9, &g->duration_s, e) < 0) return -1;
     if (!g->count && !(g->duration_s > 0))
         return err_set(e, "%s: expected \"count\" (requests) or \"duration_s\" (seconds), or both", where);
@@ -305,8 +306,9 @@ static int open_gen_next(OpenGen *g, uint64_t max_requests, Request *r, const Ge
     Arrivals *a = &g->a;
     if (g->count && g->n >= (uint64_t)g->count) return 0;
     if (g->n >= max_requests)
-        return err_set(e, "%s: more than %llu requests; lower the rate or the duration, or %s", g->where,
-                       (unsigned long long)max_requests, WL_MAX_REQUESTS_HINT);
+        return err_set(e, "%s: more than %llu requests; lower the rate or the duration%s%s", g->where,
+                       (unsigned long long)max_requests, max_requests == WL_STREAM_MAX_REQUESTS ? " (" : ", or ",
+                       max_requests == WL_STREAM_MAX_REQUESTS ? WL_STREAM_MAX_HINT ")" : WL_MAX_REQUESTS_HINT);
     double t_s;
     int got = arrivals_next(a, &t_s);
     if (got < 0)
@@ -386,9 +388,9 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
-        err_set(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
+        err_refuse(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
                    "diurnal or onoff) or a trace file; got %s (closed loops, sessions and request lists are "
-                   "materialised: run them without --stream)", where,
+                   "materialised)", where,
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
     }
@@ -396,7 +398,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
     workload_base_dir(where, dir, sizeof dir);
     WlStream *st = xcalloc(1, sizeof *st);
     st->names = names;
-    if (open_gen_init(&st->g, wj, where, dir, seed, names, UINT64_MAX, e) < 0) {
+    if (open_gen_init(&st->g, wj, where, dir, seed, names, WL_STREAM_MAX_REQUESTS, e) < 0) {
         workload_stream_free(st);
         return NULL;
     }
@@ -408,7 +410,7 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     if (st->trace) return trace_stream_next(st->trace, r, e);
     request_init(r);
     const GenMix *m = NULL;
-    int got = open_gen_next(&st->g, UINT64_MAX, r, &m, e);
+    int got = open_gen_next(&st->g, WL_STREAM_MAX_REQUESTS, r, &m, e);
     if (got <= 0) return got;
     const GenAttrs *a = &st->g.attrs;
     r->tenant = m ? m->tenant : a->tenant;
@@ -417,11 +419,10 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
     if (a->adapter)
-        return err_set(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters; run "
-                          "without --stream", st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
+        return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters", st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
     /* a cancel event names a request slot, which a stream reuses */
     if (a->rc)
-        return err_set(e, "%s.cancel: a streamed run does not model cancellations; run without --stream",
+        return err_refuse(e, "%s.cancel: a streamed run does not model cancellations",
                        st->g.where);
     return 1;
 }

@@ -476,18 +476,18 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
     }
     if (xform_parse(wj, where, base_dir, seed, names, &ts->x, e) < 0) goto fail;
     if (ts->x.block_s > 0) {
-        err_set(e, "%s.bootstrap_block_s: a block bootstrap rebuilds the whole trace; run without --stream", where);
+        err_refuse(e, "%s.bootstrap_block_s: a block bootstrap rebuilds the whole trace", where);
         goto fail;
     }
     if (ts->x.rate_per_s > 0) {
-        err_set(e, "%s.rate_per_s: a streamed run cannot rescale a trace to a rate (it needs the whole trace); "
-                   "use \"time_scale\", or run without --stream", where);
+        err_refuse(e, "%s.rate_per_s: a streamed run cannot rescale a trace to a rate (it needs the whole trace); "
+                   "use \"time_scale\"", where);
         goto fail;
     }
     if (!(ts->tr = trace_reader_open(ts->file, (TraceFormat)fmt, skip, e))) goto fail;
     if (!trace_reader_sorted(ts->tr)) {
-        err_set(e, "%s: a streamed run reads a trace in arrival order: format %s is not guaranteed sorted (azure, "
-                   "mooncake and csv are); run without --stream", where, trace_reader_format_name((TraceFormat)fmt));
+        err_refuse(e, "%s: a streamed run reads a trace in arrival order: format %s is not guaranteed sorted (azure, "
+                   "mooncake and csv are)", where, trace_reader_format_name((TraceFormat)fmt));
         goto fail;
     }
     return ts;
@@ -507,8 +507,8 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
         if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
         else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
         if (!rec.has_arrival || rec.session || rec.n_samples > 1)
-            return err_set(e, "%s: a streamed run takes independent requests: \"after\" links, sessions and "
-                              "parallel sampling need the whole trace; run without --stream", rw);
+            return err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links, sessions and "
+                              "parallel sampling need the whole trace", rw);
         XfAction act = xform_filter(x, &rec, 1, &c);
         if (act == XF_STOP) return 0;
         if (act == XF_DROP) continue;
@@ -534,8 +534,7 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     r->max_output_tokens = maxo;
     r->correct = rec.correct;
     if (rec.id && strlen(rec.id) >= sizeof ts->id)
-        return err_set(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps; run without "
-                          "--stream", rw, rec.id, sizeof ts->id - 1);
+        return err_refuse(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps", rw, rec.id, sizeof ts->id - 1);
     if (rec.id) snprintf(ts->id, sizeof ts->id, "%s", rec.id);
     else snprintf(ts->id, sizeof ts->id, "%llu", (unsigned long long)rec.ordinal);
     r->id = ts->id;
@@ -550,12 +549,12 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
     uint32_t adapter = rec.adapter ? rec.adapter : x->attrs.adapter;
     if (adapter)
-        return err_set(e, "%s: names LoRA adapter %u: a streamed run does not model adapters; run without --stream",
+        return err_refuse(e, "%s: names LoRA adapter %u: a streamed run does not model adapters",
                        rw, adapter);
     /* a cancel event names a request slot, which a stream reuses */
     if (rec.cancel_after_ns > 0 || x->attrs.rc)
-        return err_set(e, "%s: cancels its request (cancel_after_ms or \"cancel\"): a streamed run does not model "
-                          "cancellations; run without --stream", rw);
+        return err_refuse(e, "%s: cancels its request (cancel_after_ms or \"cancel\"): a streamed run does not model "
+                          "cancellations", rw);
     x->kept++;
     ts->n++;
     return 1;

@@ -169,7 +169,7 @@ static int doc_next(TraceReader *tr, TraceRecord *rec, Err *e)
 {
     for (;;) {
         trace_record_defaults(rec, 0);
-        Err le = {{0}};
+        Err le = {0};
         int rc = tr->ops->next_doc(tr->st, rec, &le);
         if (rc == 0) return 0;
         if (rc < 0) {
@@ -194,7 +194,7 @@ int trace_reader_next(TraceReader *tr, TraceRecord *rec, Err *e)
         if (len < 0) break;
         tr->lineno++;
         if (!trace_text_trim(tr->line, (size_t)len)) continue;
-        Err le = {{0}};
+        Err le = {0};
         if (ops->header && !tr->have_header) {
             if (ops->header(tr->st, tr->line, &le) < 0)
                 return err_set(e, "%s:%llu: %s", tr->path, (unsigned long long)tr->lineno, le.msg);

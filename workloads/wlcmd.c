@@ -466,7 +466,7 @@ int wlcmd_main(int argc, char **argv)
     }
     if (!path) return bad("missing SCENARIO_OR_TRACE", NULL);
     Workload w;
-    Err e = {{0}};
+    Err e = {0};
     if (wlcmd_load(path, format, skip, has_seed, seed, &w, &e) < 0) {
         fprintf(stderr, "servesim: %s\n", e.msg);
         return 1;
