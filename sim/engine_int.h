@@ -58,6 +58,11 @@ struct Engine {
      * when it is pulled and reused by the next request of that slot */
     int64_t **slot_tt;
     uint32_t *slot_tt_cap;
+    /* a streamed request's prefix-cache content, copied from the stream
+     * (whose buffers last until its next request) into its slot */
+    uint32_t **slot_tok;
+    uint64_t **slot_hash;
+    uint32_t *slot_tok_cap, *slot_hash_cap;
     int stream_done, stream_failed;
     Err stream_err;
     uint32_t *free_slots, n_free;

@@ -212,6 +212,14 @@ void engine_free(Engine *eng)
     for (uint32_t k = 0; eng->slot_tt && k < eng->n_reqs; k++) free(eng->slot_tt[k]);
     free(eng->slot_tt);
     free(eng->slot_tt_cap);
+    for (uint32_t k = 0; eng->slot_tok && k < eng->n_reqs; k++) {
+        free(eng->slot_tok[k]);
+        free(eng->slot_hash[k]);
+    }
+    free(eng->slot_tok);
+    free(eng->slot_hash);
+    free(eng->slot_tok_cap);
+    free(eng->slot_hash_cap);
     free(eng->fb_idx);
     free(eng->fb_start);
     free(eng->fb_cnt);
@@ -259,6 +267,14 @@ static void grow_slots(Engine *eng)
         memset(eng->slot_tt + old, 0, (cap - old) * sizeof *eng->slot_tt);
         memset(eng->slot_tt_cap + old, 0, (cap - old) * sizeof *eng->slot_tt_cap);
     }
+    eng->slot_tok = xrealloc(eng->slot_tok, cap * sizeof *eng->slot_tok);
+    eng->slot_hash = xrealloc(eng->slot_hash, cap * sizeof *eng->slot_hash);
+    eng->slot_tok_cap = xrealloc(eng->slot_tok_cap, cap * sizeof *eng->slot_tok_cap);
+    eng->slot_hash_cap = xrealloc(eng->slot_hash_cap, cap * sizeof *eng->slot_hash_cap);
+    memset(eng->slot_tok + old, 0, (cap - old) * sizeof *eng->slot_tok);
+    memset(eng->slot_hash + old, 0, (cap - old) * sizeof *eng->slot_hash);
+    memset(eng->slot_tok_cap + old, 0, (cap - old) * sizeof *eng->slot_tok_cap);
+    memset(eng->slot_hash_cap + old, 0, (cap - old) * sizeof *eng->slot_hash_cap);
     for (uint32_t k = cap; k > old; k--) {
         eng->plan_pos[k - 1] = NO_POS;
         eng->free_slots[eng->n_free++] = k - 1;
@@ -290,6 +306,22 @@ static int stream_pull(Engine *eng)
     if (r->id) snprintf(eng->ids[k], sizeof eng->ids[k], "%s", r->id);
     else snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
     r->id = eng->ids[k];
+    if (r->token_ids && r->n_token_ids) {
+        if (eng->slot_tok_cap[k] < r->n_token_ids) {
+            eng->slot_tok[k] = xrealloc(eng->slot_tok[k], (size_t)r->n_token_ids * sizeof **eng->slot_tok);
+            eng->slot_tok_cap[k] = r->n_token_ids;
+        }
+        memcpy(eng->slot_tok[k], r->token_ids, (size_t)r->n_token_ids * sizeof **eng->slot_tok);
+        r->token_ids = eng->slot_tok[k];
+    }
+    if (r->hash_ids && r->n_hash_ids) {
+        if (eng->slot_hash_cap[k] < r->n_hash_ids) {
+            eng->slot_hash[k] = xrealloc(eng->slot_hash[k], (size_t)r->n_hash_ids * sizeof **eng->slot_hash);
+            eng->slot_hash_cap[k] = r->n_hash_ids;
+        }
+        memcpy(eng->slot_hash[k], r->hash_ids, (size_t)r->n_hash_ids * sizeof **eng->slot_hash);
+        r->hash_ids = eng->slot_hash[k];
+    }
     r->next_req = r->branch_of = r->next_branch = REQ_NONE;
     r->triggered = 0;
     request_reset(r, k, 0);

@@ -37,6 +37,7 @@ typedef struct ReqTab {
     uint8_t looked_up;    /* counted in lookup_tokens already */
     uint8_t id_hash_set;  /* id_hash holds str_hash(request id) (reset on release) */
     uint64_t id_hash;
+    uint64_t owner;       /* Request.seq + 1 of the request using it (a streamed engine reuses slots) */
 } ReqTab;
 
 typedef struct Prefix {
@@ -51,6 +52,7 @@ typedef struct Prefix {
     uint32_t *ht_val;
     uint32_t ht_cap, ht_n;
     ReqTab *tabs;
+    uint32_t n_tabs;      /* grown to the largest Request.idx seen (a streamed engine's slots) */
     uint64_t n_ref;       /* blocks with ref > 0 */
     uint64_t lookups;
     KvStats st;
@@ -295,9 +297,34 @@ static void tab_push(ReqTab *t, uint32_t b)
     t->b[t->n++] = b;
 }
 
+/* Request r's table, grown for a slot past the end and reset when a new
+ * request takes the slot (its seq differs from the owner's). */
+static ReqTab *tab(Prefix *p, const Request *r)
+{
+    if (r->idx >= p->n_tabs) {
+        uint32_t n = p->n_tabs * 2 > r->idx ? p->n_tabs * 2 : r->idx + 1;
+        p->tabs = xrealloc(p->tabs, (size_t)n * sizeof *p->tabs);
+        memset(p->tabs + p->n_tabs, 0, (size_t)(n - p->n_tabs) * sizeof *p->tabs);
+        p->n_tabs = n;
+    }
+    ReqTab *t = &p->tabs[r->idx];
+    if (t->owner != r->seq + 1) {
+        t->n = t->hashed_upto = 0;
+        t->last_key = 0;
+        t->looked_up = t->id_hash_set = 0;
+        t->owner = r->seq + 1;
+    }
+    return t;
+}
+
+static uint32_t tab_blocks(const Prefix *p, const Request *r)
+{
+    return r->idx < p->n_tabs && p->tabs[r->idx].owner == r->seq + 1 ? p->tabs[r->idx].n : 0;
+}
+
 static int fill_to(Prefix *p, Request *r, uint64_t blocks)
 {
-    ReqTab *t = &p->tabs[r->idx];
+    ReqTab *t = tab(p, r);
     while (t->n < blocks) {
         uint32_t b = alloc_block(p);
         if (b == NIL) return 0;
@@ -319,7 +346,7 @@ static uint64_t tab_id_hash(ReqTab *t, const Request *r)
 static void pf_release(void *ctx, Request *r)
 {
     Prefix *p = ctx;
-    ReqTab *t = &p->tabs[r->idx];
+    ReqTab *t = tab(p, r);
     for (uint32_t i = t->n; i-- > 0;) unref_block(p, t->b[i]);
     t->n = 0;
     t->hashed_upto = 0;
@@ -340,7 +367,7 @@ static void pf_commit(void *ctx, Request *r);
 static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
 {
     Prefix *p = ctx;
-    ReqTab *t = &p->tabs[r->idx];
+    ReqTab *t = tab(p, r);
     const uint32_t B = p->cfg.kv.block_tokens;
     if (NEVER(t->n)) pf_release(ctx, r);
     if (r->kv_len > 0) {
@@ -410,7 +437,7 @@ static int pf_admit(void *ctx, Request *r, uint32_t first_chunk)
 static int pf_grow(void *ctx, Request *r, uint32_t kv_len)
 {
     Prefix *p = ctx;
-    ReqTab *t = &p->tabs[r->idx];
+    ReqTab *t = tab(p, r);
     const uint32_t B = p->cfg.kv.block_tokens;
     /* Copy-on-write: positions [kv_len_now, kv_len) are about to be
      * written; any block they fall in that another table also references
@@ -434,7 +461,7 @@ static int pf_grow(void *ctx, Request *r, uint32_t kv_len)
 static void pf_commit(void *ctx, Request *r)
 {
     Prefix *p = ctx;
-    ReqTab *t = &p->tabs[r->idx];
+    ReqTab *t = tab(p, r);
     uint32_t full = r->kv_len / p->cfg.kv.block_tokens;
     if (full > t->n) full = t->n;
     uint64_t idh = tab_id_hash(t, r);
@@ -465,7 +492,7 @@ static uint64_t pf_need(void *ctx, const Request *r)
 
 static uint32_t pf_blocks_of(void *ctx, const Request *r)
 {
-    return ((const Prefix *)ctx)->tabs[r->idx].n;
+    return tab_blocks(ctx, r);
 }
 
 static uint64_t pf_used(void *ctx) { return ((Prefix *)ctx)->n_ref; }
@@ -492,7 +519,7 @@ static void pf_destroy(void *ctx)
 {
     Prefix *p = ctx;
     if (p->cfg.evict == PREFIX_EVICT_CUSTOM && p->cfg.custom.destroy) p->cfg.custom.destroy(p->cfg.custom.ctx);
-    for (uint32_t i = 0; i < p->cfg.n_requests; i++) free(p->tabs[i].b);
+    for (uint32_t i = 0; i < p->n_tabs; i++) free(p->tabs[i].b);
     free(p->tabs);
     free(p->blk);
     free(p->free_ids);
@@ -505,7 +532,7 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child)
 {
     Prefix *p = kv->ctx;
     if (kv->admit != pf_admit) return -1;
-    ReqTab *pt = &p->tabs[parent->idx], *ct = &p->tabs[child->idx];
+    ReqTab *pt = tab(p, parent), *ct = tab(p, child);
     pf_release(p, child);
     for (uint32_t i = 0; i < pt->n; i++) {
         ref_block(p, pt->b[i]);
@@ -529,7 +556,7 @@ static int pf_fork(void *ctx, Request *parent, Request *child)
 uint32_t prefix_request_blocks(const KvPolicy *kv, const Request *r)
 {
     const Prefix *p = kv->ctx;
-    return kv->admit == pf_admit ? p->tabs[r->idx].n : kv->blocks_of(kv->ctx, r);
+    return kv->admit == pf_admit ? tab_blocks(p, r) : kv->blocks_of(kv->ctx, r);
 }
 
 int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
@@ -551,7 +578,8 @@ int prefix_new(const PrefixConfig *cfg, KvPolicy *out, Err *e)
     p->cfg = *cfg;
     p->limit = k->unbounded ? (uint64_t)UINT32_MAX - 1 : (uint64_t)blocks;
     p->lru_head = p->lru_tail = NIL;
-    p->tabs = xcalloc(cfg->n_requests ? cfg->n_requests : 1, sizeof *p->tabs);
+    p->n_tabs = cfg->n_requests ? cfg->n_requests : 1;
+    p->tabs = xcalloc(p->n_tabs, sizeof *p->tabs);
     *out = (KvPolicy){.name = "prefix_cache", .ctx = p, .admit = pf_admit, .grow = pf_grow, .commit = pf_commit,
                       .release = pf_release, .blocks_of = pf_blocks_of, .need_blocks = pf_need, .used_blocks = pf_used,
                       .total_blocks = pf_total, .fork = pf_fork, .error = pf_error, .stats = pf_stats, .destroy = pf_destroy};

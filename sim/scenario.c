@@ -1085,7 +1085,8 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->wl_stream = NULL;
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "kind");
         memset(&s->wl, 0, sizeof s->wl);
-        workload_init(&s->wl, cJSON_IsString(k) ? k->valuestring : "stream");
+        workload_init(&s->wl, cJSON_IsString(k) ? k->valuestring
+                              : cJSON_GetObjectItemCaseSensitive(v, "trace") ? "trace" : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
         if (s->keep_token_times < 0) {
@@ -1199,9 +1200,6 @@ int scenario_load_text_stream(const char *text, const char *name, int has_seed, 
         rc = err_refuse(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s))", name, scenario_gpus(s), s->n_pools);
     if (rc == 0 && (s->has_lora || s->has_offload))
         rc = err_refuse(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", \"offload\")", name);
-    if (rc == 0 && s->prefix_cache)
-        rc = err_refuse(e, "%s: kv.prefix_cache keeps tables per request and is not streamed",
-                     name);
     if (rc < 0) scenario_free(s);
     return rc;
 }

@@ -742,6 +742,26 @@ static void test_stream_trace(void)
     snprintf(args, sizeof args, "run --materialise %s --csv %s", scen, cb);
     CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0 && same_file(ca, cb));
+    /* a prefix cache on streamed requests (issue 36): the Mooncake trace's
+     * block hashes copied into each slot, the cache's tables grown with the
+     * slots; the same table, JSON report and CSV as materialised */
+    const char *mc = write_tmp("mooncake_stream.json",
+                               "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                               "\"chunked\", \"max_running\": 64, \"token_budget\": 4096}, \"kv\": {\"prefix_cache\": "
+                               "true}, \"workload\": {\"trace\": \"" SERVESIM_DATA_DIR
+                               "/../shared/data/traces/mooncake_fast25/conversation_trace.jsonl\", \"format\": "
+                               "\"mooncake\", \"limit\": 1500}, \"slo\": {\"ttft_ms\": 2000}, \"seed\": 3}");
+    char ja[600], jb[600];
+    snprintf(scen, sizeof scen, "%s", mc);
+    snprintf(ja, sizeof ja, "%s/mca.json", dir);
+    snprintf(jb, sizeof jb, "%s/mcb.json", dir);
+    snprintf(args, sizeof args, "run %s --csv %s --json %s", scen, ca, ja);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run --materialise %s --csv %s --json %s", scen, cb, jb);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0 && same_file(ca, cb) && same_file(ja, jb));
+    CHECK_CONTAINS(a, "requests: 1500 (");
+    CHECK_CONTAINS(a, "prefix cache: ");
 }
 
 void suite_cli(void);

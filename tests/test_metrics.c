@@ -907,16 +907,13 @@ static void test_stream_matches_batch(void)
     statacc_free(&itl);
     engine_free(en);
     scenario_free(&s);
-    /* what a stream cannot do is refused, naming why */
+    /* what a stream cannot do is refused (e->refused: `run` takes the
+     * materialised path), naming why */
     const char *bad[][2] = {
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"workload\": {\"kind\": \"closed_loop\", "
          "\"clients\": 2, \"requests_per_client\": 3, \"prompt_tokens\": 10, \"output_tokens\": 5}}",
          "a streamed run takes an open-loop generator"},
-        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"kv\": {\"prefix_cache\": true}, "
-         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
-         "\"output_tokens\": 5}}", "prefix_cache"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"cluster\": {\"replicas\": 2}, "
          "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
@@ -930,7 +927,15 @@ static void test_stream_matches_batch(void)
         Err e2 = {0};
         CHECK(scenario_load_text_stream(bad[k][0], "bad.json", 0, 0, &s, &e2) < 0);
         CHECK_CONTAINS(e2.msg, bad[k][1]);
+        CHECK(e2.refused);
     }
+    /* bad input is an error, not a refusal: run reports it as it is */
+    Err e3 = {0};
+    CHECK(scenario_load_text_stream("{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"kind\": "
+                                    "\"poisson\", \"rate_per_s\": 1, \"count\": 5, \"bogus\": 1}}",
+                                    "bad.json", 0, 0, &s, &e3) < 0);
+    CHECK_CONTAINS(e3.msg, "bogus");
+    CHECK(!e3.refused);
     free(a);
     free(b);
 }

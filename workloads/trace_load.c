@@ -555,6 +555,18 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (rec.cancel_after_ns > 0 || x->attrs.rc)
         return err_refuse(e, "%s: cancels its request (cancel_after_ms or \"cancel\"): a streamed run does not model "
                           "cancellations", rw);
+    /* content for a prefix cache: the reader's, valid until the next
+     * record (the engine copies it into the request's slot) */
+    if (rec.token_ids) {
+        r->token_ids = rec.token_ids;
+        r->n_token_ids = rec.n_token_ids < prompt ? rec.n_token_ids : prompt;
+    }
+    if (rec.hash_ids) {
+        uint32_t blocks = (prompt + rec.hash_block_tokens - 1) / rec.hash_block_tokens;
+        r->hash_ids = rec.hash_ids;
+        r->n_hash_ids = rec.n_hash_ids < blocks ? rec.n_hash_ids : blocks;
+        r->hash_block_tokens = rec.hash_block_tokens;
+    }
     x->kept++;
     ts->n++;
     return 1;
