@@ -53,9 +53,9 @@ typedef struct Request {
     uint32_t tenant;           /* isolation boundary for the prefix cache (0 = default) */
     uint32_t adapter;          /* LoRA adapter id (lora.h): 0 = the base model, else 1 .. adapters */
     int32_t priority;          /* larger = more important (0 = default) */
+    int8_t correct;            /* -1 unknown, 0 wrong, 1 correct (goodput's Q_i) */
     int64_t deadline_ns;       /* absolute completion deadline, -1 = none */
     int64_t deadline_after_ns; /* triggered requests: deadline after its arrival, -1 = none */
-    int8_t correct;            /* -1 unknown, 0 wrong, 1 correct (goodput's Q_i) */
     /* Content for prefix caching, owned by the workload: token ids, or
      * block hashes of hash_block_tokens tokens each (Mooncake hash_ids). */
     const uint32_t *token_ids;
@@ -64,8 +64,8 @@ typedef struct Request {
      * NULL and synth_key != 0, id p < n_token_ids is request_token_id(r, p),
      * derived from (session, position) when asked and never stored; the
      * first synth_shared positions are the shared system prompt's. */
-    uint64_t synth_key;
     uint32_t synth_shared;
+    uint64_t synth_key;
     const uint64_t *hash_ids;
     uint32_t n_hash_ids;
     uint32_t hash_block_tokens;
@@ -93,21 +93,16 @@ typedef struct Request {
      * ends (t_finish_ns). */
     int64_t cancel_after_ns;
 
-    /* ---- engine state ---- */
+    /* ---- engine state ---- (ordered by size: the record is 5 cache lines) */
     uint32_t idx;              /* this record's index in the engine's array */
-    uint64_t seq;              /* its position in the workload (a stream's pull order) */
     uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
-    uint8_t swapped;           /* preempted by swapping: its KV waits in host memory */
+    uint64_t seq;              /* its position in the workload (a stream's pull order) */
     uint32_t spec_rounds;      /* speculative rounds verified */
     uint32_t spec_drafted;     /* draft tokens proposed */
     uint32_t spec_accepted;    /* draft tokens accepted */
-    double spec_credit;        /* expectation mode: fractional tokens carried between rounds */
     uint32_t replica;          /* the replica serving it (clusters) */
-    uint8_t incoming;          /* disaggregated: queued on a decode replica, its KV still on the prefill side */
-    uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
+    double spec_credit;        /* expectation mode: fractional tokens carried between rounds */
     uint32_t src_replica;      /* disaggregated: the prefill replica holding the KV being sent */
-    uint8_t state;             /* ReqState */
-    uint8_t reject_reason;     /* RejectReason */
     uint32_t kv_len;           /* tokens with K/V computed */
     uint32_t prefill_target;   /* kv_len at which the prefill phase ends */
     uint32_t generated;        /* output tokens emitted */
@@ -124,11 +119,16 @@ typedef struct Request {
     int64_t t_finish_ns;       /* last token, or rejection time */
     uint64_t token_off;        /* index of token 0's time in the engine's token-time array */
     int64_t t_cancel_ns;       /* cancelled: when the client's cancel call returned, else -1 */
+    int64_t fe_wait_ns;        /* a serial front end held it this long after t_arrive_ns, its turn included
+                                  (so in its TTFT, E2E and queueing time) */
     uint32_t cancel_blocks;    /* cancelled: KV blocks it held (freed at t_finish_ns) */
+    uint8_t state;             /* ReqState */
+    uint8_t reject_reason;     /* RejectReason */
+    uint8_t swapped;           /* preempted by swapping: its KV waits in host memory */
+    uint8_t incoming;          /* disaggregated: queued on a decode replica, its KV still on the prefill side */
+    uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
     uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
-    uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it */
-    int64_t fe_wait_ns;        /* ... and held it this long after t_arrive_ns, its turn included (so in its
-                                  TTFT, E2E and queueing time) */
+    uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it (fe_wait_ns) */
 } Request;
 
 #define REQ_NONE UINT32_MAX
