@@ -1137,7 +1137,8 @@ static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64
     if (eng->fast_off || eng->fast_unsupported || !c->cost.decode_time || !c->sched.steady ||
         !c->kv.grow_block_tokens || c->kv.grow_block_tokens > 4096 || c->kv.commit || c->has_spec ||
         c->n_hooks || c->prefill_only || c->sink.on_token || (c->sink.on_iteration && !c->sink.plan_counts_only) ||
-        eng->token_times || eng->slot_tt || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 || eng->livelocked)
+        eng->token_times || eng->slot_tt || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 ||
+        eng->livelocked)
         return 0;
     if (eng->admit_counter != admits || eng->st.rejected != rejected || eng->st.preemptions != preemptions)
         return 0;

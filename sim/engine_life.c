@@ -282,6 +282,17 @@ static void grow_slots(Engine *eng)
     eng->n_reqs = cap;
 }
 
+/* n elements of src into a slot's own buffer (grown, never shrunk). */
+static void *slot_copy(void *buf, uint32_t *cap, const void *src, uint32_t n, size_t size)
+{
+    if (*cap < n) {
+        buf = xrealloc(buf, (size_t)n * size);
+        *cap = n;
+    }
+    memcpy(buf, src, (size_t)n * size);
+    return buf;
+}
+
 /* The next request from the stream into a free slot, its arrival on the
  * queue; 0 at the end of the stream (or on an error, kept for the run). */
 static int stream_pull(Engine *eng)
@@ -306,22 +317,12 @@ static int stream_pull(Engine *eng)
     if (r->id) snprintf(eng->ids[k], sizeof eng->ids[k], "%s", r->id);
     else snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
     r->id = eng->ids[k];
-    if (r->token_ids && r->n_token_ids) {
-        if (eng->slot_tok_cap[k] < r->n_token_ids) {
-            eng->slot_tok[k] = xrealloc(eng->slot_tok[k], (size_t)r->n_token_ids * sizeof **eng->slot_tok);
-            eng->slot_tok_cap[k] = r->n_token_ids;
-        }
-        memcpy(eng->slot_tok[k], r->token_ids, (size_t)r->n_token_ids * sizeof **eng->slot_tok);
-        r->token_ids = eng->slot_tok[k];
-    }
-    if (r->hash_ids && r->n_hash_ids) {
-        if (eng->slot_hash_cap[k] < r->n_hash_ids) {
-            eng->slot_hash[k] = xrealloc(eng->slot_hash[k], (size_t)r->n_hash_ids * sizeof **eng->slot_hash);
-            eng->slot_hash_cap[k] = r->n_hash_ids;
-        }
-        memcpy(eng->slot_hash[k], r->hash_ids, (size_t)r->n_hash_ids * sizeof **eng->slot_hash);
-        r->hash_ids = eng->slot_hash[k];
-    }
+    if (r->token_ids && r->n_token_ids)
+        r->token_ids = eng->slot_tok[k] =
+            slot_copy(eng->slot_tok[k], &eng->slot_tok_cap[k], r->token_ids, r->n_token_ids, sizeof *r->token_ids);
+    if (r->hash_ids && r->n_hash_ids)
+        r->hash_ids = eng->slot_hash[k] =
+            slot_copy(eng->slot_hash[k], &eng->slot_hash_cap[k], r->hash_ids, r->n_hash_ids, sizeof *r->hash_ids);
     r->next_req = r->branch_of = r->next_branch = REQ_NONE;
     r->triggered = 0;
     request_reset(r, k, 0);

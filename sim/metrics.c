@@ -532,7 +532,8 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
                           "metrics.window_ms) counts tokens by emission time");
     if (cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests)
         return err_refuse(e, "a streamed run includes every request: metrics warm-up and cool-down need the whole "
-                          "run (warmup_s %g, cooldown_s %g, warmup_requests %u, cooldown_requests %u)", cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests, cfg->cooldown_requests);
+                          "run (warmup_s %g, cooldown_s %g, warmup_requests %u, cooldown_requests %u)",
+                          cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests, cfg->cooldown_requests);
     uint64_t lim = cfg->exact_stats ? UINT64_MAX : METRICS_EXACT_MAX;
     a->cfg = cfg;
     a->out = out;

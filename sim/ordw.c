@@ -135,7 +135,8 @@ static int merge(Ordw *w, FILE *dst, int to_out, int with_heap, Err *e)
         if (best < 0) break;
         if (best == (int)n) {
             OrdwRec r = heap_pop(w);
-            rc = to_out ? put_out(w, r.seq, w->arena + r.off, r.len, e) : put_run(dst, r.seq, w->arena + r.off, r.len, e);
+            const char *t = w->arena + r.off;
+            rc = to_out ? put_out(w, r.seq, t, r.len, e) : put_run(dst, r.seq, t, r.len, e);
         } else {
             RunCur *c = &cur[best];
             rc = to_out ? put_out(w, c->seq, c->buf, c->len, e) : put_run(dst, c->seq, c->buf, c->len, e);

@@ -643,7 +643,8 @@ static void test_stream_run(void)
     CHECK_CONTAINS(a, "requests: 2000 (2000 finished, 0 rejected)");
     const char *p = write_tmp("sess.json", "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": "
                                           "{\"kind\": \"continuous\"}, \"workload\": {\"kind\": \"sessions\", "
-                                          "\"sessions\": 2, \"rate_per_s\": 1, \"turns\": 2, \"first_prompt_tokens\": 10, \"new_tokens_per_turn\": 4, \"output_tokens\": 5}}");
+                                          "\"sessions\": 2, \"rate_per_s\": 1, \"turns\": 2, \"first_prompt_tokens\": 10, "
+                                          "\"new_tokens_per_turn\": 4, \"output_tokens\": 5}}");
     snprintf(args, sizeof args, "run --stream %s", p);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
     CHECK_CONTAINS(a, "requests: 4 (4 finished, 0 rejected)");

@@ -931,7 +931,8 @@ static void test_stream_matches_batch(void)
     }
     /* bad input is an error, not a refusal: run reports it as it is */
     Err e3 = {0};
-    CHECK(scenario_load_text_stream("{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"kind\": "
+    CHECK(scenario_load_text_stream("{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                                    "\"continuous\"}, \"workload\": {\"kind\": "
                                     "\"poisson\", \"rate_per_s\": 1, \"count\": 5, \"bogus\": 1}}",
                                     "bad.json", 0, 0, &s, &e3) < 0);
     CHECK_CONTAINS(e3.msg, "bogus");

@@ -419,7 +419,8 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
     if (a->adapter)
-        return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters", st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
+        return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters",
+                          st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
     /* a cancel event names a request slot, which a stream reuses */
     if (a->rc)
         return err_refuse(e, "%s.cancel: a streamed run does not model cancellations",

@@ -534,7 +534,8 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     r->max_output_tokens = maxo;
     r->correct = rec.correct;
     if (rec.id && strlen(rec.id) >= sizeof ts->id)
-        return err_refuse(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps", rw, rec.id, sizeof ts->id - 1);
+        return err_refuse(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps", rw,
+                          rec.id, sizeof ts->id - 1);
     if (rec.id) snprintf(ts->id, sizeof ts->id, "%s", rec.id);
     else snprintf(ts->id, sizeof ts->id, "%llu", (unsigned long long)rec.ordinal);
     r->id = ts->id;
