@@ -708,11 +708,11 @@ static int cmd_info(int argc, char **argv)
     if (hw) {
         printf("hardware %s x %llu (tp)\n", h.name, (unsigned long long)tp);
         if (cap > 0 && tp > 1)
-            printf("  kv capacity          %.2f GiB over the %llu GPUs = %.0f tokens (per GPU: memory %.1f GiB x "
+            printf("  kv capacity          %.2f GiB over the %llu GPUs = %.0f tokens (per GPU: memory %.2f GiB x "
                    "%.2f - weights / tp - reserve %.1f GiB)\n", cap / GIB, (unsigned long long)tp, cap / kvb,
                    h.mem_bytes / GIB, h.mem_util, h.runtime_reserve_bytes / GIB);
         else if (cap > 0)
-            printf("  kv capacity          %.2f GiB = %.0f tokens (memory %.1f GiB x %.2f - weights - reserve "
+            printf("  kv capacity          %.2f GiB = %.0f tokens (memory %.2f GiB x %.2f - weights - reserve "
                    "%.1f GiB)\n", cap / GIB, cap / kvb, h.mem_bytes / GIB, h.mem_util, h.runtime_reserve_bytes / GIB);
         else
             printf("  does not fit: weights %.2f GiB per GPU exceed usable memory; raise --tp\n",

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "model.h"
 #include "testhelp.h"
 #include "testrun.h"
 
@@ -93,7 +94,8 @@ static void test_bad_input_messages(void)
                     "\"output_tokens\": 1}]}}", n);
     }
     {
-        static const char *const n[] = {"kv.capacity_gib", "got 100", "53.24 GiB fit", NULL};
+        /* 81,050 MiB x 0.9 - 15.26 GiB of Qwen3-8B weights - 3.5 GiB reserve = 52.48 GiB */
+        static const char *const n[] = {"kv.capacity_gib", "got 100", "52.48 GiB fit", NULL};
         expect_fail("kv_too_big.json", GOOD_HEAD "\"kv\": {\"capacity_gib\": 100}, \"workload\": {\"requests\": "
                     "[{\"arrival_ms\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1}]}}", n);
     }
@@ -128,11 +130,38 @@ static void test_info(void)
     CHECK_CONTAINS(out, "\"kv_bytes_per_token\":\t147456");
     CHECK(testrun_cli("info --model qwen3-8b --hardware h100-sxm", out, sizeof out) == 0);
     CHECK_CONTAINS(out, "kv capacity");
-    /* a TP group's capacity is over its GPUs, not per GPU (issue 37) */
+    /* a TP group's capacity is over its GPUs, not per GPU (issue 37): the
+     * H100's memory as CUDA reports it, 81,050 MiB, x 0.9, less a quarter of
+     * the 70B's BF16 weights and the 3.5 GiB reserve, on each of 4 GPUs */
+    ModelDesc m;
+    Err e = {{0}};
+    CHECK_INT(model_load("llama-3.1-70b", &m, &e), 0);
+    double per_gpu = 81050.0 * MIB * 0.9 - m.weights_total_bytes / 4 - 3.5 * GIB, kvb = 327680;
+    char want[512];
     CHECK(testrun_cli("info --model llama-3.1-70b --hardware h100-sxm --tp 4", out, sizeof out) == 0);
-    CHECK_CONTAINS(out, "  kv capacity          142.58 GiB over the 4 GPUs = 467218 tokens (per GPU: memory 80.0 GiB "
-                        "x 0.90 - weights / tp - reserve 3.5 GiB)\n");
+    snprintf(want, sizeof want, "  kv capacity          %.2f GiB over the 4 GPUs = %.0f tokens (per GPU: memory 79.15 GiB "
+             "x 0.90 - weights / tp - reserve 3.5 GiB)\n", 4 * per_gpu / GIB, 4 * per_gpu / kvb);
+    CHECK_CONTAINS(out, want);
+    CHECK_CONTAINS(out, "  kv capacity          139.52 GiB over the 4 GPUs = 457195 tokens");
+    CHECK_CONTAINS(out, "memory per GPU: 71.24 GiB usable (79.15 GiB x 0.90)\n");
     CHECK(!strstr(out, "GiB, per GPU)"));
+    /* run of the same TP4 group, two replicas: the figure per GPU is a
+     * quarter of info's, per replica info's, in all twice that */
+    const char *p = write_tmp("tp4.json", "{\"model\": \"llama-3.1-70b\", \"hardware\": \"h100-sxm\", \"tp\": 4, "
+                                          "\"cluster\": {\"replicas\": 2, \"router\": \"round_robin\"}, "
+                                          "\"scheduler\": {\"kind\": \"continuous\"}, \"workload\": {\"requests\": ["
+                                          "{\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4}, "
+                                          "{\"arrival_ms\": 0, \"prompt_tokens\": 100, \"output_tokens\": 4}]}}");
+    char args[600];
+    snprintf(args, sizeof args, "run %s", p);
+    CHECK(testrun_cli(args, out, sizeof out) == 0);
+    snprintf(want, sizeof want, "  KV: %.2f GiB per GPU (derived from memory) = %.2f GiB per replica (tp 4) = ",
+             per_gpu / GIB, 4 * per_gpu / GIB);
+    CHECK_CONTAINS(out, want);
+    CHECK_CONTAINS(out, "  KV: 34.88 GiB per GPU (derived from memory) = 139.52 GiB per replica (tp 4) = ");
+    snprintf(want, sizeof want, "      in all: %.2f GiB = ", 8 * per_gpu / GIB);
+    CHECK_CONTAINS(out, want);
+    CHECK_CONTAINS(out, " over 2 replicas (8 GPUs), reserve ");
 }
 
 static void test_default_run_deterministic(void)

@@ -50,6 +50,13 @@ static void test_hw_every_bundled_file_loads(void)
     }
 }
 
+/* The memory CUDA reports (what vLLM and SGLang size the KV pool from),
+ * not the marketed capacity (issue 37): H100 81,050 MiB = 79.15 GiB, H200
+ * 143,165 MiB = 139.81 GiB, A100 PyTorch's total_memory = 79.215 GiB. */
+#define H100_CUDA_BYTES (81050.0 * MIB)
+#define H200_CUDA_BYTES (143165.0 * MIB)
+#define A100_CUDA_BYTES 85056798720.0
+
 static void test_hw_figures(void)
 {
     HwDesc h;
@@ -57,21 +64,30 @@ static void test_hw_figures(void)
         CHECK_NEAR(h.peak_flops[DTYPE_BF16], 989e12, 0);
         CHECK_NEAR(h.peak_flops[DTYPE_FP8], 1978e12, 0);
         CHECK_NEAR(h.mem_bw_bytes_per_s, 3.35e12, 0);
-        CHECK_NEAR(h.mem_bytes, 85899345920.0, 0);
+        CHECK_NEAR(h.mem_bytes, H100_CUDA_BYTES, 0);
+        CHECK_NEAR(h.mem_bytes / GIB, 79.15, 0.005);
         CHECK_NEAR(h.link_bw_bytes_per_s, 450e9, 0);
         CHECK_NEAR(h.link_latency_s, 10e-6, 1e-12);
         CHECK_NEAR(h.busy_w, 700, 0);
     } else CHECK(0);
-    if (!load("h200-sxm", &h)) CHECK_NEAR(h.mem_bytes, 151397597184.0, 0); else CHECK(0);
+    if (!load("h200-sxm", &h)) {
+        CHECK_NEAR(h.mem_bytes, H200_CUDA_BYTES, 0);
+        CHECK_NEAR(h.mem_bytes / GIB, 139.81, 0.005);
+    } else CHECK(0);
     if (!load("a100-sxm-80gb", &h)) {
         CHECK_NEAR(h.peak_flops[DTYPE_BF16], 312e12, 0);
         CHECK_NEAR(h.peak_flops[DTYPE_FP8], 0, 0); /* no FP8 on Ampere */
+        CHECK_NEAR(h.mem_bytes, A100_CUDA_BYTES, 0);
+        CHECK_NEAR(h.mem_bytes / GIB, 79.215, 0.0005);
     } else CHECK(0);
     if (!load("l40s", &h)) {
         CHECK_NEAR(h.mem_bytes, 48305799168.0, 0);
         CHECK_NEAR(h.link_bw_bytes_per_s, 32e9, 0); /* PCIe Gen4, no NVLink */
     } else CHECK(0);
-    if (!load("b200", &h)) CHECK_NEAR(h.peak_flops[DTYPE_BF16], 2250e12, 0); else CHECK(0);
+    if (!load("b200", &h)) {
+        CHECK_NEAR(h.peak_flops[DTYPE_BF16], 2250e12, 0);
+        CHECK_NEAR(h.mem_bytes, 180 * GIB, 0); /* AIC's usable figure: no CUDA one at hand */
+    } else CHECK(0);
     if (!load("rtx-pro-6000", &h)) {
         /* AIC's dense figure, not the chapter's 503.8 TFLOP/s. */
         CHECK_NEAR(h.peak_flops[DTYPE_BF16], 467.8e12, 0);
@@ -168,9 +184,9 @@ static void test_hw_kv_capacity(void)
     ModelDesc m;
     Err e = {0};
     if (load("h100-sxm", &h) || model_load("qwen3-8b", &m, &e)) { CHECK(0); return; }
-    double one = 85899345920.0 * 0.9 - 2.0 * 8190735360.0 - 3.5 * GIB;
+    double one = H100_CUDA_BYTES * 0.9 - 2.0 * 8190735360.0 - 3.5 * GIB;
     CHECK_NEAR(hw_kv_capacity_bytes(&h, &m, 1), one, 1);
-    CHECK_NEAR(hw_kv_capacity_bytes(&h, &m, 2), 2 * (85899345920.0 * 0.9 - 3.5 * GIB) -
+    CHECK_NEAR(hw_kv_capacity_bytes(&h, &m, 2), 2 * (H100_CUDA_BYTES * 0.9 - 3.5 * GIB) -
                                                     2.0 * 8190735360.0, 1);
     ModelDesc big;
     if (model_load("llama-3.1-70b", &big, &e) || load("l40s", &h)) { CHECK(0); return; }
@@ -179,9 +195,9 @@ static void test_hw_kv_capacity(void)
     /* issue 35: past one KV head a GPU (8 for the 70B) the heads are
      * replicated, so 16 GPUs hold the tokens of 8 GPUs' room, not 16 */
     if (load("h100-sxm", &h)) { CHECK(0); return; }
-    double free16 = 85899345920.0 * 0.9 - big.weights_total_bytes / 16 - 3.5 * GIB;
+    double free16 = H100_CUDA_BYTES * 0.9 - big.weights_total_bytes / 16 - 3.5 * GIB;
     CHECK_NEAR(hw_kv_capacity_bytes(&h, &big, 16), 8 * free16, 1);
-    double free8 = 85899345920.0 * 0.9 - big.weights_total_bytes / 8 - 3.5 * GIB;
+    double free8 = H100_CUDA_BYTES * 0.9 - big.weights_total_bytes / 8 - 3.5 * GIB;
     CHECK_NEAR(hw_kv_capacity_bytes(&h, &big, 8), 8 * free8, 1);
 }
 
