@@ -134,7 +134,7 @@ static void test_info(void)
      * H100's memory as CUDA reports it, 81,050 MiB, x 0.9, less a quarter of
      * the 70B's BF16 weights and the 3.5 GiB reserve, on each of 4 GPUs */
     ModelDesc m;
-    Err e = {{0}};
+    Err e = {0};
     CHECK_INT(model_load("llama-3.1-70b", &m, &e), 0);
     double per_gpu = 81050.0 * MIB * 0.9 - m.weights_total_bytes / 4 - 3.5 * GIB, kvb = 327680;
     char want[512];
