@@ -35,12 +35,6 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static void rm_tree(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-}
 
 /* A per-test folder under bdir; 0 on success. */
 static int test_dir(char *out, size_t n, const char *name)
@@ -174,7 +168,7 @@ static void test_band_file_errors(void)
     CHECK_CONTAINS(e.msg, path);
     CHECK_CONTAINS(e.msg, "line 2");
     free(f);
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 static void test_band_interval(void)
@@ -238,7 +232,7 @@ static void test_band_resolve(void)
     CHECK(errband_resolve(&r, &b, &e) < 0);
     CHECK_CONTAINS(e.msg, "bad.json: engines.trtllm: missing key \"tpot\"");
     unsetenv("SERVESIM_ERROR_BANDS");
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 /* ------------------------------------------------------ servesim run */
@@ -318,7 +312,7 @@ static void test_band_cli_run_vllm(void)
     eb = get(get(root, "summary"), "error_band");
     CHECK(cJSON_IsObject(eb) && !strcmp(get(eb, "engine")->valuestring, "vllm"));
     cJSON_Delete(root);
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 /* No band: an inline engine without "base", and a scenario with none;
@@ -343,7 +337,7 @@ static void test_band_cli_run_no_band(void)
     /* the embedded default names no engine */
     CHECK_INT(testrun_cli("run", out, sizeof out), 0);
     CHECK_CONTAINS(out, "  model error: no measured error band: the scenario names no engine");
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 /* A scenario's own "error_band" wins over the file's; a malformed band
@@ -379,7 +373,7 @@ static void test_band_cli_run_own_and_malformed(void)
     CHECK_CONTAINS(out, "bands.json: engines.vllm.ttft.mape: got \"a\", expected a number");
     CHECK(!strstr(out, "metric "));
     cJSON_Delete(root);
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 /* README.md's example ("Every answer carries its engine's measured
@@ -417,7 +411,7 @@ static void test_band_readme_example(void)
         p = nl + 1;
     }
     free(readme);
-    rm_tree(d);
+    th_rm_tree(d);
 }
 
 static void band_no_tmpdir(void)
@@ -442,5 +436,5 @@ void suite_band(void)
     RUN(test_band_cli_run_no_band);
     RUN(test_band_cli_run_own_and_malformed);
     RUN(test_band_readme_example);
-    rm_tree(bdir);
+    th_rm_tree(bdir);
 }

@@ -17,6 +17,13 @@ static int passed, failed;
 static const char *only;  /* run only tests whose name or suite contains this */
 static const char *suite; /* the suite being run */
 
+void th_rm_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 void th_run(const char *name, void (*fn)(void))
 {
     if (only && !strstr(name, only) && !strstr(suite, only)) return;
@@ -33,7 +40,7 @@ void th_run(const char *name, void (*fn)(void))
 }
 
 #define SUITES(X) X(jsonio) X(model) X(hw) X(evq) X(kv) X(cost) X(sched) \
-    X(engine) X(workload) X(report) X(band) X(metrics) X(prefix) X(policies) X(spec) X(calib) X(lua) X(cli) X(validate) \
+    X(engine) X(workload) X(report) X(band) X(metrics) X(prefix) X(policies) X(spec) X(calib) X(lua) X(cli) X(validate) X(vheld) \
     X(plan) X(plots) X(hostile) X(fuzz) X(serveres) X(agents) X(moe) X(reproduce) X(fast)
 
 #define DECL(s) void suite_##s(void) __attribute__((weak));

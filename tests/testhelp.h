@@ -26,6 +26,8 @@ extern int th_failures;  /* checks failed in the current test */
     fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, _s ? _s : "(null)", (sub)); } } while (0)
 
 void th_run(const char *name, void (*fn)(void));
+/* rm -rf of a test's own temporary directory (a mkdtemp name: no quote in it), checked. */
+void th_rm_tree(const char *dir);
 #define RUN(fn) th_run(#fn, fn)
 
 #endif
