@@ -892,7 +892,9 @@ static int cmd_bench(int argc, char **argv)
            sum->itl_s.p99 * 1e3);
     printf("  at most %u request records held at once (running peak %u, waiting peak %u)\n", r->peak_live,
            sum->peak_running, sum->peak_waiting);
-    bench_figures(wall, r->requests, engine_stats(r->eng));
+    RunData rd;
+    streamrun_rundata(r, &rd);
+    bench_figures(wall, r->requests, rd.st);
     streamrun_free(r);
     free(r);
     return 0;
