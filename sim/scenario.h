@@ -130,7 +130,7 @@ typedef struct Scenario {
     /* A streamed run (scenario_load_*_stream, issue 16): wl holds no
      * requests, only the class and tenant names; the engine pulls them
      * from wl_stream and hands each one that left to stream_retire (set
-     * by the caller before scenario_engine). */
+     * by the caller before scenario_engine or cluster_new). */
     WlStream *wl_stream;
     void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
