@@ -824,6 +824,15 @@ static void same_both_ways(const char *scen, const char *outs, const char *tag)
     if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
 }
 
+/* A scenario written to the test's directory; its path in scen. */
+static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
+{
+    const char *p = write_tmp(name, text);
+    CHECK(p != NULL);
+    if (p) snprintf(scen, n, "%s", p);
+    return p != NULL;
+}
+
 /* Clusters stream (issue 36): every router pulls from the stream, and the
  * outputs are the materialised run's bytes -- round robin, least requests
  * and least tokens on the default workload, prefix affinity with the
@@ -836,7 +845,7 @@ static void test_stream_cluster(void)
     char text[2048], scen[600];
     const char *dflt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
                        "\"max_running\": 256, \"token_budget\": 2048}, \"workload\": {\"kind\": \"poisson\", "
-                       "\"rate_per_s\": 30, \"count\": 1500, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "
+                       "\"rate_per_s\": %d, \"count\": 1500, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "
                        "1024, \"sigma\": 0.8, \"min\": 16, \"max\": 16384}, \"output_tokens\": {\"dist\": "
                        "\"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}}, \"slo\": "
                        "{\"ttft_ms\": 500, \"tpot_ms\": 50}, \"seed\": 1, %s}";
@@ -848,12 +857,15 @@ static void test_stream_cluster(void)
          "\"report\": {\"token_times\": false}", "jc"},
         {"\"disagg\": {\"prefill\": {\"replicas\": 2}, \"decode\": {\"replicas\": 2}, \"first_token\": \"decode\"}, "
          "\"kv\": {\"prefix_cache\": true}", "jct"},
+        /* overloaded (10x the rate, tests/test_report.c: over 1,024 held): the
+         * shared pool grows while the replicas hold slots */
+        {"\"cluster\": {\"replicas\": 3, \"router\": \"prefix_affinity\"}, \"kv\": {\"prefix_cache\": true}", "jct"},
     };
     for (size_t k = 0; k < sizeof routers / sizeof *routers; k++) {
         char tag[32];
         snprintf(tag, sizeof tag, "cl%zu", k);
-        snprintf(text, sizeof text, dflt, routers[k][0]);
-        snprintf(scen, sizeof scen, "%s", write_tmp("cluster_stream.json", text));
+        snprintf(text, sizeof text, dflt, k + 1 == sizeof routers / sizeof *routers ? 300 : 30, routers[k][0]);
+        if (!tmp_scen(scen, sizeof scen, "cluster_stream.json", text)) return;
         same_both_ways(scen, routers[k][1], tag);
     }
     const char *mc = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
@@ -862,11 +874,11 @@ static void test_stream_cluster(void)
                      "\", \"format\": \"mooncake\", \"limit\": 1500}, \"slo\": {\"ttft_ms\": 2000}, \"seed\": 3, "
                      "\"cluster\": {\"replicas\": 4, \"router\": %s}}";
     snprintf(text, sizeof text, mc, "\"prefix_affinity\"");
-    snprintf(scen, sizeof scen, "%s", write_tmp("cluster_mooncake.json", text));
+    if (!tmp_scen(scen, sizeof scen, "cluster_mooncake.json", text)) return;
     same_both_ways(scen, "jct", "clmc");
     snprintf(text, sizeof text, mc, "{\"kind\": \"lua\", \"script\": \"" SERVESIM_DATA_DIR
                                     "/lua/routers/prefix_affinity.lua\"}");
-    snprintf(scen, sizeof scen, "%s", write_tmp("cluster_mooncake_lua.json", text));
+    if (!tmp_scen(scen, sizeof scen, "cluster_mooncake_lua.json", text)) return;
     same_both_ways(scen, "jc", "clml");
     const char *adp = "{\"model\": \"deepseek-v3\", \"hardware\": \"h200-sxm\", \"tp\": 1, \"parallel\": {\"ep\": 8, "
                       "\"attention_dp\": 8}, \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": 8192}, \"kv\": "
@@ -874,7 +886,7 @@ static void test_stream_cluster(void)
                       "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, "
                       "\"max\": 8192}, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, "
                       "\"min\": 1, \"max\": 1024}}, \"seed\": 5}";
-    snprintf(scen, sizeof scen, "%s", write_tmp("cluster_adp.json", adp));
+    if (!tmp_scen(scen, sizeof scen, "cluster_adp.json", adp)) return;
     same_both_ways(scen, "jct", "cladp");
 }
 
