@@ -250,7 +250,7 @@ bench: deps
 	  ./servesim run --print-default | sed "s/\"rate_per_s\": 10, \"count\": 2000,/\"rate_per_s\": 40, \"count\": $$n,/; \
 	    s/\"seed\": 1/\"cluster\": {\"replicas\": 4, \"router\": \"least_requests\"}, \"seed\": 1/" \
 	    > build/bench_cluster4_$$n.json; \
-	  /usr/bin/time -f "servesim run of the default scenario on 4 replicas (least_requests, 40 req/s), $$n requests: %e s wall, %U s user, %M KB peak RSS" \
+	  /usr/bin/time -f "servesim run, default scenario on 4 replicas, $$n requests: %e s wall, %U s user, %M KB peak RSS" \
 	    ./servesim run build/bench_cluster4_$$n.json --quiet || exit 1; done
 	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
