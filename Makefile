@@ -6,8 +6,9 @@
 #   make asan     the same suite under AddressSanitizer + UBSan
 #   make valgrind the command-line tests with every servesim run under valgrind memcheck
 #   make fuzz     the libFuzzer harnesses of fuzz/, FUZZ_SECONDS (30) each (clang; make deps-fuzz)
-#   make bench    the Azure conversation trace, 10^6 and 10^7 streamed Poisson requests: wall time,
-#                 requests and iterations per second, ns per request-iteration, peak RSS (README Speed)
+#   make bench    the Azure conversation trace, 10^6 and 10^7 streamed Poisson requests (one replica and a
+#                 4-replica cluster): wall time, requests and iterations per second, ns per
+#                 request-iteration, peak RSS (README Speed)
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
 #   make deps-html  install Debian's chromium: make test then renders the --html pages headless
 #   make plots    regenerate the example pictures in plots/examples/ (needs gnuplot)
@@ -243,6 +244,14 @@ bench: deps
 	  ./servesim run --print-default | sed "s/\"count\": 2000,/\"count\": $$n,/" > build/bench_default_$$n.json; \
 	  /usr/bin/time -f "servesim run of the default scenario, $$n requests, no flag: %e s wall, %U s user, %M KB peak RSS" \
 	    ./servesim run build/bench_default_$$n.json --quiet || exit 1; done
+	@# the cluster case (issue 36): the default scenario on 4 replicas behind least_requests at 4x the
+	@# rate (each replica the single one's load); streamed through the router, memory flat
+	@for n in $(BENCH_SIZES); do \
+	  ./servesim run --print-default | sed "s/\"rate_per_s\": 10, \"count\": 2000,/\"rate_per_s\": 40, \"count\": $$n,/; \
+	    s/\"seed\": 1/\"cluster\": {\"replicas\": 4, \"router\": \"least_requests\"}, \"seed\": 1/" \
+	    > build/bench_cluster4_$$n.json; \
+	  /usr/bin/time -f "servesim run, default scenario on 4 replicas, $$n requests: %e s wall, %U s user, %M KB peak RSS" \
+	    ./servesim run build/bench_cluster4_$$n.json --quiet || exit 1; done
 	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
 	  TIMEFORMAT="azure conv trace, whole process, --json summary + requests: %R s wall, %U s user"; \

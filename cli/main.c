@@ -104,10 +104,11 @@ static const char usage_run[] =
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
     "  --materialise          hold the whole workload and every request (the engine path a run takes\n"
-    "                         anyway for clusters, prefix caches, sessions, closed loops, request\n"
-    "                         lists, --iterations-csv, --trace-events, --vllm-json, --window-ms and\n"
-    "                         --html); otherwise requests are pulled as simulated time reaches them\n"
-    "                         and memory follows the requests in flight; the outputs are the same\n"
+    "                         anyway for sessions, closed loops, request lists, LoRA, cancellation,\n"
+    "                         --iterations-csv, --trace-events, --vllm-json, --window-ms and --html);\n"
+    "                         otherwise requests (one replica or a cluster's) are pulled as simulated\n"
+    "                         time reaches them and memory follows the requests in flight; the\n"
+    "                         outputs are the same\n"
     "  --stream               accepted and ignored (streaming is the default)\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
     "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
@@ -892,7 +893,9 @@ static int cmd_bench(int argc, char **argv)
            sum->itl_s.p99 * 1e3);
     printf("  at most %u request records held at once (running peak %u, waiting peak %u)\n", r->peak_live,
            sum->peak_running, sum->peak_waiting);
-    bench_figures(wall, r->requests, engine_stats(r->eng));
+    RunData rd;
+    streamrun_rundata(r, &rd);
+    bench_figures(wall, r->requests, rd.st);
     streamrun_free(r);
     free(r);
     return 0;

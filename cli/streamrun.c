@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "report.h"
 
 /* One request's text from the memstream to an ordered writer. */
@@ -91,6 +92,14 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (o->tokens_csv && !s->keep_token_times)
         return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
     if (!o->tokens_csv && !o->json_requests) s->keep_token_times = 0;
+    /* A materialised run takes ITL from the token times in workload order
+     * when it keeps them, a streamed one from the gaps as emitted: the
+     * sketch's sums round differently past 2^53 (the disaggregated first
+     * gap, the KV transfer's, is its shift and far from the rest), so
+     * those outputs would differ in the last digit of ITL's sd. */
+    if (s->disagg && s->keep_token_times)
+        return err_refuse(e, "%s: a streamed run of a disaggregated deployment keeps no per-token times "
+                             "(report.token_times, --tokens-csv or --json with requests)", s->source);
     s->metrics.exact_stats = exact_stats;
     scenario_metrics_cfg(s, &r->mc, r->slo_table, METRICS_CLS_MAX);
     statacc_init(&r->itl, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
@@ -115,24 +124,34 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
-    MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
-    if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
-    engine_set_itl_acc(r->eng, &r->itl);
-    if (engine_run(r->eng, e) < 0) return -1;
+    if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
+        MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
+        if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
+        engine_set_itl_acc(r->eng, &r->itl);
+        if (engine_run(r->eng, e) < 0) return -1;
+        r->requests = engine_stream_pulled(r->eng);
+        r->peak_live = engine_live_peak(r->eng);
+        r->rst[0] = engine_stats(r->eng);
+        r->served = (uint32_t)r->requests;
+    } else {
+        /* several replicas: the router takes the stream; the report has
+         * no MFU or MBU (as a materialised cluster's, which keeps no
+         * iteration records) */
+        MetricsSink sink = {.plan_counts_only = 1};
+        if (!(r->cl = cluster_new(s, &sink, e)) || cluster_run(r->cl, e) < 0) return -1;
+        r->requests = cluster_stream_pulled(r->cl);
+        r->peak_live = cluster_live_peak(r->cl);
+    }
     if (r->wfailed) {
         *e = r->werr;
         return -1;
     }
-    r->requests = engine_stream_pulled(r->eng);
-    r->peak_live = engine_live_peak(r->eng);
-    r->rst[0] = engine_stats(r->eng);
-    r->served = (uint32_t)r->requests;
-    metrics_acc_finish(&r->acc, engine_stats(r->eng), &r->itl);
     RunData rd;
     streamrun_rundata(r, &rd);
+    metrics_acc_finish(&r->acc, rd.st, rd.itl);
     r->sum.per_replica = rd.replicas;
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
-    if (engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
+    if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);
         metrics_dist_acc(&r->mbu, &r->sum.mbu);
     }
@@ -194,6 +213,8 @@ void streamrun_free(StreamRun *r)
     r->ms_buf = NULL;
     engine_free(r->eng);
     r->eng = NULL;
+    cluster_free(r->cl);
+    r->cl = NULL;
     metrics_acc_free(&r->acc);
     statacc_free(&r->itl);
     statacc_free(&r->mfu);
@@ -203,6 +224,10 @@ void streamrun_free(StreamRun *r)
 
 void streamrun_rundata(const StreamRun *r, RunData *rd)
 {
+    if (r->cl) {
+        cluster_rundata(r->cl, rd);
+        return;
+    }
     const Scenario *s = &r->s;
     *rd = (RunData){.st = engine_stats(r->eng), .itl = &r->itl};
     rd->replicas.n = 1;

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cluster.h"
 #include "metrics.h"
 #include "ordw.h"
 #include "outfile.h"
@@ -33,7 +34,8 @@ typedef struct StreamRun {
     MetricsAcc acc;
     StatAcc itl;
     Summary sum;
-    Engine *eng;
+    Engine *eng;                 /* one replica, or NULL ... */
+    Cluster *cl;                 /* ... several (cluster.h): the router takes the stream */
     OutFile csv_o, tok_o;
     Ordw csv_w, tok_w, json_w;
     FILE *csv, *tok, *json_body; /* NULL: not written */
@@ -57,7 +59,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
               int exact_stats, const StreamOutputs *o, Err *e);
 void streamrun_free(StreamRun *r);
 /* The RunData a report needs from a finished streamed run: no requests,
- * the engine's statistics and the KV capacity. */
+ * the engine's (or cluster's) statistics, the replicas' rows and the KV
+ * capacity. */
 void streamrun_rundata(const StreamRun *r, RunData *rd);
 /* Writes root (a report_json tree) to path with the run's requests as its
  * "requests" array, where root holds the raw placeholder

@@ -43,10 +43,24 @@ struct Cluster {
     uint32_t group;        /* attention DP: ranks per lock-stepped group (consecutive replicas), or 0 */
     int has_itl;           /* no per-token record: ITL streamed into itl by the engines */
     StatAcc itl;
+    /* A streamed run (s->wl_stream): the replicas' shared request records,
+     * pulled one arrival ahead; a request keeps its slot from its arrival
+     * to its retirement, whichever replica holds it, so arrival, front-end,
+     * handoff and transfer events name the slot. */
+    Slots *slots;
 };
+
+/* The request in slot or workload index idx. */
+static Request *req(const Cluster *c, uint32_t idx)
+{
+    return c->slots ? &slots_reqs(c->slots)[idx] : &c->s->wl.reqs[idx];
+}
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
 const Engine *cluster_engine(const Cluster *c, uint32_t i) { return c->eng[i]; }
+const EngineStats *cluster_stats(const Cluster *c) { return &c->st; }
+uint64_t cluster_stream_pulled(const Cluster *c) { return c->slots ? slots_pulled(c->slots) : 0; }
+uint32_t cluster_live_peak(const Cluster *c) { return c->slots ? slots_peak(c->slots) : 0; }
 
 static void handoff(void *ctx, uint32_t req, int64_t now_ns);
 static void incoming_admitted(void *ctx, uint32_t req, int64_t now_ns);
@@ -76,8 +90,11 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     evq_init(&c->q);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
-    if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
-    c->has_itl = !s->keep_token_times;
+    /* streamed: token times, if kept, are per slot, and ITL is always
+     * streamed from the engines (as for a streamed replica alone) */
+    if (s->wl_stream) c->slots = scenario_stream_slots(s);
+    else if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
+    c->has_itl = !s->keep_token_times || c->slots;
     statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (s->attn_dp > 1 && !s->disagg && c->n % (uint32_t)s->attn_dp == 0) c->group = (uint32_t)s->attn_dp;
     uint32_t k = 0;
@@ -86,7 +103,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             /* one replica alone keeps the engine's own record of
              * iterations; the sink observes every replica */
             Pool pool = s->pools[p];
-            c->eng[k] = scenario_pool_engine(s, &pool, sink, c->tt, e);
+            c->eng[k] = scenario_pool_engine(s, &pool, sink, c->tt, c->slots, e);
             if (!c->eng[k]) {
                 cluster_free(c);
                 return NULL;
@@ -117,6 +134,7 @@ void cluster_free(Cluster *c)
     if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
     free(c->tt);
+    slots_free(c->slots);
     free(c);
 }
 
@@ -216,6 +234,14 @@ static void sample_busy(Cluster *c)
 
 static void push_next_arrival(Cluster *c)
 {
+    if (c->slots) {
+        /* the pool may grow: every replica follows it before it runs */
+        uint32_t k;
+        if (!slots_pull(c->slots, &k)) return;
+        for (uint32_t i = 0; i < c->n; i++) engine_stream_sync(c->eng[i]);
+        evq_push(&c->q, slots_reqs(c->slots)[k].t_arrive_ns, ENGINE_EV_ARRIVAL, k);
+        return;
+    }
     const Workload *w = &c->s->wl;
     while (c->next_arrival < w->n && w->reqs[c->next_arrival].triggered) c->next_arrival++;
     if (c->next_arrival < w->n) {
@@ -226,7 +252,7 @@ static void push_next_arrival(Cluster *c)
 
 static void arrive(Cluster *c, uint32_t idx, int64_t now)
 {
-    Request *r = &c->s->wl.reqs[idx];
+    Request *r = req(c, idx);
     uint32_t lo = 0, n = c->s->pools[0].replicas;
     r->replica = route(c, r, lo, n, 0);
     c->served[r->replica]++;
@@ -240,7 +266,7 @@ static void arrive(Cluster *c, uint32_t idx, int64_t now)
 static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
 {
     Cluster *c = ctx;
-    Request *r = &c->s->wl.reqs[idx];
+    Request *r = req(c, idx);
     r->src_replica = r->replica;
     r->incoming = 1;
     uint32_t n = c->s->pools[1].replicas;
@@ -258,7 +284,7 @@ static void handoff(void *ctx, uint32_t idx, int64_t now_ns)
 static void incoming_admitted(void *ctx, uint32_t idx, int64_t now_ns)
 {
     Cluster *c = ctx;
-    const Request *r = &c->s->wl.reqs[idx];
+    const Request *r = req(c, idx);
     double bytes = (double)r->kv_len * c->s->kv.bytes_per_token;
     /* compressed when the scenario asks and decompression keeps up (offload.h) */
     double send_s = offload_kv_transfer_s(bytes, c->s->link_bw_bytes_per_s, c->s->kv_xfer_ratio,
@@ -269,12 +295,13 @@ static void incoming_admitted(void *ctx, uint32_t idx, int64_t now_ns)
 
 static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
 {
-    Request *r = &c->s->wl.reqs[idx];
+    Request *r = req(c, idx);
     /* the prefill side frees its copy; each pool keeps its own count */
     engine_release_handoff(c->eng[r->src_replica], idx);
     if (c->s->first_token_on_decode) {
         /* the first token reaches the client only from the decode side */
         if (c->tt) c->tt[r->token_off] = now;
+        else if (c->slots && slots_tt(c->slots)) slots_tt(c->slots)[idx][0] = now;
         r->t_first_token_ns = r->t_last_token_ns = now;
     }
     engine_unblock(c->eng[r->replica], idx);
@@ -287,7 +314,7 @@ static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
  * the prefill side lets go too. */
 static void cancel(Cluster *c, uint32_t idx, int64_t now)
 {
-    Request *r = &c->s->wl.reqs[idx];
+    Request *r = req(c, idx);
     if (r->state == REQ_QUEUED && r->incoming) {
         engine_release_handoff(c->eng[r->src_replica], idx);
         r->incoming = 0;
@@ -344,20 +371,20 @@ static int poll_group(Cluster *c, uint32_t lo, int64_t now, Err *e)
 int cluster_run(Cluster *c, Err *e)
 {
     const Workload *w = &c->s->wl;
-    if (w->n == 0) return 0;
+    if (w->n == 0 && !c->slots) return 0;
     push_next_arrival(c);
     int64_t first = evq_peek_time(&c->q);
     Event ev;
     while (evq_pop(&c->q, &ev)) {
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
-                if (!w->reqs[ev.arg].triggered) push_next_arrival(c);
+                if (!req(c, ev.arg)->triggered) push_next_arrival(c);
                 arrive(c, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_ITER_END) {
                 engine_iter_end(c->eng[ev.arg], ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FRONT) {
                 /* its replica's front end is done with it */
-                engine_enqueue(c->eng[w->reqs[ev.arg].replica], ev.arg, ev.t_ns);
+                engine_enqueue(c->eng[req(c, ev.arg)->replica], ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
                 cancel(c, ev.arg, ev.t_ns);
             } else {
@@ -375,7 +402,11 @@ int cluster_run(Cluster *c, Err *e)
                 if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
         }
         if (c->n > 1) sample_busy(c);
+        /* a streamed run's requests that left go back to the pool */
+        for (uint32_t i = 0; c->slots && i < c->n; i++)
+            if (engine_stream_retire(c->eng[i], e) != 0) return -1;
     }
+    if (c->slots && slots_error(c->slots, e) != 0) return -1;
     /* aggregate: sums; peaks of the sum (one replica: its own) */
     EngineStats *a = &c->st;
     memset(a, 0, sizeof *a);
@@ -442,12 +473,25 @@ int cluster_run(Cluster *c, Err *e)
     /* busy time per replica on average, so that GPUs x busy is GPU time */
     a->busy_ns /= c->n;
     a->replicas = c->n;
-    return engine_check_invariants(w->reqs, w->n, c->tt, a, e);
+    if (!c->slots) return engine_check_invariants(w->reqs, w->n, c->tt, a, e);
+    /* streamed: each request was checked as it was retired */
+    uint64_t pulled = slots_pulled(c->slots);
+    uint32_t live = slots_live(c->slots);
+    if (live != 0 || a->finished + a->rejected != pulled)
+        return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
+                          "rejected, %u still held", (unsigned long long)pulled, (unsigned long long)a->finished,
+                       (unsigned long long)a->rejected, live);
+    return 0;
 }
 
 void cluster_rundata(const Cluster *c, RunData *rd)
 {
     *rd = (RunData){.reqs = c->s->wl.reqs, .n = c->s->wl.n, .token_times = c->tt, .st = &c->st};
+    if (c->slots) {
+        /* streamed: the requests were folded as they left */
+        rd->reqs = NULL;
+        rd->n = 0;
+    }
     if (c->n == 1) rd->iters = engine_iterations(c->eng[0], &rd->n_iters);
     if (c->has_itl) rd->itl = &c->itl;
     rd->replicas = (RunReplicas){.n = c->n, .n_prefill = c->n_prefill, .st = c->rst, .requests = c->served};

@@ -36,5 +36,13 @@ void cluster_summarize(const Cluster *c, const Scenario *s, Slo *slo_table, Metr
                        Summary *sum);
 uint32_t cluster_replicas(const Cluster *c);
 const Engine *cluster_engine(const Cluster *c, uint32_t i);
+const EngineStats *cluster_stats(const Cluster *c); /* aggregated over replicas, after cluster_run */
+/* A streamed cluster (the scenario's workload a stream, s->wl_stream): the
+ * replicas share one pool of request records (slots.h), pulled through the
+ * router as simulated time reaches them and retired to s->stream_retire as
+ * they leave; the requests taken from the stream and the most records held
+ * at once (0 for a materialised run). */
+uint64_t cluster_stream_pulled(const Cluster *c);
+uint32_t cluster_live_peak(const Cluster *c);
 
 #endif

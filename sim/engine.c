@@ -481,7 +481,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     r->t_finish_ns = eng->now_ns;
     eng->st.rejected++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-    if (eng->pull) eng->retiring[eng->n_retiring++] = r->idx;
+    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
     /* branches of a rejected request never start */
     for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
@@ -660,7 +660,7 @@ static void finish_request(Engine *eng, Request *r)
     r->kv_blocks = 0;
     eng->st.finished++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-    if (eng->pull) eng->retiring[eng->n_retiring++] = r->idx;
+    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
 }
 
@@ -1424,7 +1424,7 @@ void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
  * (the heap holds at most one arrival and one iteration end). */
 int engine_run(Engine *eng, Err *e)
 {
-    if (eng->pull) return engine_stream_run(eng, e);
+    if (eng->slots) return engine_stream_run(eng, e);
     if (eng->n_reqs == 0) return 0;
     push_next_arrival(eng);
     eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);

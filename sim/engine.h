@@ -20,6 +20,7 @@
 #include "evq.h"
 #include "policy.h"
 #include "qsketch.h"
+#include "slots.h"
 
 typedef enum { QUEUE_FCFS = 0, QUEUE_PRIORITY, QUEUE_EDF } EngineQueueOrder;
 
@@ -176,8 +177,17 @@ Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
  * slot keeps its request's token times, handed to retire as tt[0 ..
  * generated) (else tt is NULL; ITL: engine_set_itl_acc); memory follows the
  * tokens of the requests in flight. */
-Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
-                          void (*retire)(void *ctx, const Request *r, const int64_t *tt), void *retire_ctx, Err *e);
+Engine *engine_new_stream(EngineConfig *cfg, SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx,
+                          Err *e);
+/* A streaming replica of a cluster: its requests live in slots, the pool
+ * its cluster shares among its replicas and pulls from (slots.h; not
+ * owned).  The cluster calls engine_stream_sync on every replica after each
+ * slots_pull (the pool may have grown) and engine_stream_retire at each
+ * event boundary (the requests this replica finished or rejected go back
+ * to the pool). */
+Engine *engine_new_shared(EngineConfig *cfg, Slots *slots, Err *e);
+void engine_stream_sync(Engine *eng);
+int engine_stream_retire(Engine *eng, Err *e);
 uint64_t engine_stream_pulled(const Engine *eng); /* requests taken from the stream */
 uint32_t engine_live(const Engine *eng);          /* request records held now */
 uint32_t engine_live_peak(const Engine *eng);     /* their peak over the run */

@@ -10,6 +10,7 @@
 #define SERVESIM_ENGINE_INT_H
 
 #include "evq.h"
+#include "slots.h"
 
 #define NO_POS UINT32_MAX
 
@@ -46,31 +47,14 @@ struct Engine {
     int64_t *token_times;
     int64_t *own_token_times;
     StatAcc *itl_acc;      /* optional: inter-token gaps streamed as emitted */
-    /* Streaming (engine_new_stream): reqs[] is a pool of n_reqs slots,
-     * grown by doubling; a request takes a free slot when pulled and gives
-     * it back when it has left and been retired. */
-    int (*pull)(void *ctx, Request *r, Err *e);
-    void *pull_ctx;
-    void (*retire)(void *ctx, const Request *r, const int64_t *tt);
-    void *retire_ctx;
-    /* report.token_times on a streamed run: each slot's own token times
-     * (slot_tt[k][0 .. generated)), grown to the request's output_tokens
-     * when it is pulled and reused by the next request of that slot */
-    int64_t **slot_tt;
-    uint32_t *slot_tt_cap;
-    /* a streamed request's prefix-cache content, copied from the stream
-     * (whose buffers last until its next request) into its slot */
-    uint32_t **slot_tok;
-    uint64_t **slot_hash;
-    uint32_t *slot_tok_cap, *slot_hash_cap;
-    int stream_done, stream_failed;
-    Err stream_err;
-    uint32_t *free_slots, n_free;
+    /* Streaming (engine_new_stream, engine_new_shared): reqs[] are the
+     * slots of a pool (slots.h), this engine's own or its cluster's; the
+     * per-slot arrays below (waiting, running, plan, plan_pos, retiring)
+     * follow its size (engine_stream_sync). */
+    Slots *slots;
+    int own_slots;         /* engine_new_stream: freed with the engine */
+    int64_t **slot_tt;     /* report.token_times: the pool's per-slot token times, or NULL */
     uint32_t *retiring, n_retiring; /* slots whose requests left, retired at the next safe point */
-    char (*ids)[64];       /* each slot's id: the stream's (a trace's own), or its position */
-    uint64_t pulled;
-    int64_t last_pulled_ns;
-    uint32_t live, peak_live;
     IterRecord *iters;
     uint64_t n_iters, cap_iters;
     EngineStats st;

@@ -119,32 +119,6 @@ int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *toke
 
 /* -------------------------------------------------------------- lifetime */
 
-/* A request's run-time fields before it arrives. */
-static void request_reset(Request *r, uint32_t idx, uint64_t token_off)
-{
-    r->state = REQ_PENDING;
-    r->reject_reason = REJECT_NONE;
-    r->kv_len = 0;
-    r->prefill_target = r->prompt_tokens;
-    r->generated = 0;
-    r->kv_blocks = 0;
-    r->preemptions = 0;
-    r->admit_seq = 0;
-    r->recomputed_tokens = 0;
-    r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
-    r->itl_max_ns = 0;
-    r->token_off = token_off;
-    r->idx = idx;
-    r->prefix_hit_tokens = 0;
-    r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
-    r->spec_credit = 0;
-    r->t_cancel_ns = -1;
-    r->cancel_blocks = 0;
-    r->cancel_pending = 0;
-    r->fe_passed = 0;
-    r->fe_wait_ns = 0;
-}
-
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
 {
     int64_t last = INT64_MIN;
@@ -205,21 +179,8 @@ void engine_free(Engine *eng)
     free(eng->parked);
     free(eng->own_token_times);
     free(eng->iters);
-    if (eng->pull) free(eng->reqs);
-    free(eng->free_slots);
+    if (eng->own_slots) slots_free(eng->slots);
     free(eng->retiring);
-    free(eng->ids);
-    for (uint32_t k = 0; eng->slot_tt && k < eng->n_reqs; k++) free(eng->slot_tt[k]);
-    free(eng->slot_tt);
-    free(eng->slot_tt_cap);
-    for (uint32_t k = 0; eng->slot_tok && k < eng->n_reqs; k++) {
-        free(eng->slot_tok[k]);
-        free(eng->slot_hash[k]);
-    }
-    free(eng->slot_tok);
-    free(eng->slot_hash);
-    free(eng->slot_tok_cap);
-    free(eng->slot_hash_cap);
     free(eng->fb_idx);
     free(eng->fb_start);
     free(eng->fb_cnt);
@@ -240,15 +201,12 @@ void engine_free(Engine *eng)
 
 /* ------------------------------------------------------------- streaming */
 
-/* Doubles the slot pool.  Only called between events (stream_pull), when
- * no Request pointer is held: every reference is by slot index. */
-static void grow_slots(Engine *eng)
+void engine_stream_sync(Engine *eng)
 {
-    uint32_t old = eng->n_reqs, cap = old ? old * 2 : 1024;
-    eng->reqs = xrealloc(eng->reqs, cap * sizeof *eng->reqs);
-    memset(eng->reqs + old, 0, (cap - old) * sizeof *eng->reqs);
-    eng->ids = xrealloc(eng->ids, cap * sizeof *eng->ids);
-    for (uint32_t k = 0; k < old; k++) eng->reqs[k].id = eng->ids[k];
+    uint32_t old = eng->n_reqs, cap = slots_cap(eng->slots);
+    eng->reqs = slots_reqs(eng->slots);
+    eng->slot_tt = eng->cfg.keep_token_times ? slots_tt(eng->slots) : NULL;
+    if (cap == old) return;
     /* the waiting ring is unrolled into the larger one */
     uint32_t *w = xmalloc(cap * sizeof *w);
     for (uint32_t i = 0; i < eng->w_len; i++) w[i] = eng->waiting[(eng->w_head + i) % (old ? old : 1)];
@@ -259,100 +217,29 @@ static void grow_slots(Engine *eng)
     eng->plan.items = xrealloc(eng->plan.items, cap * sizeof *eng->plan.items);
     eng->plan.cap = cap;
     eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
-    eng->free_slots = xrealloc(eng->free_slots, cap * sizeof *eng->free_slots);
+    for (uint32_t k = old; k < cap; k++) eng->plan_pos[k] = NO_POS;
     eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
-    if (eng->cfg.keep_token_times) {
-        eng->slot_tt = xrealloc(eng->slot_tt, cap * sizeof *eng->slot_tt);
-        eng->slot_tt_cap = xrealloc(eng->slot_tt_cap, cap * sizeof *eng->slot_tt_cap);
-        memset(eng->slot_tt + old, 0, (cap - old) * sizeof *eng->slot_tt);
-        memset(eng->slot_tt_cap + old, 0, (cap - old) * sizeof *eng->slot_tt_cap);
-    }
-    eng->slot_tok = xrealloc(eng->slot_tok, cap * sizeof *eng->slot_tok);
-    eng->slot_hash = xrealloc(eng->slot_hash, cap * sizeof *eng->slot_hash);
-    eng->slot_tok_cap = xrealloc(eng->slot_tok_cap, cap * sizeof *eng->slot_tok_cap);
-    eng->slot_hash_cap = xrealloc(eng->slot_hash_cap, cap * sizeof *eng->slot_hash_cap);
-    memset(eng->slot_tok + old, 0, (cap - old) * sizeof *eng->slot_tok);
-    memset(eng->slot_hash + old, 0, (cap - old) * sizeof *eng->slot_hash);
-    memset(eng->slot_tok_cap + old, 0, (cap - old) * sizeof *eng->slot_tok_cap);
-    memset(eng->slot_hash_cap + old, 0, (cap - old) * sizeof *eng->slot_hash_cap);
-    for (uint32_t k = cap; k > old; k--) {
-        eng->plan_pos[k - 1] = NO_POS;
-        eng->free_slots[eng->n_free++] = k - 1;
-    }
     eng->n_reqs = cap;
-}
-
-/* n elements of src into a slot's own buffer (grown, never shrunk). */
-static void *slot_copy(void *buf, uint32_t *cap, const void *src, uint32_t n, size_t size)
-{
-    if (*cap < n) {
-        buf = xrealloc(buf, (size_t)n * size);
-        *cap = n;
-    }
-    memcpy(buf, src, (size_t)n * size);
-    return buf;
 }
 
 /* The next request from the stream into a free slot, its arrival on the
  * queue; 0 at the end of the stream (or on an error, kept for the run). */
 static int stream_pull(Engine *eng)
 {
-    if (eng->stream_done) return 0;
-    if (eng->n_free == 0) grow_slots(eng);
-    uint32_t k = eng->free_slots[--eng->n_free];
-    Request *r = &eng->reqs[k];
-    int got = eng->pull(eng->pull_ctx, r, &eng->stream_err);
-    if (got > 0 && eng->pulled > 0 && r->t_arrive_ns < eng->last_pulled_ns) {
-        err_refuse(&eng->stream_err, "engine: streamed request %llu arrives at %.9f s, before the previous one "
-                                  "(%.9f s): a stream must be sorted by arrival", (unsigned long long)eng->pulled,
-                (double)r->t_arrive_ns / 1e9, (double)eng->last_pulled_ns / 1e9);
-        got = -1;
-    }
-    if (got <= 0) {
-        eng->free_slots[eng->n_free++] = k;
-        eng->stream_done = 1;
-        eng->stream_failed = got < 0;
-        return 0;
-    }
-    if (r->id) snprintf(eng->ids[k], sizeof eng->ids[k], "%s", r->id);
-    else snprintf(eng->ids[k], sizeof eng->ids[k], "%llu", (unsigned long long)eng->pulled);
-    r->id = eng->ids[k];
-    if (r->token_ids && r->n_token_ids)
-        r->token_ids = eng->slot_tok[k] =
-            slot_copy(eng->slot_tok[k], &eng->slot_tok_cap[k], r->token_ids, r->n_token_ids, sizeof *r->token_ids);
-    if (r->hash_ids && r->n_hash_ids)
-        r->hash_ids = eng->slot_hash[k] =
-            slot_copy(eng->slot_hash[k], &eng->slot_hash_cap[k], r->hash_ids, r->n_hash_ids, sizeof *r->hash_ids);
-    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
-    r->triggered = 0;
-    request_reset(r, k, 0);
-    r->seq = eng->pulled;
-    if (eng->slot_tt && eng->slot_tt_cap[k] < r->output_tokens) {
-        uint32_t c = eng->slot_tt_cap[k] ? eng->slot_tt_cap[k] : 16;
-        while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
-        eng->slot_tt[k] = xrealloc(eng->slot_tt[k], (size_t)c * sizeof **eng->slot_tt);
-        eng->slot_tt_cap[k] = c;
-    }
-    eng->pulled++;
-    eng->last_pulled_ns = r->t_arrive_ns;
-    if (++eng->live > eng->peak_live) eng->peak_live = eng->live;
-    evq_push(eng->evq, r->t_arrive_ns, ENGINE_EV_ARRIVAL, k);
+    uint32_t k;
+    if (!slots_pull(eng->slots, &k)) return 0;
+    engine_stream_sync(eng);
+    evq_push(eng->evq, eng->reqs[k].t_arrive_ns, ENGINE_EV_ARRIVAL, k);
     return 1;
 }
 
-/* The requests that left since the last call: their clocks are checked,
- * the caller folds them (retire), and their slots are free again. */
-static int stream_retire(Engine *eng, Err *e)
+int engine_stream_retire(Engine *eng, Err *e)
 {
+    int64_t **tt = slots_tt(eng->slots);
     for (uint32_t i = 0; i < eng->n_retiring; i++) {
         uint32_t k = eng->retiring[i];
-        Request *r = &eng->reqs[k];
-        const int64_t *tt = eng->slot_tt ? eng->slot_tt[k] : NULL;
-        if (engine_check_invariants(r, 1, tt, NULL, e) != 0) return -1;
-        if (eng->retire) eng->retire(eng->retire_ctx, r, tt);
-        r->state = REQ_PENDING;
-        eng->free_slots[eng->n_free++] = k;
-        eng->live--;
+        if (engine_check_invariants(&eng->reqs[k], 1, tt ? tt[k] : NULL, NULL, e) != 0) return -1;
+        slots_retire(eng->slots, k);
     }
     eng->n_retiring = 0;
     return 0;
@@ -375,41 +262,45 @@ int engine_stream_run(Engine *eng, Err *e)
             }
         } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
         if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
-        if (stream_retire(eng, e) != 0) return -1;
+        if (engine_stream_retire(eng, e) != 0) return -1;
     }
-    if (eng->stream_failed) {
-        *e = eng->stream_err;
-        return -1;
-    }
+    if (slots_error(eng->slots, e) != 0) return -1;
     if (engine_check_drained(eng, e) != 0) return -1;
-    if (eng->live != 0 || eng->st.finished + eng->st.rejected != eng->pulled)
+    uint64_t pulled = slots_pulled(eng->slots);
+    uint32_t live = slots_live(eng->slots);
+    if (live != 0 || eng->st.finished + eng->st.rejected != pulled)
         return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
-                          "rejected, %u still held", (unsigned long long)eng->pulled,
-                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, eng->live);
+                          "rejected, %u still held", (unsigned long long)pulled,
+                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, live);
     return 0;
 }
 
-Engine *engine_new_stream(EngineConfig *cfg, int (*pull)(void *ctx, Request *r, Err *e), void *pull_ctx,
-                          void (*retire)(void *ctx, const Request *r, const int64_t *tt), void *retire_ctx, Err *e)
+Engine *engine_new_shared(EngineConfig *cfg, Slots *slots, Err *e)
 {
     (void)e;
     Engine *eng = xcalloc(1, sizeof *eng);
     eng->cfg = *cfg;
-    eng->cfg.token_times = NULL; /* token times, if kept, are per slot (slot_tt) */
+    eng->cfg.token_times = NULL; /* token times, if kept, are per slot (slots_tt) */
     eng->cfg.keep_iterations = 0; /* per-iteration records would grow with the stream */
-    eng->pull = pull;
-    eng->pull_ctx = pull_ctx;
-    eng->retire = retire;
-    eng->retire_ctx = retire_ctx;
+    eng->slots = slots;
     evq_init(&eng->own_evq);
     eng->evq = &eng->own_evq;
-    grow_slots(eng);
+    engine_stream_sync(eng);
     eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
     eng->fast_off = cfg->no_fast_path || fast_default_off;
     return eng;
 }
 
-uint64_t engine_stream_pulled(const Engine *eng) { return eng->pulled; }
-uint32_t engine_live_peak(const Engine *eng) { return eng->peak_live; }
-uint32_t engine_live(const Engine *eng) { return eng->live; }
-uint32_t engine_slots(const Engine *eng) { return eng->n_reqs; }
+Engine *engine_new_stream(EngineConfig *cfg, SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx,
+                          Err *e)
+{
+    Slots *p = slots_new(pull, pull_ctx, retire, retire_ctx, cfg->keep_token_times);
+    Engine *eng = engine_new_shared(cfg, p, e);
+    eng->own_slots = 1;
+    return eng;
+}
+
+uint64_t engine_stream_pulled(const Engine *eng) { return slots_pulled(eng->slots); }
+uint32_t engine_live_peak(const Engine *eng) { return slots_peak(eng->slots); }
+uint32_t engine_live(const Engine *eng) { return slots_live(eng->slots); }
+uint32_t engine_slots(const Engine *eng) { return slots_cap(eng->slots); }

@@ -146,6 +146,33 @@ static inline void request_init(Request *r)
     r->next_branch = REQ_NONE;
 }
 
+/* A request's run-time fields before it arrives (engine_new, slots_pull):
+ * token_off is its first entry in a run's per-token record. */
+static inline void request_reset(Request *r, uint32_t idx, uint64_t token_off)
+{
+    r->state = REQ_PENDING;
+    r->reject_reason = REJECT_NONE;
+    r->kv_len = 0;
+    r->prefill_target = r->prompt_tokens;
+    r->generated = 0;
+    r->kv_blocks = 0;
+    r->preemptions = 0;
+    r->admit_seq = 0;
+    r->recomputed_tokens = 0;
+    r->t_first_sched_ns = r->t_first_token_ns = r->t_last_token_ns = r->t_finish_ns = -1;
+    r->itl_max_ns = 0;
+    r->token_off = token_off;
+    r->idx = idx;
+    r->prefix_hit_tokens = 0;
+    r->spec_rounds = r->spec_drafted = r->spec_accepted = 0;
+    r->spec_credit = 0;
+    r->t_cancel_ns = -1;
+    r->cancel_blocks = 0;
+    r->cancel_pending = 0;
+    r->fe_passed = 0;
+    r->fe_wait_ns = 0;
+}
+
 /* The system prompt's key (every session's first synth_shared ids). */
 #define REQ_SYNTH_SHARED_KEY 0x5EC0A7E5ULL
 

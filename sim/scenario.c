@@ -1196,9 +1196,6 @@ int scenario_load_text_stream(const char *text, const char *name, int has_seed, 
     int rc = parse_root(root, name, has_seed, seed, s, e);
     cJSON_Delete(root);
     if (s->wl_stream == SCENARIO_STREAM_PENDING) s->wl_stream = NULL; /* failed before the workload */
-    if (rc == 0 && (s->n_pools != 1 || s->pools[0].replicas != 1 || s->disagg))
-        rc = err_refuse(e, "%s: a streamed run simulates one replica (this deployment has %g GPUs in %u pool(s))",
-                        name, scenario_gpus(s), s->n_pools);
     if (rc == 0 && (s->has_lora || s->has_offload))
         rc = err_refuse(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", "
                            "\"offload\")", name);

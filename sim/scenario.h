@@ -130,7 +130,7 @@ typedef struct Scenario {
     /* A streamed run (scenario_load_*_stream, issue 16): wl holds no
      * requests, only the class and tenant names; the engine pulls them
      * from wl_stream and hands each one that left to stream_retire (set
-     * by the caller before scenario_engine). */
+     * by the caller before scenario_engine or cluster_new). */
     WlStream *wl_stream;
     void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
@@ -152,8 +152,8 @@ int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *
 void scenario_free(Scenario *s);
 /* The same, for a streamed run: the workload (an open-loop generator or
  * a sorted trace file) is opened, not materialised, and scenario_engine builds a streaming engine
- * (engine_new_stream).  One replica, no prefix cache (its tables are per
- * request index): anything else is refused with a message. */
+ * (engine_new_stream; a cluster's replicas share scenario_stream_slots).
+ * What does not stream yet is refused with a message (err_refuse). */
 int scenario_load_text_stream(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s,
                               Err *e);
 int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
@@ -161,8 +161,15 @@ int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Sce
 /* Builds the engine over s->wl (the scenario must outlive it).  sink may be
  * NULL. */
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e);
-/* One replica of a pool; tt: the cluster's shared token-time array. */
-Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Err *e);
+/* One replica of a pool; tt: the cluster's shared token-time array;
+ * slots: a streamed cluster's shared request records (scenario_stream_slots;
+ * NULL: the replica's own stream, or s->wl). */
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
+                             Err *e);
+/* A streamed scenario's pool of request records, pulled from s->wl_stream
+ * and retired to s->stream_retire: what a streamed cluster's replicas
+ * share (slots_free frees it). */
+Slots *scenario_stream_slots(Scenario *s);
 /* Total GPUs of the deployment. */
 double scenario_gpus(const Scenario *s);
 

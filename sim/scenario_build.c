@@ -32,10 +32,16 @@ double scenario_gpus(const Scenario *s)
 
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
 {
-    return scenario_pool_engine(s, &s->pools[0], sink, NULL, e);
+    return scenario_pool_engine(s, &s->pools[0], sink, NULL, NULL, e);
 }
 
-Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Err *e)
+Slots *scenario_stream_slots(Scenario *s)
+{
+    return slots_new(stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, s->keep_token_times);
+}
+
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
+                             Err *e)
 {
     EngineConfig cfg = {0};
     if (sink) cfg.sink = *sink;
@@ -193,6 +199,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     /* overlap scheduling: a cancelled request's blocks outlive the
      * iteration already launched with it (engine.h cancel_lag) */
     cfg.cancel_lag = s->engine.present && s->engine.overlap;
+    if (slots) return engine_new_shared(&cfg, slots, e);
     if (s->wl_stream)
         return engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);

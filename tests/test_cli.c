@@ -794,6 +794,102 @@ static void test_stream_trace(void)
     CHECK_CONTAINS(a, "prefix cache: ");
 }
 
+/* Both ways, the same bytes: `run --materialise` and `run` of scen print
+ * the same table and write the same JSON report (requests and token times
+ * included), CSV and token CSV (each output only where its flag is set in
+ * outs: 'j', 'c', 't', or "s" for --summary-only JSON). */
+static void same_both_ways(const char *scen, const char *outs, const char *tag)
+{
+    static char a[65536], b[65536], args[3000];
+    char f[2][3][600], flags[2][2000];
+    const char *ext[3] = {"json", "csv", "tok"};
+    for (int k = 0; k < 2; k++) {
+        for (int x = 0; x < 3; x++) snprintf(f[k][x], sizeof f[k][x], "%s/%s%d.%s", dir, tag, k, ext[x]);
+        size_t n = 0, m = sizeof flags[k];
+        flags[k][0] = '\0';
+        if (strchr(outs, 's')) n += (size_t)snprintf(flags[k] + n, m - n, " --summary-only --json %s", f[k][0]);
+        if (strchr(outs, 'j')) n += (size_t)snprintf(flags[k] + n, m - n, " --json %s", f[k][0]);
+        if (strchr(outs, 'c')) n += (size_t)snprintf(flags[k] + n, m - n, " --csv %s", f[k][1]);
+        if (strchr(outs, 't')) snprintf(flags[k] + n, m - n, " --tokens-csv %s", f[k][2]);
+    }
+    snprintf(args, sizeof args, "run --materialise %s%s", scen, flags[0]);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run %s%s", scen, flags[1]);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0);
+    CHECK_CONTAINS(b, "replica ");
+    if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
+    if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
+    if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
+    if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
+}
+
+/* A scenario written to the test's directory; its path in scen. */
+static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
+{
+    const char *p = write_tmp(name, text);
+    CHECK(p != NULL);
+    if (p) snprintf(scen, n, "%s", p);
+    return p != NULL;
+}
+
+/* Clusters stream (issue 36): every router pulls from the stream, and the
+ * outputs are the materialised run's bytes -- round robin, least requests
+ * and least tokens on the default workload, prefix affinity with the
+ * prefix cache on the Mooncake conversation trace (C and Lua routers), an
+ * attention-DP group of 8 lock-stepped ranks, a disaggregated deployment
+ * without per-token times (with them it runs materialised: the same bytes
+ * either way).  test_report.c test_streamrun_cluster shows they stream. */
+static void test_stream_cluster(void)
+{
+    char text[2048], scen[600];
+    const char *dflt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                       "\"max_running\": 256, \"token_budget\": 2048}, \"workload\": {\"kind\": \"poisson\", "
+                       "\"rate_per_s\": %d, \"count\": 1500, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "
+                       "1024, \"sigma\": 0.8, \"min\": 16, \"max\": 16384}, \"output_tokens\": {\"dist\": "
+                       "\"lognormal\", \"median\": 256, \"sigma\": 0.7, \"min\": 1, \"max\": 2048}}, \"slo\": "
+                       "{\"ttft_ms\": 500, \"tpot_ms\": 50}, \"seed\": 1, %s}";
+    static const char *const routers[][2] = {
+        {"\"cluster\": {\"replicas\": 4, \"router\": \"round_robin\"}", "jct"},
+        {"\"cluster\": {\"replicas\": 4, \"router\": \"least_requests\"}", "jc"},
+        {"\"cluster\": {\"replicas\": 3, \"router\": \"least_tokens\"}", "sc"},
+        {"\"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 2}, \"link_gb_per_s\": 50}, "
+         "\"report\": {\"token_times\": false}", "jc"},
+        {"\"disagg\": {\"prefill\": {\"replicas\": 2}, \"decode\": {\"replicas\": 2}, \"first_token\": \"decode\"}, "
+         "\"kv\": {\"prefix_cache\": true}", "jct"},
+        /* overloaded (10x the rate, tests/test_report.c: over 1,024 held): the
+         * shared pool grows while the replicas hold slots */
+        {"\"cluster\": {\"replicas\": 3, \"router\": \"prefix_affinity\"}, \"kv\": {\"prefix_cache\": true}", "jct"},
+    };
+    for (size_t k = 0; k < sizeof routers / sizeof *routers; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "cl%zu", k);
+        snprintf(text, sizeof text, dflt, k + 1 == sizeof routers / sizeof *routers ? 300 : 30, routers[k][0]);
+        if (!tmp_scen(scen, sizeof scen, "cluster_stream.json", text)) return;
+        same_both_ways(scen, routers[k][1], tag);
+    }
+    const char *mc = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                     "\"max_running\": 64, \"token_budget\": 4096}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                     "{\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/mooncake_fast25/conversation_trace.jsonl"
+                     "\", \"format\": \"mooncake\", \"limit\": 1500}, \"slo\": {\"ttft_ms\": 2000}, \"seed\": 3, "
+                     "\"cluster\": {\"replicas\": 4, \"router\": %s}}";
+    snprintf(text, sizeof text, mc, "\"prefix_affinity\"");
+    if (!tmp_scen(scen, sizeof scen, "cluster_mooncake.json", text)) return;
+    same_both_ways(scen, "jct", "clmc");
+    snprintf(text, sizeof text, mc, "{\"kind\": \"lua\", \"script\": \"" SERVESIM_DATA_DIR
+                                    "/lua/routers/prefix_affinity.lua\"}");
+    if (!tmp_scen(scen, sizeof scen, "cluster_mooncake_lua.json", text)) return;
+    same_both_ways(scen, "jc", "clml");
+    const char *adp = "{\"model\": \"deepseek-v3\", \"hardware\": \"h200-sxm\", \"tp\": 1, \"parallel\": {\"ep\": 8, "
+                      "\"attention_dp\": 8}, \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": 8192}, \"kv\": "
+                      "{\"dtype\": \"fp8\"}, \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 20, \"count\": 600, "
+                      "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 1024, \"sigma\": 0.8, \"min\": 16, "
+                      "\"max\": 8192}, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, "
+                      "\"min\": 1, \"max\": 1024}}, \"seed\": 5}";
+    if (!tmp_scen(scen, sizeof scen, "cluster_adp.json", adp)) return;
+    same_both_ways(scen, "jct", "cladp");
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -815,6 +911,7 @@ void suite_cli(void)
     RUN(test_stream_run);
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
+    RUN(test_stream_cluster);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -915,10 +915,6 @@ static void test_stream_matches_batch(void)
          "\"clients\": 2, \"requests_per_client\": 3, \"prompt_tokens\": 10, \"output_tokens\": 5}}",
          "a streamed run takes an open-loop generator"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"cluster\": {\"replicas\": 2}, "
-         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
-         "\"output_tokens\": 5}}", "one replica"},
-        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"lora\": {\"adapters\": 10, \"rank\": 16}, "
          "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
          "\"output_tokens\": 5}}", "does not model LoRA adapters"},

@@ -410,6 +410,131 @@ static void test_streamrun_spill_same_bytes(void)
     rmdir(dir);
 }
 
+/* The replica rows of two runs of one deployment, field by field. */
+static void same_rows(const Summary *a, const Summary *b)
+{
+    CHECK_INT(b->per_replica.n, a->per_replica.n);
+    for (uint32_t i = 0; i <= a->per_replica.n && b->per_replica.n == a->per_replica.n; i++) {
+        ReplicaRow x, y;
+        uint32_t k = i == a->per_replica.n ? UINT32_MAX : i; /* the last: the cluster's total */
+        metrics_replica_row(a, k, &x);
+        metrics_replica_row(b, k, &y);
+        CHECK_INT(y.requests, x.requests);
+        CHECK_INT(y.peak_running, x.peak_running);
+        CHECK_INT(y.peak_waiting, x.peak_waiting);
+        CHECK_INT(y.kv_peak_used_blocks, x.kv_peak_used_blocks);
+        CHECK(y.mean_running == x.mean_running && y.mean_waiting == x.mean_waiting);
+        CHECK(y.kv_mean_used_blocks == x.kv_mean_used_blocks && y.busy_share == x.busy_share);
+    }
+}
+
+/* A cluster streams (issue 36): `run`'s streamed path takes a 4-replica
+ * cluster itself (no refusal, no fallback), pulls all 6,000 requests
+ * through the router while holding only those in flight, and reports the
+ * materialised run's replica rows and summary; so does a disaggregated
+ * deployment without per-token times, and an attention-DP group streams.
+ * With per-token times a disaggregated run is refused (e->refused: `run`
+ * materialises). */
+static void test_streamrun_cluster(void)
+{
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 64, \"token_budget\": 2048}, \"workload\": {\"kind\": \"poisson\", "
+                      "\"rate_per_s\": 40, \"count\": 6000, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "
+                      "512, \"sigma\": 0.8, \"min\": 16, \"max\": 8192}, \"output_tokens\": {\"dist\": \"lognormal\", "
+                      "\"median\": 64, \"sigma\": 0.7, \"min\": 1, \"max\": 1024}}, \"report\": {\"token_times\": "
+                      "false}, \"seed\": 7, %s}";
+    static const char *const deploy[] = {
+        "\"cluster\": {\"replicas\": 4, \"router\": \"least_requests\"}",
+        "\"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 3}}",
+    };
+    char text[2048];
+    for (size_t k = 0; k < sizeof deploy / sizeof *deploy; k++) {
+        snprintf(text, sizeof text, fmt, deploy[k]);
+        Scenario s;
+        Err e = {0};
+        Summary *m = xmalloc(sizeof *m);
+        CHECK(scenario_load_text(text, "cl.json", 0, 0, &s, &e) == 0);
+        Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &e);
+        CHECK(c && cluster_run(c, &e) == 0);
+        if (c) cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e2 = {0};
+        CHECK(streamrun(r, NULL, text, "cl.json", 0, 0, 0, NULL, &e2) == 0);
+        if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+        CHECK(r->cl != NULL && r->eng == NULL);
+        CHECK_INT(r->requests, 6000);
+        CHECK(r->peak_live > 0 && r->peak_live < 600);
+        if (c && r->cl) {
+            same_rows(m, &r->sum);
+            CHECK_INT(r->sum.finished, m->finished);
+            CHECK_INT(r->sum.iterations, m->iterations);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.e2e_s.mean == m->e2e_s.mean);
+            CHECK(r->sum.itl_s.p50 == m->itl_s.p50 && r->sum.itl_s.n == m->itl_s.n);
+            CHECK(r->sum.window_s == m->window_s);
+        }
+        fprintf(stderr, "     %s: 6000 requests streamed, at most %u records held\n", k ? "disagg" : "cluster",
+                r->peak_live);
+        streamrun_free(r);
+        free(r);
+        cluster_free(c);
+        scenario_free(&s);
+        free(m);
+    }
+    /* overloaded (300 req/s on 2 replicas): over 1,024 requests held at
+     * once, so the shared pool grows (doubling) while the replicas hold
+     * slots; the same rows and summary as materialised */
+    {
+        snprintf(text, sizeof text, fmt, "\"cluster\": {\"replicas\": 2, \"router\": \"least_tokens\"}");
+        const char *from = "40, \"count\": 6000", *to = "300,\"count\": 4000"; /* the same length */
+        memcpy(strstr(text, from), to, strlen(to));
+        Scenario s;
+        Err eo = {0};
+        Summary *m = xmalloc(sizeof *m);
+        CHECK(scenario_load_text(text, "over.json", 0, 0, &s, &eo) == 0);
+        Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &eo);
+        CHECK(c && cluster_run(c, &eo) == 0);
+        if (c) cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+        StreamRun *r = xmalloc(sizeof *r);
+        CHECK(streamrun(r, NULL, text, "over.json", 0, 0, 0, NULL, &eo) == 0);
+        CHECK(r->cl != NULL && r->requests == 4000 && r->peak_live > 1024);
+        if (c && r->cl) {
+            same_rows(m, &r->sum);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.e2e_s.mean == m->e2e_s.mean);
+            CHECK(r->sum.preemptions == m->preemptions && r->sum.iterations == m->iterations);
+        }
+        fprintf(stderr, "     overloaded: at most %u records held\n", r->peak_live);
+        streamrun_free(r);
+        free(r);
+        cluster_free(c);
+        scenario_free(&s);
+        free(m);
+    }
+    /* an attention-DP group of 8 lock-stepped ranks streams too */
+    const char *adp = "{\"model\": \"deepseek-v3\", \"hardware\": \"h200-sxm\", \"tp\": 1, \"parallel\": {\"ep\": 8, "
+                      "\"attention_dp\": 8}, \"scheduler\": {\"kind\": \"chunked\", \"token_budget\": 8192}, \"kv\": "
+                      "{\"dtype\": \"fp8\"}, \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 10, \"count\": 3000, "
+                      "\"prompt_tokens\": 1024, \"output_tokens\": 64}, \"seed\": 5}";
+    StreamRun *ra = xmalloc(sizeof *ra);
+    Err ea = {0};
+    CHECK(streamrun(ra, NULL, adp, "adp.json", 0, 0, 0, NULL, &ea) == 0);
+    CHECK(ra->cl != NULL && ra->requests == 3000 && ra->peak_live < 1000);
+    CHECK_INT(ra->sum.per_replica.n, 8);
+    streamrun_free(ra);
+    free(ra);
+    /* per-token times kept (--json with requests): a disaggregated run is refused */
+    snprintf(text, sizeof text, fmt, deploy[1]);
+    char *tt = strstr(text, "false}");
+    memcpy(tt, "true} ", 6);
+    StreamOutputs o = {.json_requests = 1};
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e = {0};
+    CHECK(streamrun(r, NULL, text, "cl.json", 0, 0, 0, &o, &e) < 0);
+    CHECK(e.refused);
+    CHECK_CONTAINS(e.msg, "disaggregated");
+    streamrun_free(r);
+    free(r);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -420,4 +545,5 @@ void suite_report(void)
     RUN(test_cluster_rows_add_up);
     RUN(test_ordw_spills);
     RUN(test_streamrun_spill_same_bytes);
+    RUN(test_streamrun_cluster);
 }

@@ -1,0 +1,175 @@
+/*
+ * slots.c -- a streamed run's pool of request records (see slots.h).
+ */
+#include "slots.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+struct Slots {
+    Request *reqs;
+    uint32_t n;                    /* slots allocated */
+    char (*ids)[64];               /* each slot's id: the stream's (a trace's own), or its position */
+    /* report.token_times: each slot's own token times (tt[k][0 ..
+     * generated)), grown to the request's output_tokens when it is pulled
+     * and reused by the next request of that slot */
+    int64_t **tt;
+    uint32_t *tt_cap;
+    /* a request's prefix-cache content, copied from the stream (whose
+     * buffers last until its next request) into its slot */
+    uint32_t **tok;
+    uint64_t **hash;
+    uint32_t *tok_cap, *hash_cap;
+    uint32_t *free_slots, n_free;  /* popped from the end: the lowest slot first */
+    SlotsPull pull;
+    void *pull_ctx;
+    SlotsRetire retire;
+    void *retire_ctx;
+    int keep_tt;
+    int done, failed;
+    Err err;
+    uint64_t pulled;
+    int64_t last_pulled_ns;
+    uint32_t live, peak_live;
+};
+
+/* Doubles the pool (the first call makes 1024 slots). */
+static void grow(Slots *p)
+{
+    uint32_t old = p->n, cap = old ? old * 2 : 1024;
+    p->reqs = xrealloc(p->reqs, cap * sizeof *p->reqs);
+    memset(p->reqs + old, 0, (cap - old) * sizeof *p->reqs);
+    p->ids = xrealloc(p->ids, cap * sizeof *p->ids);
+    for (uint32_t k = 0; k < old; k++) p->reqs[k].id = p->ids[k];
+    p->free_slots = xrealloc(p->free_slots, cap * sizeof *p->free_slots);
+    if (p->keep_tt) {
+        p->tt = xrealloc(p->tt, cap * sizeof *p->tt);
+        p->tt_cap = xrealloc(p->tt_cap, cap * sizeof *p->tt_cap);
+        memset(p->tt + old, 0, (cap - old) * sizeof *p->tt);
+        memset(p->tt_cap + old, 0, (cap - old) * sizeof *p->tt_cap);
+    }
+    p->tok = xrealloc(p->tok, cap * sizeof *p->tok);
+    p->hash = xrealloc(p->hash, cap * sizeof *p->hash);
+    p->tok_cap = xrealloc(p->tok_cap, cap * sizeof *p->tok_cap);
+    p->hash_cap = xrealloc(p->hash_cap, cap * sizeof *p->hash_cap);
+    memset(p->tok + old, 0, (cap - old) * sizeof *p->tok);
+    memset(p->hash + old, 0, (cap - old) * sizeof *p->hash);
+    memset(p->tok_cap + old, 0, (cap - old) * sizeof *p->tok_cap);
+    memset(p->hash_cap + old, 0, (cap - old) * sizeof *p->hash_cap);
+    for (uint32_t k = cap; k > old; k--) p->free_slots[p->n_free++] = k - 1;
+    p->n = cap;
+}
+
+Slots *slots_new(SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx, int keep_tt)
+{
+    Slots *p = xcalloc(1, sizeof *p);
+    p->pull = pull;
+    p->pull_ctx = pull_ctx;
+    p->retire = retire;
+    p->retire_ctx = retire_ctx;
+    p->keep_tt = keep_tt;
+    grow(p);
+    return p;
+}
+
+void slots_free(Slots *p)
+{
+    if (!p) return;
+    for (uint32_t k = 0; p->tt && k < p->n; k++) free(p->tt[k]);
+    for (uint32_t k = 0; k < p->n; k++) {
+        free(p->tok[k]);
+        free(p->hash[k]);
+    }
+    free(p->reqs);
+    free(p->ids);
+    free(p->tt);
+    free(p->tt_cap);
+    free(p->tok);
+    free(p->hash);
+    free(p->tok_cap);
+    free(p->hash_cap);
+    free(p->free_slots);
+    free(p);
+}
+
+/* n elements of src into a slot's own buffer (grown, never shrunk). */
+static void *slot_copy(void *buf, uint32_t *cap, const void *src, uint32_t n, size_t size)
+{
+    if (*cap < n) {
+        buf = xrealloc(buf, (size_t)n * size);
+        *cap = n;
+    }
+    memcpy(buf, src, (size_t)n * size);
+    return buf;
+}
+
+int slots_pull(Slots *p, uint32_t *slot)
+{
+    if (p->done) return 0;
+    if (p->n_free == 0) grow(p);
+    uint32_t k = p->free_slots[--p->n_free];
+    Request *r = &p->reqs[k];
+    int got = p->pull(p->pull_ctx, r, &p->err);
+    if (got > 0 && p->pulled > 0 && r->t_arrive_ns < p->last_pulled_ns) {
+        err_refuse(&p->err, "engine: streamed request %llu arrives at %.9f s, before the previous one (%.9f s): a "
+                            "stream must be sorted by arrival", (unsigned long long)p->pulled,
+                   (double)r->t_arrive_ns / 1e9, (double)p->last_pulled_ns / 1e9);
+        got = -1;
+    }
+    if (got <= 0) {
+        p->free_slots[p->n_free++] = k;
+        p->done = 1;
+        p->failed = got < 0;
+        return 0;
+    }
+    if (r->id) snprintf(p->ids[k], sizeof p->ids[k], "%s", r->id);
+    else snprintf(p->ids[k], sizeof p->ids[k], "%llu", (unsigned long long)p->pulled);
+    r->id = p->ids[k];
+    if (r->token_ids && r->n_token_ids)
+        r->token_ids = p->tok[k] = slot_copy(p->tok[k], &p->tok_cap[k], r->token_ids, r->n_token_ids,
+                                             sizeof *r->token_ids);
+    if (r->hash_ids && r->n_hash_ids)
+        r->hash_ids = p->hash[k] = slot_copy(p->hash[k], &p->hash_cap[k], r->hash_ids, r->n_hash_ids,
+                                             sizeof *r->hash_ids);
+    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
+    r->triggered = 0;
+    request_reset(r, k, 0);
+    r->seq = p->pulled;
+    if (p->tt && p->tt_cap[k] < r->output_tokens) {
+        uint32_t c = p->tt_cap[k] ? p->tt_cap[k] : 16;
+        while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
+        p->tt[k] = xrealloc(p->tt[k], (size_t)c * sizeof **p->tt);
+        p->tt_cap[k] = c;
+    }
+    p->pulled++;
+    p->last_pulled_ns = r->t_arrive_ns;
+    if (++p->live > p->peak_live) p->peak_live = p->live;
+    *slot = k;
+    return 1;
+}
+
+void slots_retire(Slots *p, uint32_t k)
+{
+    Request *r = &p->reqs[k];
+    const int64_t *tt = p->tt ? p->tt[k] : NULL;
+    if (p->retire) p->retire(p->retire_ctx, r, tt);
+    r->state = REQ_PENDING;
+    p->free_slots[p->n_free++] = k;
+    p->live--;
+}
+
+int slots_error(const Slots *p, Err *e)
+{
+    if (!p->failed) return 0;
+    *e = p->err;
+    return -1;
+}
+
+Request *slots_reqs(Slots *p) { return p->reqs; }
+uint32_t slots_cap(const Slots *p) { return p->n; }
+int64_t **slots_tt(Slots *p) { return p->tt; }
+uint64_t slots_pulled(const Slots *p) { return p->pulled; }
+uint32_t slots_live(const Slots *p) { return p->live; }
+uint32_t slots_peak(const Slots *p) { return p->peak_live; }

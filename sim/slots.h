@@ -1,0 +1,52 @@
+/*
+ * slots.h -- a streamed run's request records (issues 16, 36): a pool of
+ * slots that requests are pulled into from a source as simulated time
+ * reaches them and that they give back once they have left and been
+ * retired.  One engine owns its pool (engine_new_stream); a cluster's
+ * replicas share one (engine_new_shared), so that a request keeps its slot
+ * from its arrival to its retirement whichever replica holds it -- a
+ * disaggregated handoff moves only the slot index.
+ *
+ * Invariants: a slot is free or holds exactly one request (pulled, not yet
+ * retired); the pool grows by doubling, only inside slots_pull, when no
+ * Request pointer is held (every reference is by slot index), so an engine
+ * sharing the pool refreshes its per-slot arrays after each pull
+ * (engine_stream_sync).  Memory follows the requests in flight.
+ */
+#ifndef SERVESIM_SLOTS_H
+#define SERVESIM_SLOTS_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "request.h"
+
+typedef struct Slots Slots;
+
+/* pull: 1 = one request in *r (request_init()ed and filled), 0 = the end,
+ * -1 = an error in *e; retire: a request that left, with its token times
+ * tt[0 .. generated) when keep_tt (else NULL). */
+typedef int (*SlotsPull)(void *ctx, Request *r, Err *e);
+typedef void (*SlotsRetire)(void *ctx, const Request *r, const int64_t *tt);
+
+Slots *slots_new(SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx, int keep_tt);
+void slots_free(Slots *p);
+/* The next request into a free slot (*slot): its id copied (the source's,
+ * up to 63 characters, or its position in the stream), its prefix-cache
+ * content copied, its run-time fields reset, seq its position.  1, or 0 at
+ * the end of the stream or on an error (slots_error). */
+int slots_pull(Slots *p, uint32_t *slot);
+/* The request in slot k has left (its clocks checked by the engine that
+ * held it): it is handed to retire and its slot is free again. */
+void slots_retire(Slots *p, uint32_t k);
+/* -1 with the stream's error in *e when pulling failed, else 0. */
+int slots_error(const Slots *p, Err *e);
+
+Request *slots_reqs(Slots *p);        /* the records, valid until the next slots_pull */
+uint32_t slots_cap(const Slots *p);   /* slots allocated */
+int64_t **slots_tt(Slots *p);         /* per slot: its token times (NULL without keep_tt) */
+uint64_t slots_pulled(const Slots *p);
+uint32_t slots_live(const Slots *p);  /* requests held now */
+uint32_t slots_peak(const Slots *p);  /* their peak over the run */
+
+#endif
