@@ -20,7 +20,7 @@ static void ordered(StreamRun *r, Ordw *w, uint64_t seq)
 static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
-    metrics_acc_add(&r->acc, q);
+    metrics_acc_add(&r->acc, q, tt);
     if (r->csv) {
         rewind(r->ms);
         report_csv_row(r->ms, &r->mc, q);
@@ -45,10 +45,9 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
                          const CostBreakdown *cb, uint64_t kv_used)
 {
     (void)replica;
-    (void)t_ns;
     (void)plan;
-    (void)kv_used;
     StreamRun *r = ctx;
+    metrics_acc_iteration(&r->acc, t_ns, dur_ns, eng_running_count(r->eng), eng_waiting_count(r->eng), kv_used);
     double gpus = r->mc.price.gpus > 0 ? r->mc.price.gpus : 1, dur_s = (double)dur_ns / 1e9;
     if (r->mc.peak_flops_per_gpu > 0) statacc_add(&r->mfu, cb->flops / (r->mc.peak_flops_per_gpu * gpus * dur_s));
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
@@ -126,6 +125,9 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     s->stream_retire_ctx = r;
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
+        /* a materialised run of one replica keeps its iterations, and its
+         * means over a window that leaves requests out come from them */
+        r->acc.windowed = r->mc.stream_known && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
         engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;
