@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "mcfg.h"
 #include "report.h"
 
 /* One request's text from the memstream to an ordered writer. */
@@ -87,10 +88,15 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     /* per-token times only where an output shows them: the summary's ITL
      * is streamed from the engine either way, and without them the decode
      * fast path runs */
-    if (o->tokens_csv && s->token_times_auto) s->keep_token_times = 1;
+    if (o->window && mcfg_parse_window_arg(o->window, &s->metrics, e) < 0) return -1;
+    if ((s->metrics.has_window || o->tokens_csv) && s->token_times_auto) s->keep_token_times = 1;
     if (o->tokens_csv && !s->keep_token_times)
         return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
-    if (!o->tokens_csv && !o->json_requests) s->keep_token_times = 0;
+    if (s->metrics.has_window && !s->keep_token_times)
+        return err_set(e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: "
+                          "false", s->source);
+    /* a fixed window counts the tokens inside it from their times */
+    if (!o->tokens_csv && !o->json_requests && !s->metrics.has_window) s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
      * when it keeps them, a streamed one from the gaps as emitted: the
      * sketch's sums round differently past 2^53 (the disaggregated first
@@ -127,7 +133,7 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
         /* a materialised run of one replica keeps its iterations, and its
          * means over a window that leaves requests out come from them */
-        r->acc.windowed = r->mc.stream_known && s->keep_iterations;
+        r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
         engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;

@@ -528,9 +528,6 @@ void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row)
 int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
 {
     memset(a, 0, sizeof *a);
-    if (cfg->has_window)
-        return err_refuse(e, "a streamed run summarises over the drain window: a fixed window (--window-ms, "
-                          "metrics.window_ms) counts tokens by emission time");
     if ((cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests) &&
         !cfg->stream_known)
         return err_refuse(e, "a streamed run of this workload does not know its arrivals ahead: metrics warm-up and "
@@ -592,20 +589,27 @@ void metrics_acc_iteration(MetricsAcc *a, int64_t t_ns, int64_t dur_ns, uint32_t
                            uint64_t kv_used)
 {
     if (!a->windowed) return;
-    if (a->m_len == a->m_cap) {
-        /* unrolled into a ring twice the size */
-        size_t cap = a->m_cap ? 2 * a->m_cap : 64;
-        WinMark *m = xmalloc(cap * sizeof *m);
-        for (size_t i = 0; i < a->m_len; i++) m[i] = a->marks[(a->m_head + i) % a->m_cap];
-        free(a->marks);
-        a->marks = m;
-        a->m_cap = cap;
-        a->m_head = 0;
+    const MetricsCfg *cfg = a->cfg;
+    if (!cfg->has_window) {
+        /* the window ends at an included completion still to come: this
+         * iteration and the sums before it are kept until one passes it */
+        if (a->m_len == a->m_cap) {
+            /* unrolled into a ring twice the size */
+            size_t cap = a->m_cap ? 2 * a->m_cap : 64;
+            WinMark *m = xmalloc(cap * sizeof *m);
+            for (size_t i = 0; i < a->m_len; i++) m[i] = a->marks[(a->m_head + i) % a->m_cap];
+            free(a->marks);
+            a->marks = m;
+            a->m_cap = cap;
+            a->m_head = 0;
+        }
+        a->marks[(a->m_head + a->m_len++) % a->m_cap] = (WinMark){t_ns, a->sums};
     }
-    a->marks[(a->m_head + a->m_len++) % a->m_cap] = (WinMark){t_ns, a->sums};
     /* utilisation()'s terms: the overlap with [t0, t1], every iteration
-     * counted here ending by t1 (t1 is an iteration's end) */
-    double ov = overlap_ns(t_ns, t_ns + dur_ns, a->cfg->stream_t0_ns, INT64_MAX);
+     * counted here ending by t1 (t1 is an iteration's end); a fixed
+     * window's own bounds */
+    double ov = cfg->has_window ? overlap_ns(t_ns, t_ns + dur_ns, cfg->window_t0_ns, cfg->window_t1_ns)
+                                : overlap_ns(t_ns, t_ns + dur_ns, cfg->stream_t0_ns, INT64_MAX);
     a->sums.run += ov * running;
     a->sums.wait += ov * waiting;
     a->sums.kv += ov * (double)kv_used;
@@ -680,9 +684,24 @@ void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt)
     if (!isnan(tpot)) statacc_add(&a->tpot, tpot);
     if (r->t_first_sched_ns >= 0) statacc_add(&a->queue, (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9);
     if (r->output_tokens > 1) statacc_add(&a->itl_max, (double)r->itl_max_ns / 1e9);
-    /* the drain window holds every completion */
-    out->output_tokens += r->output_tokens;
-    out->prompt_tokens += r->prompt_tokens;
+    int done_in = 1; /* the drain window holds every completion */
+    if (cfg->has_window) {
+        /* metrics_summarize's pass 2 over a fixed window */
+        const int64_t w0 = cfg->window_t0_ns, w1 = cfg->window_t1_ns;
+        done_in = r->t_finish_ns >= w0 && r->t_finish_ns <= w1;
+        if (tt) {
+            for (uint32_t k = 0; k < r->generated; k++) out->output_tokens += tt[k] >= w0 && tt[k] <= w1;
+            if (r->generated > 0 && r->t_first_token_ns >= w0 && r->t_first_token_ns <= w1)
+                out->prompt_tokens += r->prompt_tokens;
+        } else if (done_in) {
+            out->output_tokens += r->output_tokens;
+            out->prompt_tokens += r->prompt_tokens;
+        }
+    } else {
+        out->output_tokens += r->output_tokens;
+        out->prompt_tokens += r->prompt_tokens;
+    }
+    if (!done_in) return;
     out->completed++;
     if (miss == 0) {
         out->good++;
@@ -740,11 +759,18 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     for (uint32_t c = 0; c < out->n_checks; c++)
         if (!out->checks[c].pass) out->verdict = 0;
     int64_t t0 = a->t0, t1 = a->t1;
-    if (out->finished == 0 || t1 <= t0) t0 = t1 = t0 == INT64_MAX ? 0 : t0;
+    if (cfg->has_window) {
+        out->fixed_window = 1;
+        t0 = cfg->window_t0_ns;
+        t1 = cfg->window_t1_ns;
+    } else if (out->finished == 0 || t1 <= t0) {
+        t0 = t1 = t0 == INT64_MAX ? 0 : t0;
+    }
     out->t0_s = (double)t0 / 1e9;
     out->t1_s = (double)t1 / 1e9;
     out->window_s = (double)(t1 - t0) / 1e9;
-    RunData rd = {.st = st, .win = a->windowed && a->excluded ? &a->at_t1 : NULL};
+    RunData rd = {.st = st,
+                  .win = !a->windowed ? NULL : cfg->has_window ? &a->sums : a->excluded ? &a->at_t1 : NULL};
     summary_tail(cfg, &rd, t0, t1, a->good_all, a->ok, out);
 }
 

@@ -535,47 +535,56 @@ static void test_streamrun_cluster(void)
     free(r);
 }
 
-/* A streamed run excludes warm-up and cool-down itself (issue 36): `run`'s
- * streamed path takes the scenario (no refusal), a first pass having read
- * the stream's arrivals, and reports the materialised run's counts and
- * statistics over the same included requests. */
+/* A streamed run excludes warm-up and cool-down, and keeps a fixed window,
+ * itself (issue 36): `run`'s streamed path takes the scenario (no
+ * refusal), a first pass having read the stream's arrivals, and reports the
+ * materialised run's counts, statistics and window means. */
 static void test_streamrun_warmup(void)
 {
-    const char *text = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
-                       "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 30, \"count\": 3000, \"prompt_tokens\": 300, \"output_tokens\": 50}, "
-                       "\"metrics\": {\"warmup_requests\": 500, \"cooldown_s\": 10}, \"report\": {\"token_times\": "
-                       "false}, \"seed\": 11}";
-    Scenario s;
-    Err e = {0};
-    CHECK(scenario_load_text(text, "warm.json", 0, 0, &s, &e) == 0);
-    Summary *m = xmalloc(sizeof *m);
-    Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
-    CHECK(eng && engine_run(eng, &e) == 0);
-    if (eng) {
-        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
-        scenario_rundata(&s, eng, &rd);
-        metrics_summarize(&mc, &rd, m);
+    static const char *const metrics[2] = {"{\"warmup_requests\": 500, \"cooldown_s\": 10}, \"report\": "
+                                           "{\"token_times\": false}",
+                                           "{\"window_ms\": [20000, 70000]}"};
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                 "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 30, \"count\": 3000, \"prompt_tokens\": "
+                 "300, \"output_tokens\": 50}, \"metrics\": %s, \"seed\": 11}", metrics[k]);
+        Scenario s;
+        Err e = {0};
+        CHECK(scenario_load_text(text, "warm.json", 0, 0, &s, &e) == 0);
+        Summary *m = xmalloc(sizeof *m);
+        Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
+        CHECK(eng && engine_run(eng, &e) == 0);
+        if (eng) {
+            scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+            scenario_rundata(&s, eng, &rd);
+            metrics_summarize(&mc, &rd, m);
+        }
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e2 = {0};
+        CHECK(streamrun(r, NULL, text, "warm.json", 0, 0, 0, NULL, &e2) == 0);
+        if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+        CHECK(r->eng != NULL && r->requests == 3000 && r->peak_live < 300);
+        if (eng) {
+            /* 500 by count and the last 10 s (about 300) by time; the
+             * window: 50 s of the 100 */
+            if (k == 0) CHECK(m->included > 2000 && m->included < 2300);
+            if (k == 1) CHECK(m->fixed_window && m->completed > 1400 && m->completed < 1600);
+            CHECK_INT(r->sum.included, m->included);
+            CHECK_INT(r->sum.requests, m->requests);
+            CHECK_INT(r->sum.completed, m->completed);
+            CHECK_INT(r->sum.output_tokens, m->output_tokens);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.tpot_s.mean == m->tpot_s.mean);
+            CHECK(r->sum.window_s == m->window_s && r->sum.good == m->good);
+            CHECK(r->sum.mean_running == m->mean_running && r->sum.kv_mean_used_blocks == m->kv_mean_used_blocks);
+            CHECK(r->sum.itl_s.n == m->itl_s.n);
+        }
+        streamrun_free(r);
+        free(r);
+        engine_free(eng);
+        scenario_free(&s);
+        free(m);
     }
-    StreamRun *r = xmalloc(sizeof *r);
-    Err e2 = {0};
-    CHECK(streamrun(r, NULL, text, "warm.json", 0, 0, 0, NULL, &e2) == 0);
-    if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
-    CHECK(r->eng != NULL && r->requests == 3000 && r->peak_live < 300);
-    if (eng) {
-        /* 500 by count and the last 10 s (about 300) by time */
-        CHECK(m->included > 2000 && m->included < 2300);
-        CHECK_INT(r->sum.included, m->included);
-        CHECK_INT(r->sum.requests, m->requests);
-        CHECK_INT(r->sum.completed, m->completed);
-        CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.tpot_s.mean == m->tpot_s.mean);
-        CHECK(r->sum.window_s == m->window_s && r->sum.good == m->good);
-        CHECK(r->sum.itl_s.n == 0 && m->itl_s.n == 0); /* no token times: n/a either way */
-    }
-    streamrun_free(r);
-    free(r);
-    engine_free(eng);
-    scenario_free(&s);
-    free(m);
 }
 
 void suite_report(void);
