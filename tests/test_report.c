@@ -587,6 +587,46 @@ static void test_streamrun_warmup(void)
     }
 }
 
+/* A trace's rate_per_s streams (issue 36): its factor from a first pass
+ * over the file, the records read one at a time after it; the materialised
+ * load's arrivals and summary. */
+static void test_streamrun_trace_rate(void)
+{
+    const char *text = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                       "\"workload\": {\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/"
+                       "AzureLLMInferenceTrace_conv.csv\", \"format\": \"azure\", \"limit\": 3000, \"sample\": 0.7, "
+                       "\"rate_per_s\": 4}, \"report\": {\"token_times\": false}, \"seed\": 2}";
+    Scenario s;
+    Err e = {0};
+    CHECK(scenario_load_text(text, "rate.json", 0, 0, &s, &e) == 0);
+    if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
+    Summary *m = xmalloc(sizeof *m);
+    Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    if (eng) {
+        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+        scenario_rundata(&s, eng, &rd);
+        metrics_summarize(&mc, &rd, m);
+        /* 3,000 requests over (n - 1) / 4 s */
+        CHECK_INT(s.wl.n, 3000);
+        CHECK_NEAR((double)(s.wl.reqs[2999].t_arrive_ns - s.wl.reqs[0].t_arrive_ns) / 1e9, 2999.0 / 4, 1e-6);
+    }
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e2 = {0};
+    CHECK(streamrun(r, NULL, text, "rate.json", 0, 0, 0, NULL, &e2) == 0);
+    if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+    CHECK(r->eng != NULL && r->requests == 3000);
+    if (eng) {
+        CHECK(r->sum.ttft_s.mean == m->ttft_s.mean && r->sum.e2e_s.p99 == m->e2e_s.p99);
+        CHECK(r->sum.window_s == m->window_s && r->sum.output_tokens == m->output_tokens);
+    }
+    streamrun_free(r);
+    free(r);
+    engine_free(eng);
+    scenario_free(&s);
+    free(m);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -599,4 +639,5 @@ void suite_report(void)
     RUN(test_streamrun_spill_same_bytes);
     RUN(test_streamrun_cluster);
     RUN(test_streamrun_warmup);
+    RUN(test_streamrun_trace_rate);
 }
