@@ -380,6 +380,23 @@ static void summary_tail(const MetricsCfg *cfg, const RunData *rd, int64_t t0, i
     }
 }
 
+/* The summary's window from the first included arrival *t0 and the last
+ * included completion *t1 (INT64_MAX / INT64_MIN: none): a fixed window
+ * replaces both; with nothing finished it is empty. */
+static void window_bounds(const MetricsCfg *cfg, int64_t *t0, int64_t *t1, Summary *out)
+{
+    if (cfg->has_window) {
+        out->fixed_window = 1;
+        *t0 = cfg->window_t0_ns;
+        *t1 = cfg->window_t1_ns;
+    } else if (out->finished == 0 || *t1 <= *t0) {
+        *t0 = *t1 = *t0 == INT64_MAX ? 0 : *t0;
+    }
+    out->t0_s = (double)*t0 / 1e9;
+    out->t1_s = (double)*t1 / 1e9;
+    out->window_s = (double)(*t1 - *t0) / 1e9;
+}
+
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -452,16 +469,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     tasks_summarize(rd->reqs, rd->n, &out->tasks);
 
     /* the window */
-    if (cfg->has_window) {
-        out->fixed_window = 1;
-        t0 = cfg->window_t0_ns;
-        t1 = cfg->window_t1_ns;
-    } else if (out->finished == 0 || t1 <= t0) {
-        t0 = t1 = t0 == INT64_MAX ? 0 : t0;
-    }
-    out->t0_s = (double)t0 / 1e9;
-    out->t1_s = (double)t1 / 1e9;
-    out->window_s = (double)(t1 - t0) / 1e9;
+    window_bounds(cfg, &t0, &t1, out);
 
     /* pass 2: what happened inside the window */
     for (uint32_t i = 0; i < n; i++) {
@@ -759,16 +767,7 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     for (uint32_t c = 0; c < out->n_checks; c++)
         if (!out->checks[c].pass) out->verdict = 0;
     int64_t t0 = a->t0, t1 = a->t1;
-    if (cfg->has_window) {
-        out->fixed_window = 1;
-        t0 = cfg->window_t0_ns;
-        t1 = cfg->window_t1_ns;
-    } else if (out->finished == 0 || t1 <= t0) {
-        t0 = t1 = t0 == INT64_MAX ? 0 : t0;
-    }
-    out->t0_s = (double)t0 / 1e9;
-    out->t1_s = (double)t1 / 1e9;
-    out->window_s = (double)(t1 - t0) / 1e9;
+    window_bounds(cfg, &t0, &t1, out);
     RunData rd = {.st = st,
                   .win = !a->windowed ? NULL : cfg->has_window ? &a->sums : a->excluded ? &a->at_t1 : NULL};
     summary_tail(cfg, &rd, t0, t1, a->good_all, a->ok, out);
