@@ -17,10 +17,23 @@ static void ordered(StreamRun *r, Ordw *w, uint64_t seq)
     if (ordw_add(w, seq, r->ms_buf, r->ms_len, &r->werr) < 0) r->wfailed = 1;
 }
 
+/* A task row in task order: its JSON element after the previous one. */
+static void task_row(void *ctx, const TaskRow *t, const char *first_id)
+{
+    StreamRun *r = ctx;
+    if (!r->tasks_body) return;
+    char *text;
+    size_t n = report_task_json_text(t, first_id, &text);
+    if (r->n_task_rows++) fputs(", ", r->tasks_body);
+    fwrite(text, 1, n, r->tasks_body);
+    free(text);
+}
+
 static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q);
+    if (r->chains) tasks_acc_add(&r->tasks, q);
     if (r->csv) {
         rewind(r->ms);
         report_csv_row(r->ms, &r->mc, q);
@@ -124,6 +137,13 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
+    tasks_acc_init(&r->tasks);
+    r->chains = workload_stream_chains(s->wl_stream);
+    if (r->chains && o->json_requests) {
+        if (!(r->tasks_body = tmpfile())) return err_set(e, "cannot create a temporary file for the JSON tasks");
+        r->tasks.on_row = task_row;
+        r->tasks.ctx = r;
+    }
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
@@ -150,6 +170,11 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     streamrun_rundata(r, &rd);
     metrics_acc_finish(&r->acc, rd.st, rd.itl);
     r->sum.per_replica = rd.replicas;
+    /* links of one task out of chain order (a follow-up rejected at once
+     * on another replica, retired before its predecessor): the fold would
+     * not be the materialised run's, so that run is made instead */
+    if (r->chains && tasks_acc_finish(&r->tasks, &r->sum.tasks) < 0)
+        return err_refuse(e, "%s: a task's links left out of order; the run is made materialised", s->source);
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);
@@ -161,17 +186,38 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     return 0;
 }
 
+/* The raw placeholder ph as a value: cJSON writes a tab only as
+ * formatting (one inside a string is escaped), and after one only a value,
+ * which a comma or a newline ends. */
+static char *placeholder(char *text, const char *ph)
+{
+    size_t n = strlen(ph);
+    for (char *at = strchr(text, '\t'); at; at = strchr(at + 1, '\t'))
+        if (!strncmp(at + 1, ph, n) && (at[1 + n] == ',' || at[1 + n] == '\n')) return at;
+    return NULL;
+}
+
+/* Copies body (a temporary file) into f as a JSON array; 1 if reading failed. */
+static int copy_array(FILE *f, FILE *body)
+{
+    fputc('[', f);
+    rewind(body);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, n, f);
+    fputc(']', f);
+    return ferror(body) != 0;
+}
+
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e)
 {
     char *text = cJSON_Print(root);
     if (!text) return err_set(e, "%s: cannot render JSON", path);
-    /* cJSON writes a tab only as formatting (one inside a string is
-     * escaped), and after one only a value: a tab and the raw "@" are the
-     * placeholder's own */
-    char *at = strstr(text, "\t" STREAMRUN_REQUESTS_RAW);
-    if (!at || !r->json_body) {
+    char *at = placeholder(text, STREAMRUN_REQUESTS_RAW);
+    char *at_t = r->tasks_body && r->sum.tasks.has_tasks ? placeholder(text, STREAMRUN_TASKS_RAW) : NULL;
+    if (!at || !r->json_body || (r->sum.tasks.has_tasks && r->tasks_body && (!at_t || at_t < at))) {
         cJSON_free(text);
-        return err_set(e, "internal: %s: the report has no requests placeholder", path);
+        return err_set(e, "internal: %s: the report has no requests (or tasks) placeholder", path);
     }
     OutFile o;
     FILE *f = outfile_open(&o, path, e);
@@ -180,14 +226,14 @@ int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err 
         return -1;
     }
     fwrite(text, 1, (size_t)(at + 1 - text), f);
-    fputc('[', f);
-    rewind(r->json_body);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, r->json_body)) > 0) fwrite(buf, 1, n, f);
-    int bad = ferror(r->json_body);
-    fputc(']', f);
-    fputs(at + 1 + strlen(STREAMRUN_REQUESTS_RAW), f);
+    int bad = copy_array(f, r->json_body);
+    const char *rest = at + 1 + strlen(STREAMRUN_REQUESTS_RAW);
+    if (at_t) {
+        fwrite(rest, 1, (size_t)(at_t + 1 - rest), f);
+        bad |= copy_array(f, r->tasks_body);
+        rest = at_t + 1 + strlen(STREAMRUN_TASKS_RAW);
+    }
+    fputs(rest, f);
     fputc('\n', f);
     cJSON_free(text);
     if (bad) {
@@ -207,6 +253,9 @@ void streamrun_free(StreamRun *r)
     ordw_free(&r->json_w);
     if (r->json_body) fclose(r->json_body);
     r->json_body = NULL;
+    if (r->tasks_body) fclose(r->tasks_body);
+    r->tasks_body = NULL;
+    tasks_acc_free(&r->tasks);
     if (r->ms) fclose(r->ms);
     r->ms = NULL;
     free(r->ms_buf);

@@ -380,6 +380,14 @@ int cluster_run(Cluster *c, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 if (!req(c, ev.arg)->triggered) push_next_arrival(c);
                 arrive(c, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FOLLOW) {
+                /* a streamed chain's next request: into a slot (the pool
+                 * may grow: every replica follows it), then routed */
+                uint32_t k;
+                if (slots_pull_follow(c->slots, ev.arg, ev.t_ns, &k)) {
+                    for (uint32_t i = 0; i < c->n; i++) engine_stream_sync(c->eng[i]);
+                    arrive(c, k, ev.t_ns);
+                }
             } else if (ev.kind == ENGINE_EV_ITER_END) {
                 engine_iter_end(c->eng[ev.arg], ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FRONT) {

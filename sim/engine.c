@@ -575,6 +575,14 @@ static void trigger(Engine *eng, uint32_t idx)
 
 static void trigger_next(Engine *eng, const Request *r)
 {
+    if (eng->slots) {
+        /* streamed: the source makes the follow-up when it arrives (the
+         * event, pushed now as trigger() would push its arrival) */
+        int64_t think;
+        if (slots_follow(eng->slots, r, &think))
+            evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, r->chain);
+        return;
+    }
     EngineBarrier *b = eng->cfg.barrier;
     if (r->barrier_member && b && b->left > 0 && --b->left == 0)
         for (uint32_t i = 0; i < b->n_waiters; i++)

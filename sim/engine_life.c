@@ -255,6 +255,12 @@ int engine_stream_run(Engine *eng, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 stream_pull(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FOLLOW) {
+                uint32_t k;
+                if (slots_pull_follow(eng->slots, ev.arg, ev.t_ns, &k)) {
+                    engine_stream_sync(eng);
+                    engine_enqueue(eng, k, ev.t_ns);
+                }
             } else if (ev.kind == ENGINE_EV_FRONT) {
                 engine_enqueue(eng, ev.arg, ev.t_ns);
             } else {
@@ -304,3 +310,4 @@ uint64_t engine_stream_pulled(const Engine *eng) { return slots_pulled(eng->slot
 uint32_t engine_live_peak(const Engine *eng) { return slots_peak(eng->slots); }
 uint32_t engine_live(const Engine *eng) { return slots_live(eng->slots); }
 uint32_t engine_slots(const Engine *eng) { return slots_cap(eng->slots); }
+Slots *engine_stream_slots(Engine *eng) { return eng->slots; }

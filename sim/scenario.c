@@ -1095,6 +1095,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             Workload names;
             workload_init(&names, s->wl.kind);
             WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+            if (pre) workload_stream_flat(pre); /* every request, later turns included */
             uint64_t tok = 0;
             Request r;
             int got = pre ? 1 : -1;
@@ -1106,6 +1107,12 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             s->token_times_auto = 1;
             s->keep_token_times = s->metrics.has_window || tok <= SCENARIO_TOKEN_TIMES_AUTO;
         }
+        /* the engine profile's client jitter draws per triggered request
+         * in workload order, which a stream's follow-ups do not come in */
+        if (workload_stream_chains(s->wl_stream) &&
+            (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0))
+            return err_refuse(e, "%s: a streamed run of sessions does not model the engine profile's client jitter",
+                              p);
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
     if (s->engine.req_end_spread > 0 && !s->wl_stream && !strcmp(s->wl.kind, "closed_loop")) {
         /* the engine profile's end spread (engprof.h): one draw per

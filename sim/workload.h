@@ -133,6 +133,22 @@ WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed,
 /* 1: the next request in *r; 0: the end; -1: an error (a message). */
 int workload_stream_next(WlStream *st, Request *r, Err *e);
 void workload_stream_free(WlStream *st);
+/* Chains (sessions and agent tasks): workload_stream_next yields the
+ * requests no other one triggers (first turns), in arrival order; when a
+ * request with r->chain != REQ_NONE leaves, workload_stream_follow says
+ * whether its chain goes on and after what think time (1, *think_ns), and
+ * workload_stream_pull_follow makes that request when it arrives.  Every
+ * request carries r->seq, its index in the materialised workload (first
+ * turns by arrival, then the later turns session by session), and r->task,
+ * its chain's index (REQ_NONE without chains). */
+int workload_stream_chains(const WlStream *st);
+int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns);
+int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e);
+/* After this, workload_stream_next yields every request, chain by chain (a
+ * pass that only counts or sums). */
+void workload_stream_flat(WlStream *st);
+/* The synthetic-id key of a session's name (request.h synth_key). */
+uint64_t workload_synth_key(const char *session_name);
 
 /* ---- builder (workloads/wl_build.c): used by the sources (trace_load.c,
  * gen_*.c) and the dispatcher; it calls none of them ---- */

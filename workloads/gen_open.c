@@ -367,6 +367,7 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
 struct WlStream {
     OpenGen g;
     TraceStream *trace;     /* a trace file instead of a generator */
+    SessStream *sess;       /* or sessions / agent tasks (chains) */
     Workload *names;
 };
 
@@ -384,12 +385,22 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
         return st;
     }
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
+    if (cJSON_IsString(k) && (!strcmp(k->valuestring, "sessions") || !strcmp(k->valuestring, "agent"))) {
+        char sdir[1024];
+        workload_base_dir(where, sdir, sizeof sdir);
+        SessStream *ss = sess_stream_open(wj, where, sdir, seed, names, e);
+        if (!ss) return NULL;
+        WlStream *st = xcalloc(1, sizeof *st);
+        st->sess = ss;
+        st->names = names;
+        return st;
+    }
     int ok = cJSON_IsString(k);
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
         err_refuse(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal or onoff) or a trace file; got %s (closed loops, sessions and request lists are "
+                   "diurnal or onoff) or a trace file; got %s (closed loops and request lists are "
                    "materialised)", where,
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
@@ -408,6 +419,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
     if (st->trace) return trace_stream_next(st->trace, r, e);
+    if (st->sess) return sess_stream_next(st->sess, r, e);
     request_init(r);
     const GenMix *m = NULL;
     int got = open_gen_next(&st->g, WL_STREAM_MAX_REQUESTS, r, &m, e);
@@ -428,9 +440,28 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     return 1;
 }
 
+int workload_stream_chains(const WlStream *st) { return st->sess != NULL; }
+
+int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns)
+{
+    return st->sess ? sess_stream_follow(st->sess, pred, think_ns) : 0;
+}
+
+int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e)
+{
+    if (!st->sess) return err_set(e, "internal: a follow-up from a stream without chains");
+    return sess_stream_pull_follow(st->sess, chain, r, e);
+}
+
+void workload_stream_flat(WlStream *st)
+{
+    if (st->sess) sess_stream_flat(st->sess);
+}
+
 void workload_stream_free(WlStream *st)
 {
     if (!st) return;
+    sess_stream_free(st->sess);
     trace_stream_free(st->trace);
     open_gen_free(&st->g);
     free(st);

@@ -44,6 +44,18 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
 int trace_stream_next(TraceStream *ts, Request *r, Err *e);
 void trace_stream_free(TraceStream *ts);
 
+/* Sessions and agent tasks streamed (gen_session.c; workload.h's
+ * workload_stream_follow): first turns in arrival order, each later turn
+ * when its predecessor has left. */
+typedef struct SessStream SessStream;
+SessStream *sess_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                             Workload *names, Err *e);
+int sess_stream_next(SessStream *ss, Request *r, Err *e);
+int sess_stream_follow(SessStream *ss, const Request *pred, int64_t *think_ns);
+int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e);
+void sess_stream_flat(SessStream *ss);
+void sess_stream_free(SessStream *ss);
+
 extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
 extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
 extern const WlSource wl_source_open;     /* poisson, gamma, constant, piecewise, diurnal, onoff */
