@@ -798,7 +798,7 @@ static void test_stream_trace(void)
  * the same table and write the same JSON report (requests and token times
  * included), CSV and token CSV (each output only where its flag is set in
  * outs: 'j', 'c', 't', or "s" for --summary-only JSON). */
-static void same_both_ways(const char *scen, const char *outs, const char *tag)
+static void same_both_ways_in(const char *scen, const char *outs, const char *tag, const char *table_has)
 {
     static char a[65536], b[65536], args[3000];
     char f[2][3][600], flags[2][2000];
@@ -817,11 +817,16 @@ static void same_both_ways(const char *scen, const char *outs, const char *tag)
     snprintf(args, sizeof args, "run %s%s", scen, flags[1]);
     CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
-    CHECK_CONTAINS(b, "replica ");
+    CHECK_CONTAINS(b, table_has);
     if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
     if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
     if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
     if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
+}
+
+static void same_both_ways(const char *scen, const char *outs, const char *tag)
+{
+    same_both_ways_in(scen, outs, tag, "replica ");
 }
 
 /* A scenario written to the test's directory; its path in scen. */
@@ -890,6 +895,46 @@ static void test_stream_cluster(void)
     same_both_ways(scen, "jct", "cladp");
 }
 
+/* Sessions and agent tasks stream (issue 36): turns made as their
+ * predecessors leave give the materialised run's table, --json (requests,
+ * token times and the tasks array), --csv and --tokens-csv -- with a
+ * shared system prompt and the prefix cache on one replica and on a
+ * 4-replica prefix_affinity cluster (overloaded too, the shared pool
+ * growing), and an agent's tool calls.  test_report.c
+ * test_streamrun_sessions shows they stream. */
+static void test_stream_sessions(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": %d, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                      "{\"kind\": \"%s\", \"sessions\": 120, \"rate_per_s\": %d, \"turns\": {\"dist\": \"uniform\", "
+                      "\"min\": 1, \"max\": 7}, \"system_prompt_tokens\": 512, \"first_prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 200, \"sigma\": 0.6}, \"%s\": 60, \"output_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 60, \"sigma\": 0.5, \"max\": 400}, \"%s\": {\"dist\": "
+                      "\"exponential\", \"mean\": 1500}, \"deadline_ms\": 20000}, \"slo\": {\"ttft_ms\": 500}, "
+                      "\"seed\": 4%s}";
+    static const struct {
+        int max_running, rate;
+        const char *kind, *newtok, *think, *deploy, *table_has;
+    } cases[] = {
+        {64, 3, "sessions", "new_tokens_per_turn", "think_ms", "", "tasks: 120 (120 complete"},
+        {64, 3, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}", "replica "},
+        {4, 60, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}", "replica "},
+        {16, 2, "agent", "tool_output_tokens", "tool_ms",
+         ", \"cluster\": {\"replicas\": 2, \"router\": \"least_requests\"}", "tasks: 120"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "ss%zu", k);
+        snprintf(text, sizeof text, fmt, cases[k].max_running, cases[k].kind, cases[k].rate, cases[k].newtok,
+                 cases[k].think, cases[k].deploy);
+        if (!tmp_scen(scen, sizeof scen, "sessions_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, cases[k].table_has);
+    }
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -912,6 +957,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_cluster);
+    RUN(test_stream_sessions);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

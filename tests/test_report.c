@@ -535,6 +535,72 @@ static void test_streamrun_cluster(void)
     free(r);
 }
 
+/* Sessions stream (issue 36): `run`'s streamed path takes them itself (no
+ * refusal), makes every later turn as its predecessor leaves while
+ * holding only the turns in flight, and reports the materialised run's
+ * summary and tasks, on one replica and on a 4-replica prefix_affinity
+ * cluster with the prefix cache.  What still runs materialised is refused
+ * (e->refused): a session workload with cancellations. */
+static void test_streamrun_sessions(void)
+{
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 64, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                      "{\"kind\": \"sessions\", \"sessions\": 1500, \"rate_per_s\": 4, \"turns\": {\"dist\": "
+                      "\"uniform\", \"min\": 2, \"max\": 7}, \"system_prompt_tokens\": 1024, \"first_prompt_tokens\": "
+                      "200, \"new_tokens_per_turn\": 50, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 40, "
+                      "\"sigma\": 0.5, \"max\": 200}, \"think_ms\": {\"dist\": \"exponential\", \"mean\": 2000}%s}, "
+                      "\"report\": {\"token_times\": false}, \"seed\": 9%s}";
+    static const char *const deploy[] = {"", ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}"};
+    char text[2048];
+    for (size_t k = 0; k < sizeof deploy / sizeof *deploy; k++) {
+        snprintf(text, sizeof text, fmt, "", deploy[k]);
+        Scenario s;
+        Err e = {0};
+        Summary *m = xmalloc(sizeof *m);
+        CHECK(scenario_load_text(text, "ss.json", 0, 0, &s, &e) == 0);
+        uint32_t n = s.wl.n;
+        CHECK(n > 4000);
+        Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &e);
+        CHECK(c && cluster_run(c, &e) == 0);
+        if (c) cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e2 = {0};
+        CHECK(streamrun(r, NULL, text, "ss.json", 0, 0, 0, NULL, &e2) == 0);
+        if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+        CHECK(k ? r->cl != NULL : r->eng != NULL);
+        CHECK_INT(r->requests, n);
+        CHECK(r->peak_live > 0 && r->peak_live < n / 10);
+        if (c) {
+            if (k) same_rows(m, &r->sum);
+            CHECK_INT(r->sum.finished, m->finished);
+            CHECK_INT(r->sum.iterations, m->iterations);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.e2e_s.mean == m->e2e_s.mean);
+            CHECK(r->sum.tasks.has_tasks && m->tasks.has_tasks);
+            CHECK_INT(r->sum.tasks.tasks, 1500);
+            CHECK_INT(r->sum.tasks.complete, m->tasks.complete);
+            CHECK_INT(r->sum.tasks.turns, m->tasks.turns);
+            CHECK(r->sum.tasks.mean_total_s == m->tasks.mean_total_s);
+            for (int p = 0; p < TASK_N_PARTS; p++) CHECK(r->sum.tasks.mean_part_s[p] == m->tasks.mean_part_s[p]);
+        }
+        fprintf(stderr, "     %s: %u session turns streamed, at most %u records held\n", k ? "cluster" : "replica",
+                n, r->peak_live);
+        streamrun_free(r);
+        free(r);
+        cluster_free(c);
+        scenario_free(&s);
+        free(m);
+    }
+    /* cancellations are not streamed: refused, so `run` materialises */
+    snprintf(text, sizeof text, fmt, ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 500}", "");
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e = {0};
+    CHECK(streamrun(r, NULL, text, "ss.json", 0, 0, 0, NULL, &e) < 0);
+    CHECK(e.refused);
+    CHECK_CONTAINS(e.msg, "cancel");
+    streamrun_free(r);
+    free(r);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -546,4 +612,5 @@ void suite_report(void)
     RUN(test_ordw_spills);
     RUN(test_streamrun_spill_same_bytes);
     RUN(test_streamrun_cluster);
+    RUN(test_streamrun_sessions);
 }
