@@ -575,15 +575,22 @@ static void trigger(Engine *eng, uint32_t idx)
 
 static void trigger_next(Engine *eng, const Request *r)
 {
+    EngineBarrier *b = eng->cfg.barrier;
     if (eng->slots) {
         /* streamed: the source makes the follow-up when it arrives (the
-         * event, pushed now as trigger() would push its arrival) */
+         * event, pushed now as trigger() would push its arrival); a
+         * barrier's waiters are chains of their own */
         int64_t think;
+        if (r->barrier_member && b && b->left > 0 && --b->left == 0)
+            for (uint32_t i = 0; i < b->n_waiters; i++) {
+                Request w = {.chain = b->waiters[i]};
+                if (slots_follow(eng->slots, &w, &think))
+                    evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, w.chain);
+            }
         if (slots_follow(eng->slots, r, &think))
             evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, r->chain);
         return;
     }
-    EngineBarrier *b = eng->cfg.barrier;
     if (r->barrier_member && b && b->left > 0 && --b->left == 0)
         for (uint32_t i = 0; i < b->n_waiters; i++)
             if (b->waiters[i] < eng->n_reqs) trigger(eng, b->waiters[i]);

@@ -1110,9 +1110,18 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         /* the engine profile's client jitter draws per triggered request
          * in workload order, which a stream's follow-ups do not come in */
         if (workload_stream_chains(s->wl_stream) &&
-            (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0))
-            return err_refuse(e, "%s: a streamed run of sessions does not model the engine profile's client jitter",
-                              p);
+            (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0 || s->engine.req_end_spread > 0))
+            return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model the engine "
+                                 "profile's client jitter or end spread", p);
+        uint32_t first_w, n_w;
+        s->barrier_members = workload_stream_barrier(s->wl_stream, &first_w, &n_w);
+        if (n_w) {
+            /* the waiters by the chain the stream makes each one from */
+            s->barrier_waiters = xmalloc(n_w * sizeof *s->barrier_waiters);
+            for (uint32_t q = 0; q < n_w; q++) s->barrier_waiters[q] = first_w + q;
+            s->barrier.waiters = s->barrier_waiters;
+            s->barrier.n_waiters = n_w;
+        }
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
     if (s->engine.req_end_spread > 0 && !s->wl_stream && !strcmp(s->wl.kind, "closed_loop")) {
         /* the engine profile's end spread (engprof.h): one draw per
@@ -1146,7 +1155,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier_members += s->wl.reqs[i].barrier_member;
         s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;
     }
-    if (s->barrier.n_waiters) {
+    if (s->barrier.n_waiters && !s->wl_stream) {
         s->barrier_waiters = xmalloc(s->barrier.n_waiters * sizeof *s->barrier_waiters);
         uint32_t k = 0;
         for (uint32_t i = 0; i < s->wl.n; i++)

@@ -935,6 +935,33 @@ static void test_stream_sessions(void)
     }
 }
 
+/* Closed loops stream (issue 36): each client's next request made when
+ * its previous one leaves gives the materialised run's bytes -- think
+ * times, a dataset reused in order with the prefix cache on 3 replicas,
+ * a benchmark client's warm-up barrier, an engine profile. */
+static void test_stream_closed(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", %s\"workload\": {\"kind\": "
+                      "\"closed_loop\", \"clients\": 24, \"count\": 900, %s\"prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 600, \"sigma\": 0.6}, \"output_tokens\": {\"dist\": \"lognormal\", "
+                      "\"median\": 50, \"sigma\": 0.6, \"max\": 400}}, \"slo\": {\"ttft_ms\": 500}, \"seed\": 2%s}";
+    static const char *const cases[][4] = {
+        {"\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 32, \"token_budget\": 2048}, ",
+         "\"think_ms\": {\"dist\": \"exponential\", \"mean\": 200}, ", "", "tasks: 24 (24 complete"},
+        {"\"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"prefix_cache\": true}, ", "\"dataset_entries\": 40, \"warmup_requests\": 10, ",
+         ", \"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}", "tasks: 34 (34 complete"},
+        {"", "\"warmup_requests\": 50, \"think_ms\": 100, ", ", \"engine\": \"vllm\"", "tasks: 48"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "cs%zu", k);
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1], cases[k][2]);
+        if (!tmp_scen(scen, sizeof scen, "closed_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, cases[k][3]);
+    }
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -958,6 +985,7 @@ void suite_cli(void)
     RUN(test_stream_trace);
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
+    RUN(test_stream_closed);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

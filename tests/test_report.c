@@ -539,7 +539,8 @@ static void test_streamrun_cluster(void)
  * refusal), makes every later turn as its predecessor leaves while
  * holding only the turns in flight, and reports the materialised run's
  * summary and tasks, on one replica and on a 4-replica prefix_affinity
- * cluster with the prefix cache.  What still runs materialised is refused
+ * cluster with the prefix cache; so does a closed loop with a warm-up
+ * barrier.  What still runs materialised is refused
  * (e->refused): a session workload with cancellations. */
 static void test_streamrun_sessions(void)
 {
@@ -590,6 +591,22 @@ static void test_streamrun_sessions(void)
         scenario_free(&s);
         free(m);
     }
+    /* a closed loop with a warm-up barrier streams too, holding at most
+     * two requests per client (one that left, not yet retired, and the
+     * follow-up it triggered at once) */
+    const char *cl = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                     "\"continuous\"}, \"workload\": {\"kind\": "
+                     "\"closed_loop\", \"clients\": 16, \"count\": 3000, \"warmup_requests\": 40, "
+                     "\"prompt_tokens\": 300, \"output_tokens\": 20}, \"seed\": 3}";
+    StreamRun *rc = xmalloc(sizeof *rc);
+    Err ec = {0};
+    CHECK(streamrun(rc, NULL, cl, "cl.json", 0, 0, 0, NULL, &ec) == 0);
+    if (ec.msg[0]) fprintf(stderr, "  %s\n", ec.msg);
+    CHECK(rc->eng != NULL && rc->requests == 3000 && rc->peak_live <= 32); /* a leaver and its follow-up */
+    CHECK_INT(rc->sum.finished, 3000);
+    CHECK(rc->sum.tasks.has_tasks && rc->sum.tasks.tasks == 32 && rc->sum.tasks.complete == 32);
+    streamrun_free(rc);
+    free(rc);
     /* cancellations are not streamed: refused, so `run` materialises */
     snprintf(text, sizeof text, fmt, ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 500}", "");
     StreamRun *r = xmalloc(sizeof *r);

@@ -368,6 +368,7 @@ struct WlStream {
     OpenGen g;
     TraceStream *trace;     /* a trace file instead of a generator */
     SessStream *sess;       /* or sessions / agent tasks (chains) */
+    ClosedStream *closed;   /* or a closed loop (chains: one per client) */
     Workload *names;
 };
 
@@ -395,12 +396,22 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
         st->names = names;
         return st;
     }
+    if (cJSON_IsString(k) && !strcmp(k->valuestring, "closed_loop")) {
+        char cdir[1024];
+        workload_base_dir(where, cdir, sizeof cdir);
+        ClosedStream *cs = closed_stream_open(wj, where, cdir, seed, names, e);
+        if (!cs) return NULL;
+        WlStream *st = xcalloc(1, sizeof *st);
+        st->closed = cs;
+        st->names = names;
+        return st;
+    }
     int ok = cJSON_IsString(k);
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
-        err_refuse(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal or onoff) or a trace file; got %s (closed loops and request lists are "
+        err_refuse(e, "%s: a streamed run takes a generator (\"kind\": poisson, gamma, constant, piecewise, "
+                   "diurnal, onoff, closed_loop, sessions or agent) or a trace file; got %s (request lists are "
                    "materialised)", where,
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
@@ -420,6 +431,7 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
     if (st->trace) return trace_stream_next(st->trace, r, e);
     if (st->sess) return sess_stream_next(st->sess, r, e);
+    if (st->closed) return closed_stream_next(st->closed, r, e);
     request_init(r);
     const GenMix *m = NULL;
     int got = open_gen_next(&st->g, WL_STREAM_MAX_REQUESTS, r, &m, e);
@@ -440,28 +452,38 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     return 1;
 }
 
-int workload_stream_chains(const WlStream *st) { return st->sess != NULL; }
+int workload_stream_chains(const WlStream *st) { return st->sess || st->closed; }
 
 int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns)
 {
+    if (st->closed) return closed_stream_follow(st->closed, pred, think_ns);
     return st->sess ? sess_stream_follow(st->sess, pred, think_ns) : 0;
 }
 
 int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e)
 {
+    if (st->closed) return closed_stream_pull_follow(st->closed, chain, r, e);
     if (!st->sess) return err_set(e, "internal: a follow-up from a stream without chains");
     return sess_stream_pull_follow(st->sess, chain, r, e);
+}
+
+uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uint32_t *n_waiters)
+{
+    *first_waiter = *n_waiters = 0;
+    return st->closed ? closed_stream_barrier(st->closed, first_waiter, n_waiters) : 0;
 }
 
 void workload_stream_flat(WlStream *st)
 {
     if (st->sess) sess_stream_flat(st->sess);
+    if (st->closed) closed_stream_flat(st->closed);
 }
 
 void workload_stream_free(WlStream *st)
 {
     if (!st) return;
     sess_stream_free(st->sess);
+    closed_stream_free(st->closed);
     trace_stream_free(st->trace);
     open_gen_free(&st->g);
     free(st);

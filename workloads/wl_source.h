@@ -56,6 +56,18 @@ int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e);
 void sess_stream_flat(SessStream *ss);
 void sess_stream_free(SessStream *ss);
 
+/* A closed loop streamed (gen_closed.c): the clients' first requests,
+ * then each client's next one when its previous one has left. */
+typedef struct ClosedStream ClosedStream;
+ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                                 Workload *names, Err *e);
+int closed_stream_next(ClosedStream *cs, Request *r, Err *e);
+int closed_stream_follow(ClosedStream *cs, const Request *pred, int64_t *think_ns);
+int closed_stream_pull_follow(ClosedStream *cs, uint32_t chain, Request *r, Err *e);
+void closed_stream_flat(ClosedStream *cs);
+uint32_t closed_stream_barrier(const ClosedStream *cs, uint32_t *first_waiter, uint32_t *n_waiters);
+void closed_stream_free(ClosedStream *cs);
+
 extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
 extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
 extern const WlSource wl_source_open;     /* poisson, gamma, constant, piecewise, diurnal, onoff */
