@@ -17,6 +17,62 @@ static void ordered(StreamRun *r, Ordw *w, uint64_t seq)
     if (ordw_add(w, seq, r->ms_buf, r->ms_len, &r->werr) < 0) r->wfailed = 1;
 }
 
+/* One retired request's inter-token gaps, waiting for an earlier one. */
+typedef struct StreamGaps {
+    int64_t *ns;
+    uint32_t n, cap;
+    uint8_t present;
+} StreamGaps;
+
+static void itl_take(StreamRun *r, const int64_t *ns, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)ns[k] / 1e9);
+}
+
+/* q's gaps into r->itl in workload order (as metrics_summarize adds them
+ * from the token times: finished requests only). */
+static void itl_ordered(StreamRun *r, const Request *q, const int64_t *tt)
+{
+    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 ? q->generated - 1 : 0;
+    if (q->seq == r->itl_base) {
+        for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)(tt[k + 1] - tt[k]) / 1e9);
+        r->itl_base++;
+        /* then every one held that now follows */
+        while (r->gaps_cap && r->gaps[r->itl_base % r->gaps_cap].present) {
+            StreamGaps *g = &r->gaps[r->itl_base % r->gaps_cap];
+            itl_take(r, g->ns, g->n);
+            g->present = 0;
+            r->itl_base++;
+        }
+        return;
+    }
+    uint64_t off = q->seq - r->itl_base;
+    if (off >= r->gaps_cap) {
+        uint32_t cap = r->gaps_cap ? r->gaps_cap : 64;
+        while (off >= cap) cap *= 2;
+        StreamGaps *ng = xcalloc(cap, sizeof *ng);
+        for (uint32_t k = 0; k < r->gaps_cap; k++) {
+            StreamGaps *g = &r->gaps[k];
+            if (!g->present && !g->ns) continue;
+            /* a held entry keeps its seq: base + its ring distance */
+            uint64_t seq = r->itl_base + (k + r->gaps_cap - r->itl_base % r->gaps_cap) % r->gaps_cap;
+            if (g->present) ng[seq % cap] = *g;
+            else free(g->ns);
+        }
+        free(r->gaps);
+        r->gaps = ng;
+        r->gaps_cap = cap;
+    }
+    StreamGaps *g = &r->gaps[q->seq % r->gaps_cap];
+    if (g->cap < n) {
+        g->ns = xrealloc(g->ns, n * sizeof *g->ns);
+        g->cap = n;
+    }
+    for (uint32_t k = 0; k < n; k++) g->ns[k] = tt[k + 1] - tt[k];
+    g->n = n;
+    g->present = 1;
+}
+
 /* A task row in task order: its JSON element after the previous one. */
 static void task_row(void *ctx, const TaskRow *t, const char *first_id)
 {
@@ -33,6 +89,7 @@ static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q);
+    if (r->itl_ordered) itl_ordered(r, q, tt);
     if (r->chains) tasks_acc_add(&r->tasks, q);
     if (r->csv) {
         rewind(r->ms);
@@ -106,13 +163,9 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
     if (!o->tokens_csv && !o->json_requests) s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
-     * when it keeps them, a streamed one from the gaps as emitted: the
-     * sketch's sums round differently past 2^53 (the disaggregated first
-     * gap, the KV transfer's, is its shift and far from the rest), so
-     * those outputs would differ in the last digit of ITL's sd. */
-    if (s->disagg && s->keep_token_times)
-        return err_refuse(e, "%s: a streamed run of a disaggregated deployment keeps no per-token times "
-                             "(report.token_times, --tokens-csv or --json with requests)", s->source);
+     * when it keeps them: so does this one (itl_ordered), not from the
+     * gaps as emitted, whose sketch sums round differently past 2^52 */
+    r->itl_ordered = s->keep_token_times;
     s->metrics.exact_stats = exact_stats;
     scenario_metrics_cfg(s, &r->mc, r->slo_table, METRICS_CLS_MAX);
     statacc_init(&r->itl, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
@@ -147,7 +200,7 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
-        engine_set_itl_acc(r->eng, &r->itl);
+        if (!r->itl_ordered) engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;
         r->requests = engine_stream_pulled(r->eng);
         r->peak_live = engine_live_peak(r->eng);
@@ -168,7 +221,10 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     RunData rd;
     streamrun_rundata(r, &rd);
-    metrics_acc_finish(&r->acc, rd.st, rd.itl);
+    if (r->itl_ordered && r->itl_base != r->requests)
+        return err_set(e, "internal: %llu of %llu requests' gaps taken in order", (unsigned long long)r->itl_base,
+                       (unsigned long long)r->requests);
+    metrics_acc_finish(&r->acc, rd.st, r->itl_ordered ? &r->itl : rd.itl);
     r->sum.per_replica = rd.replicas;
     /* links of one task out of chain order (a follow-up rejected at once
      * on another replica, retired before its predecessor): the fold would
@@ -256,6 +312,10 @@ void streamrun_free(StreamRun *r)
     if (r->tasks_body) fclose(r->tasks_body);
     r->tasks_body = NULL;
     tasks_acc_free(&r->tasks);
+    for (uint32_t k = 0; k < r->gaps_cap; k++) free(r->gaps[k].ns);
+    free(r->gaps);
+    r->gaps = NULL;
+    r->gaps_cap = 0;
     if (r->ms) fclose(r->ms);
     r->ms = NULL;
     free(r->ms_buf);

@@ -50,6 +50,14 @@ typedef struct StreamRun {
     const EngineStats *rst[1];   /* the report's one replica row */
     StatAcc mfu, mbu;            /* per iteration, as metrics_summarize takes them from iteration records */
     uint32_t served;
+    /* With per-token times kept, a materialised run takes ITL from them in
+     * workload order (metrics.c): the gaps of requests retired ahead of an
+     * earlier one wait here (by seq - itl_base in a ring) so that r->itl
+     * takes them in that order and the sketch's sums round alike. */
+    struct StreamGaps *gaps;
+    uint64_t itl_base;
+    uint32_t gaps_cap;
+    int itl_ordered;
     TaskAcc tasks;               /* chains (sessions): tasks folded in order as their links leave */
     int chains;
     FILE *tasks_body;            /* the JSON "tasks" rows (with json_requests), in task order */

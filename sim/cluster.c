@@ -90,11 +90,12 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     evq_init(&c->q);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
-    /* streamed: token times, if kept, are per slot, and ITL is always
-     * streamed from the engines (as for a streamed replica alone) */
+    /* streamed: token times, if kept, are per slot (and ITL is taken from
+     * them in workload order as they are retired, cli/streamrun.c, as the
+     * materialised summary takes it) */
     if (s->wl_stream) c->slots = scenario_stream_slots(s);
     else if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
-    c->has_itl = !s->keep_token_times || c->slots;
+    c->has_itl = !s->keep_token_times;
     statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (s->attn_dp > 1 && !s->disagg && c->n % (uint32_t)s->attn_dp == 0) c->group = (uint32_t)s->attn_dp;
     uint32_t k = 0;

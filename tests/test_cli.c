@@ -842,9 +842,9 @@ static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
  * outputs are the materialised run's bytes -- round robin, least requests
  * and least tokens on the default workload, prefix affinity with the
  * prefix cache on the Mooncake conversation trace (C and Lua routers), an
- * attention-DP group of 8 lock-stepped ranks, a disaggregated deployment
- * without per-token times (with them it runs materialised: the same bytes
- * either way).  test_report.c test_streamrun_cluster shows they stream. */
+ * attention-DP group of 8 lock-stepped ranks, disaggregated deployments
+ * with and without per-token times.  test_report.c test_streamrun_cluster
+ * shows they stream. */
 static void test_stream_cluster(void)
 {
     char text[2048], scen[600];
