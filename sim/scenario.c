@@ -1096,6 +1096,8 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             workload_init(&names, s->wl.kind);
             WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
             if (pre) workload_stream_flat(pre); /* every request, later turns included */
+            if (pre && !strcmp(s->wl.kind, "closed_loop")) /* the lengths after the end spread */
+                workload_stream_client(pre, s->seed, s->engine.req_end_spread, 0, 0);
             uint64_t tok = 0;
             Request r;
             int got = pre ? 1 : -1;
@@ -1107,12 +1109,12 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             s->token_times_auto = 1;
             s->keep_token_times = s->metrics.has_window || tok <= SCENARIO_TOKEN_TIMES_AUTO;
         }
-        /* the engine profile's client jitter draws per triggered request
-         * in workload order, which a stream's follow-ups do not come in */
-        if (workload_stream_chains(s->wl_stream) &&
-            (s->engine.req_jitter_s > 0 || s->engine.req_jitter_per_token_s > 0 || s->engine.req_end_spread > 0))
-            return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model the engine "
-                                 "profile's client jitter or end spread", p);
+        /* the engine profile's client: drawn by the source as it makes
+         * each request, in workload order (the end spread: closed loops) */
+        if (workload_stream_chains(s->wl_stream))
+            workload_stream_client(s->wl_stream, s->seed, !strcmp(s->wl.kind, "closed_loop") ?
+                                   s->engine.req_end_spread : 0, s->engine.req_jitter_s,
+                                   s->engine.req_jitter_per_token_s);
         uint32_t first_w, n_w;
         s->barrier_members = workload_stream_barrier(s->wl_stream, &first_w, &n_w);
         if (n_w) {

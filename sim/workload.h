@@ -151,6 +151,14 @@ int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e
  * n_waiters - 1, made by workload_stream_pull_follow with that index as
  * the chain once the last member has left. */
 uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uint32_t *n_waiters);
+/* An engine profile's client (engprof.h), as scenario.c applies it to a
+ * materialised workload in workload order: a closed loop's output lengths
+ * spread by +- end_spread tokens (RNG_STREAM_END_SPREAD), and every
+ * triggered request's think time plus an exponential delay of mean
+ * jitter_s + jitter_per_token_s x its predecessor's output tokens
+ * (RNG_STREAM_CLIENT_JITTER).  Before the first request; chains only. */
+void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, double jitter_s,
+                            double jitter_per_token_s);
 /* After this, workload_stream_next yields every request, chain by chain (a
  * pass that only counts or sums). */
 void workload_stream_flat(WlStream *st);

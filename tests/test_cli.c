@@ -924,6 +924,9 @@ static void test_stream_sessions(void)
          ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}", "replica "},
         {16, 2, "agent", "tool_output_tokens", "tool_ms",
          ", \"cluster\": {\"replicas\": 2, \"router\": \"least_requests\"}", "tasks: 120"},
+        {16, 2, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"engine\": {\"base\": \"vllm\", \"request_overhead\": {\"jitter_us\": 2000, "
+         "\"jitter_per_token_us\": 30}}", "tasks: 120"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char tag[32];
@@ -938,7 +941,8 @@ static void test_stream_sessions(void)
 /* Closed loops stream (issue 36): each client's next request made when
  * its previous one leaves gives the materialised run's bytes -- think
  * times, a dataset reused in order with the prefix cache on 3 replicas,
- * a benchmark client's warm-up barrier, an engine profile. */
+ * a benchmark client's warm-up barrier, engine profiles (one with client
+ * jitter and an end spread). */
 static void test_stream_closed(void)
 {
     char text[2048], scen[600];
@@ -952,6 +956,10 @@ static void test_stream_closed(void)
         {"\"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"prefix_cache\": true}, ", "\"dataset_entries\": 40, \"warmup_requests\": 10, ",
          ", \"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}", "tasks: 34 (34 complete"},
         {"", "\"warmup_requests\": 50, \"think_ms\": 100, ", ", \"engine\": \"vllm\"", "tasks: 48"},
+        /* an engine profile's client: end spread and jitter drawn as the requests are made */
+        {"", "\"warmup_requests\": 30, \"dataset_entries\": 100, ",
+         ", \"engine\": {\"base\": \"sglang\", \"request_overhead\": {\"jitter_us\": 3000, "
+         "\"jitter_per_token_us\": 40, \"end_spread_tokens\": 5}}", "tasks: 48"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char tag[32];

@@ -608,11 +608,13 @@ static void test_streamrun_sessions(void)
         scenario_free(&s);
         free(m);
     }
-    /* a closed loop with a warm-up barrier streams too, holding at most
+    /* a closed loop with a warm-up barrier and an engine profile's client
+     * (jitter, end spread) streams too, holding at most
      * two requests per client (one that left, not yet retired, and the
      * follow-up it triggered at once) */
-    const char *cl = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
-                     "\"continuous\"}, \"workload\": {\"kind\": "
+    const char *cl = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": {\"base\": "
+                     "\"sglang\", \"request_overhead\": {\"jitter_us\": 1000, \"end_spread_tokens\": 3}}, "
+                     "\"workload\": {\"kind\": "
                      "\"closed_loop\", \"clients\": 16, \"count\": 3000, \"warmup_requests\": 40, "
                      "\"prompt_tokens\": 300, \"output_tokens\": 20}, \"seed\": 3}";
     StreamRun *rc = xmalloc(sizeof *rc);

@@ -28,6 +28,7 @@
  */
 #include "workload.h"
 
+#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,7 @@ typedef struct ClosedGen {
 /* Request i as the generator makes it. */
 typedef struct ClosedReq {
     uint32_t prompt, output;
+    uint32_t max_output;        /* an engine profile's end spread sets it (0: none) */
     int64_t think_ns;           /* after the client's previous request (0 for its first) */
     const GenMix *m;
 } ClosedReq;
@@ -210,6 +212,12 @@ struct ClosedStream {
     uint64_t *hash;             /* one request's block hashes (valid until the next call) */
     uint32_t hash_cap;
     uint64_t n_first;           /* the clients' first requests pulled */
+    /* an engine profile's client (workload_stream_client), applied as
+     * each request is made, in creation order (= workload order) */
+    gsl_rng *rs, *rj;
+    uint32_t end_spread;
+    double jitter_s, jitter_per_token_s;
+    uint32_t *prev_out;         /* per client: the output of its last request made in this phase */
     char id[48];
     int flat;
 };
@@ -241,10 +249,54 @@ ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char 
 
 void closed_stream_flat(ClosedStream *cs) { cs->flat = 1; }
 
+void closed_stream_client(ClosedStream *cs, uint64_t seed, uint32_t end_spread, double jitter_s,
+                          double jitter_per_token_s)
+{
+    cs->end_spread = end_spread;
+    if (end_spread && !cs->rs) cs->rs = rng_stream(seed, RNG_STREAM_END_SPREAD);
+    if (jitter_s > 0 || jitter_per_token_s > 0) {
+        cs->jitter_s = jitter_s;
+        cs->jitter_per_token_s = jitter_per_token_s;
+        if (!cs->rj) cs->rj = rng_stream(seed, RNG_STREAM_CLIENT_JITTER);
+        if (!cs->prev_out) cs->prev_out = xcalloc(cs->g.c_n, sizeof *cs->prev_out);
+    }
+}
+
+/* The engine profile's client on request i, just made (scenario.c's two
+ * passes, each in workload order, which is creation order here). */
+static void closed_client(ClosedStream *cs, uint64_t i, ClosedReq *q)
+{
+    ClosedGen *g = &cs->g;
+    if (cs->rs) {
+        int64_t d = cs->end_spread;
+        int64_t k = (int64_t)gsl_rng_uniform_int(cs->rs, (unsigned long)(2 * d + 1)) - d;
+        int64_t out = (int64_t)q->output + k;
+        if (out < 1) out = 1;
+        if (out > WL_LEN_MAX) out = WL_LEN_MAX;
+        q->output = q->max_output = (uint32_t)out;
+    }
+    if (!cs->rj) return;
+    int warm = i < g->wn;
+    uint64_t j = warm ? i : i - g->wn;
+    uint32_t c = (uint32_t)(j % g->c_n);
+    /* triggered: all but the clients' first requests of the first phase;
+     * a barrier waiter's mean takes its own output */
+    int untriggered = j < g->c_n && (warm || g->wn == 0);
+    if (!untriggered) {
+        double toks = j < g->c_n ? q->output : cs->prev_out[c];
+        double mean = cs->jitter_s + cs->jitter_per_token_s * toks;
+        q->think_ns += mean > 0 ? llround(gsl_ran_exponential(cs->rj, mean) * 1e9) : 0;
+    }
+    cs->prev_out[c] = q->output;
+}
+
 void closed_stream_free(ClosedStream *cs)
 {
     if (!cs) return;
     closed_gen_free(&cs->g);
+    if (cs->rs) gsl_rng_free(cs->rs);
+    if (cs->rj) gsl_rng_free(cs->rj);
+    free(cs->prev_out);
     free(cs->ring);
     free(cs->taken);
     free(cs->ent);
@@ -275,7 +327,9 @@ static ClosedReq *closed_make_to(ClosedStream *cs, uint64_t i)
         ClosedReq *q = &cs->ring[k & (cs->cap - 1)];
         const ClosedReq *src = e > 0 && k >= e ? &cs->ent[k % e] : NULL;
         closed_gen_next(g, src, q);
-        if (e > 0) cs->ent[k % e] = *q;
+        q->max_output = 0;
+        if (e > 0) cs->ent[k % e] = *q; /* the lengths before the spread, as the dataset's */
+        closed_client(cs, k, q);
         cs->taken[k & (cs->cap - 1)] = 0;
     }
     return &cs->ring[i & (cs->cap - 1)];
@@ -291,6 +345,7 @@ static void closed_fill(ClosedStream *cs, uint64_t i, Request *r)
     request_init(r);
     r->prompt_tokens = q->prompt;
     r->output_tokens = q->output;
+    r->max_output_tokens = q->max_output;
     /* warm-up requests 0..wn-1 are a closed loop of their own; the
      * measured ones are positioned after them (gen_closed_build) */
     int warm = i < g->wn;

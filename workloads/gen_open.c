@@ -473,6 +473,13 @@ uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uin
     return st->closed ? closed_stream_barrier(st->closed, first_waiter, n_waiters) : 0;
 }
 
+void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, double jitter_s,
+                            double jitter_per_token_s)
+{
+    if (st->closed) closed_stream_client(st->closed, seed, end_spread, jitter_s, jitter_per_token_s);
+    if (st->sess) sess_stream_jitter(st->sess, seed, jitter_s, jitter_per_token_s);
+}
+
 void workload_stream_flat(WlStream *st)
 {
     if (st->sess) sess_stream_flat(st->sess);

@@ -222,7 +222,19 @@ struct SessStream {
     char id[48];
     int flat;                   /* every turn, session by session (a pass that only sums) */
     uint32_t flat_k;
+    /* an engine profile's client jitter (workload_stream_client): drawn
+     * for turns 1.. of each session as it starts, the materialised order */
+    gsl_rng *rj;
+    double jitter_s, jitter_per_token_s;
 };
+
+void sess_stream_jitter(SessStream *ss, uint64_t seed, double jitter_s, double jitter_per_token_s)
+{
+    if (!(jitter_s > 0 || jitter_per_token_s > 0)) return;
+    ss->jitter_s = jitter_s;
+    ss->jitter_per_token_s = jitter_per_token_s;
+    if (!ss->rj) ss->rj = rng_stream(seed, RNG_STREAM_CLIENT_JITTER);
+}
 
 SessStream *sess_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
                              Workload *names, Err *e)
@@ -255,6 +267,7 @@ void sess_stream_free(SessStream *ss)
     if (!ss) return;
     for (uint32_t i = 0; i < ss->n_live; i++) free(ss->live[i].turn);
     free(ss->live);
+    if (ss->rj) gsl_rng_free(ss->rj);
     sess_gen_free(&ss->g);
     free(ss);
 }
@@ -306,6 +319,11 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
     }
     if (!sess_gen_next(g)) return 0;
     uint32_t s = g->s - 1, n = g->n_turn;
+    for (uint32_t k = 1; ss->rj && k < n; k++) {
+        /* as scenario.c: the mean grows with the previous turn's answer */
+        double mean = ss->jitter_s + ss->jitter_per_token_s * g->turn[k - 1].output;
+        g->turn[k].think_ns += mean > 0 ? llround(gsl_ran_exponential(ss->rj, mean) * 1e9) : 0;
+    }
     sess_fill(ss, r, s, 0, n, &g->turn[0], g->m);
     r->seq = s;
     if (n < 2) return 1;

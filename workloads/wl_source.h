@@ -54,6 +54,7 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e);
 int sess_stream_follow(SessStream *ss, const Request *pred, int64_t *think_ns);
 int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e);
 void sess_stream_flat(SessStream *ss);
+void sess_stream_jitter(SessStream *ss, uint64_t seed, double jitter_s, double jitter_per_token_s);
 void sess_stream_free(SessStream *ss);
 
 /* A closed loop streamed (gen_closed.c): the clients' first requests,
@@ -65,6 +66,8 @@ int closed_stream_next(ClosedStream *cs, Request *r, Err *e);
 int closed_stream_follow(ClosedStream *cs, const Request *pred, int64_t *think_ns);
 int closed_stream_pull_follow(ClosedStream *cs, uint32_t chain, Request *r, Err *e);
 void closed_stream_flat(ClosedStream *cs);
+void closed_stream_client(ClosedStream *cs, uint64_t seed, uint32_t end_spread, double jitter_s,
+                          double jitter_per_token_s);
 uint32_t closed_stream_barrier(const ClosedStream *cs, uint32_t *first_waiter, uint32_t *n_waiters);
 void closed_stream_free(ClosedStream *cs);
 
