@@ -226,11 +226,11 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
                        (unsigned long long)r->requests);
     metrics_acc_finish(&r->acc, rd.st, r->itl_ordered ? &r->itl : rd.itl);
     r->sum.per_replica = rd.replicas;
-    /* links of one task out of chain order (a follow-up rejected at once
-     * on another replica, retired before its predecessor): the fold would
-     * not be the materialised run's, so that run is made instead */
+    /* NEVER: a task that never finished, or a link added twice; the
+     * materialised run is made instead */
     if (r->chains && tasks_acc_finish(&r->tasks, &r->sum.tasks) < 0)
-        return err_refuse(e, "%s: a task's links left out of order; the run is made materialised", s->source);
+        return err_refuse(e, "%s: internal: the streamed tasks do not add up; the run is made materialised",
+                          s->source);
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);

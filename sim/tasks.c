@@ -95,12 +95,25 @@ void tasks_summarize(const Request *reqs, uint32_t n, TaskSummary *out)
 
 /* ------------------------------------------------------------ streamed */
 
+/* What the fold reads of one link. */
+typedef struct TaskLink {
+    int64_t t_arrive_ns, t_first_sched_ns, t_first_token_ns, t_finish_ns;
+    uint64_t seq;
+    uint32_t link;
+    uint8_t state, last;
+    char id[64];
+} TaskLink;
+
 struct TaskOpen {
     TaskRow row;
     int64_t part[TASK_N_PARTS], prev_end, first_arrive, last_end;
     uint32_t links;              /* links added so far */
     uint8_t used, done, broken;  /* broken: a link did not finish; the rest are not counted */
     char first_id[64];
+    /* links that left before an earlier one of the task was retired (a
+     * follow-up rejected at once on another replica): held until it is */
+    TaskLink *early;
+    uint32_t n_early, cap_early;
 };
 
 void tasks_acc_init(TaskAcc *a)
@@ -110,6 +123,7 @@ void tasks_acc_init(TaskAcc *a)
 
 void tasks_acc_free(TaskAcc *a)
 {
+    for (uint32_t k = 0; k < a->cap; k++) free(a->ring[k].early);
     free(a->ring);
     memset(a, 0, sizeof *a);
 }
@@ -147,9 +161,40 @@ static void acc_fold(TaskAcc *a)
             a->sum.mean_total_s += t->total_s;
             for (int p = 0; p < TASK_N_PARTS; p++) a->sum.mean_part_s[p] += t->part_s[p];
         }
+        free(o->early);
         memset(o, 0, sizeof *o);
         a->base++;
     }
+}
+
+/* Link l of task o, the next in chain order. */
+static void acc_link(TaskAcc *a, TaskOpen *o, const TaskLink *l)
+{
+    if (l->link > 0) a->linked = 1;
+    if (!o->used) {
+        o->used = 1;
+        o->row.first = (uint32_t)l->seq;
+        o->row.complete = 1;
+        o->first_arrive = l->t_arrive_ns;
+        o->prev_end = o->last_end = -1;
+        memcpy(o->first_id, l->id, sizeof o->first_id);
+    }
+    o->links++;
+    if (!o->broken) {
+        /* as task_row: count up to the first link that did not finish */
+        o->row.turns++;
+        if (l->state != REQ_FINISHED || l->t_first_sched_ns < 0 || l->t_first_token_ns < 0) {
+            o->row.complete = 0;
+            o->broken = 1;
+        } else {
+            if (o->prev_end >= 0) o->part[TASK_TOOL] += l->t_arrive_ns - o->prev_end;
+            o->part[TASK_QUEUE] += l->t_first_sched_ns - l->t_arrive_ns;
+            o->part[TASK_PREFILL] += l->t_first_token_ns - l->t_first_sched_ns;
+            o->part[TASK_DECODE] += l->t_finish_ns - l->t_first_token_ns;
+            o->prev_end = o->last_end = l->t_finish_ns;
+        }
+    }
+    if (l->last) o->done = 1;
 }
 
 void tasks_acc_add(TaskAcc *a, const Request *r)
@@ -159,40 +204,42 @@ void tasks_acc_add(TaskAcc *a, const Request *r)
         return;
     }
     TaskOpen *o = acc_open(a, r->task);
-    if (!o->used) {
-        o->used = 1;
-        o->row.first = (uint32_t)r->seq;
-        o->row.complete = 1;
-        o->first_arrive = r->t_arrive_ns;
-        o->prev_end = o->last_end = -1;
-        snprintf(o->first_id, sizeof o->first_id, "%s", r->id ? r->id : "?");
+    TaskLink l = {.t_arrive_ns = r->t_arrive_ns, .t_first_sched_ns = r->t_first_sched_ns,
+                  .t_first_token_ns = r->t_first_token_ns, .t_finish_ns = r->t_finish_ns, .seq = r->seq,
+                  .link = r->task_link, .state = r->state, .last = r->task_last};
+    if (l.link == 0) snprintf(l.id, sizeof l.id, "%s", r->id ? r->id : "?"); /* the row's "first" */
+    if (l.link < o->links || o->done) {
+        a->out_of_order = 1;
+        return;
     }
-    if (r->task_link != o->links++) a->out_of_order = 1;
-    if (r->task_link > 0) a->linked = 1;
-    if (!o->broken) {
-        /* as task_row: count up to the first link that did not finish */
-        o->row.turns++;
-        if (r->state != REQ_FINISHED || r->t_first_sched_ns < 0 || r->t_first_token_ns < 0) {
-            o->row.complete = 0;
-            o->broken = 1;
-        } else {
-            if (o->prev_end >= 0) o->part[TASK_TOOL] += r->t_arrive_ns - o->prev_end;
-            o->part[TASK_QUEUE] += r->t_first_sched_ns - r->t_arrive_ns;
-            o->part[TASK_PREFILL] += r->t_first_token_ns - r->t_first_sched_ns;
-            o->part[TASK_DECODE] += r->t_finish_ns - r->t_first_token_ns;
-            o->prev_end = o->last_end = r->t_finish_ns;
+    if (l.link > o->links) {
+        if (o->n_early == o->cap_early) {
+            o->cap_early = o->cap_early ? 2 * o->cap_early : 4;
+            o->early = xrealloc(o->early, o->cap_early * sizeof *o->early);
         }
+        o->early[o->n_early++] = l;
+        a->held++;
+        return;
     }
-    if (r->task_last) {
-        o->done = 1;
-        acc_fold(a);
+    acc_link(a, o, &l);
+    /* the links held for this one, in chain order */
+    for (uint32_t k = 0; k < o->n_early;) {
+        if (o->early[k].link != o->links) {
+            k++;
+            continue;
+        }
+        TaskLink x = o->early[k];
+        o->early[k] = o->early[--o->n_early];
+        acc_link(a, o, &x);
+        k = 0;
     }
+    if (o->done) acc_fold(a);
 }
 
 int tasks_acc_finish(TaskAcc *a, TaskSummary *out)
 {
     memset(out, 0, sizeof *out);
-    int bad = a->out_of_order || a->base != a->top;
+    int bad = a->out_of_order || a->base != a->top; /* a link twice, or tasks never finished */
     TaskSummary *m = &a->sum;
     if (m->complete) {
         m->mean_total_s /= m->complete;

@@ -68,7 +68,8 @@ typedef struct TaskAcc {
     uint64_t base;               /* the first task not yet folded: ring[base % cap] */
     uint64_t top;                /* one past the largest task seen */
     int linked;                  /* some task has two links or more */
-    int out_of_order;            /* a link came before its predecessor (the caller runs materialised) */
+    uint64_t held;               /* links that waited for an earlier one of their task */
+    int out_of_order;            /* a link twice or after its task's end (the caller runs materialised) */
     TaskSummary sum;             /* the sums so far (means once finished) */
     void (*on_row)(void *ctx, const TaskRow *row, const char *first_id);
     void *ctx;
@@ -76,7 +77,7 @@ typedef struct TaskAcc {
 void tasks_acc_init(TaskAcc *a);
 void tasks_acc_add(TaskAcc *a, const Request *r);
 /* Every task folded: the summary (has_tasks as tasks_summarize sets it)
- * into *out; -1 when tasks are missing or a link came out of order. */
+ * into *out; -1 when a task never finished or a link came twice. */
 int tasks_acc_finish(TaskAcc *a, TaskSummary *out);
 void tasks_acc_free(TaskAcc *a);
 

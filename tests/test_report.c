@@ -562,22 +562,32 @@ static void test_streamrun_cluster(void)
 static void test_streamrun_sessions(void)
 {
     const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
-                      "\"max_running\": 64, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
-                      "{\"kind\": \"sessions\", \"sessions\": 1500, \"rate_per_s\": 4, \"turns\": {\"dist\": "
+                      "\"max_running\": 64, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true%s}, "
+                      "\"workload\": {\"kind\": \"sessions\", \"sessions\": 1500, \"rate_per_s\": 4, \"turns\": {\"dist\": "
                       "\"uniform\", \"min\": 2, \"max\": 7}, \"system_prompt_tokens\": 1024, \"first_prompt_tokens\": "
                       "200, \"new_tokens_per_turn\": 50, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 40, "
-                      "\"sigma\": 0.5, \"max\": 200}, \"think_ms\": {\"dist\": \"exponential\", \"mean\": 2000}%s}, "
+                      "\"sigma\": 0.5, \"max\": 200}, \"think_ms\": %s%s}, "
                       "\"report\": {\"token_times\": false}, \"seed\": 9%s}";
-    static const char *const deploy[] = {"", ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}"};
+    const char *think = "{\"dist\": \"exponential\", \"mean\": 2000}";
+    /* the third: a pool so small that most turns are rejected, and the
+     * next turn of each arrives at once (think 0), routed round robin, so
+     * a follow-up may leave on another replica before its predecessor is
+     * retired: its task waits for it */
+    static const char *const deploy[][3] = {
+        {"", "", ""},
+        {"", "", ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}"},
+        {", \"capacity_gib\": 0.2", "0", ", \"cluster\": {\"replicas\": 3, \"router\": \"round_robin\"}"},
+    };
     char text[2048];
     for (size_t k = 0; k < sizeof deploy / sizeof *deploy; k++) {
-        snprintf(text, sizeof text, fmt, "", deploy[k]);
+        snprintf(text, sizeof text, fmt, deploy[k][0], *deploy[k][1] ? deploy[k][1] : think, "", deploy[k][2]);
         Scenario s;
         Err e = {0};
         Summary *m = xmalloc(sizeof *m);
         CHECK(scenario_load_text(text, "ss.json", 0, 0, &s, &e) == 0);
         uint32_t n = s.wl.n;
         CHECK(n > 4000);
+        if (k == 2) CHECK(s.kv.capacity_bytes < 1e9);
         Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &e);
         CHECK(c && cluster_run(c, &e) == 0);
         if (c) cluster_summarize(c, &s, slo_table, &mc, &rd, m);
@@ -588,6 +598,7 @@ static void test_streamrun_sessions(void)
         CHECK(k ? r->cl != NULL : r->eng != NULL);
         CHECK_INT(r->requests, n);
         CHECK(r->peak_live > 0 && r->peak_live < n / 10);
+        if (k == 2) CHECK(r->tasks.held > 0);
         if (c) {
             if (k) same_rows(m, &r->sum);
             CHECK_INT(r->sum.finished, m->finished);
@@ -595,13 +606,15 @@ static void test_streamrun_sessions(void)
             CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.e2e_s.mean == m->e2e_s.mean);
             CHECK(r->sum.tasks.has_tasks && m->tasks.has_tasks);
             CHECK_INT(r->sum.tasks.tasks, 1500);
+            CHECK_INT(r->sum.rejected, m->rejected);
             CHECK_INT(r->sum.tasks.complete, m->tasks.complete);
             CHECK_INT(r->sum.tasks.turns, m->tasks.turns);
             CHECK(r->sum.tasks.mean_total_s == m->tasks.mean_total_s);
             for (int p = 0; p < TASK_N_PARTS; p++) CHECK(r->sum.tasks.mean_part_s[p] == m->tasks.mean_part_s[p]);
         }
-        fprintf(stderr, "     %s: %u session turns streamed, at most %u records held\n", k ? "cluster" : "replica",
-                n, r->peak_live);
+        fprintf(stderr, "     %s: %u session turns streamed (%llu rejected, %llu left before their predecessor), at "
+                "most %u records held\n", k ? "cluster" : "replica", n, (unsigned long long)r->sum.rejected,
+                (unsigned long long)r->tasks.held, r->peak_live);
         streamrun_free(r);
         free(r);
         cluster_free(c);
@@ -627,7 +640,7 @@ static void test_streamrun_sessions(void)
     streamrun_free(rc);
     free(rc);
     /* cancellations are not streamed: refused, so `run` materialises */
-    snprintf(text, sizeof text, fmt, ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 500}", "");
+    snprintf(text, sizeof text, fmt, "", think, ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 500}", "");
     StreamRun *r = xmalloc(sizeof *r);
     Err e = {0};
     CHECK(streamrun(r, NULL, text, "ss.json", 0, 0, 0, NULL, &e) < 0);
