@@ -161,7 +161,10 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (o->tokens_csv && s->token_times_auto) s->keep_token_times = 1;
     if (o->tokens_csv && !s->keep_token_times)
         return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
-    if (!o->tokens_csv && !o->json_requests) s->keep_token_times = 0;
+    /* ... or where cancellations leave ITL to them: the materialised
+     * summary takes it from the finished requests' token times, while the
+     * gaps streamed as emitted include the cancelled ones' */
+    if (!o->tokens_csv && !o->json_requests && !s->stream_cancels) s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
      * when it keeps them: so does this one (itl_ordered), not from the
      * gaps as emitted, whose sketch sums round differently past 2^52 */
@@ -225,6 +228,9 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         return err_set(e, "internal: %llu of %llu requests' gaps taken in order", (unsigned long long)r->itl_base,
                        (unsigned long long)r->requests);
     metrics_acc_finish(&r->acc, rd.st, r->itl_ordered ? &r->itl : rd.itl);
+    /* from the token times, the finished requests' gaps whatever else
+     * left, as metrics_summarize takes them */
+    if (r->itl_ordered) metrics_dist_acc(&r->itl, &r->sum.itl_s);
     r->sum.per_replica = rd.replicas;
     /* NEVER: a task that never finished, or a link added twice; the
      * materialised run is made instead */

@@ -395,7 +395,8 @@ int cluster_run(Cluster *c, Err *e)
                 /* its replica's front end is done with it */
                 engine_enqueue(c->eng[req(c, ev.arg)->replica], ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
-                cancel(c, ev.arg, ev.t_ns);
+                /* streamed: a slot kept for its retired request's event is freed */
+                if (!c->slots || !slots_cancel_event(c->slots, ev.arg)) cancel(c, ev.arg, ev.t_ns);
             } else {
                 transfer_done(c, ev.arg, ev.t_ns);
             }
@@ -486,10 +487,11 @@ int cluster_run(Cluster *c, Err *e)
     /* streamed: each request was checked as it was retired */
     uint64_t pulled = slots_pulled(c->slots);
     uint32_t live = slots_live(c->slots);
-    if (live != 0 || a->finished + a->rejected != pulled)
+    if (live != 0 || a->finished + a->rejected + a->cancelled != pulled)
         return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
-                          "rejected, %u still held", (unsigned long long)pulled, (unsigned long long)a->finished,
-                       (unsigned long long)a->rejected, live);
+                          "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
+                       (unsigned long long)a->finished, (unsigned long long)a->rejected,
+                       (unsigned long long)a->cancelled, live);
     return 0;
 }
 

@@ -637,8 +637,10 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
         finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
         return;
     }
-    if (r->cancel_after_ns > 0 && !r->incoming)
+    if (r->cancel_after_ns > 0 && !r->incoming) {
         evq_push(eng->evq, MAX(now_ns, r->t_arrive_ns + r->cancel_after_ns), ENGINE_EV_CANCEL, idx);
+        r->cancel_queued = 1;
+    }
     waiting_push_back(eng, idx);
     eng->g_dirty = 1;
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
@@ -717,6 +719,7 @@ static void cancel_release(Engine *eng, Request *r)
     r->kv_blocks = 0;
     r->t_finish_ns = eng->now_ns;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
 }
 
 /* The iteration that read the parked requests' blocks has ended. */

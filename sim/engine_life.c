@@ -263,6 +263,8 @@ int engine_stream_run(Engine *eng, Err *e)
                 }
             } else if (ev.kind == ENGINE_EV_FRONT) {
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_CANCEL) {
+                if (!slots_cancel_event(eng->slots, ev.arg)) engine_cancel(eng, ev.arg, ev.t_ns);
             } else {
                 engine_iter_end(eng, ev.t_ns);
             }
@@ -274,10 +276,11 @@ int engine_stream_run(Engine *eng, Err *e)
     if (engine_check_drained(eng, e) != 0) return -1;
     uint64_t pulled = slots_pulled(eng->slots);
     uint32_t live = slots_live(eng->slots);
-    if (live != 0 || eng->st.finished + eng->st.rejected != pulled)
+    if (live != 0 || eng->st.finished + eng->st.rejected + eng->st.cancelled != pulled)
         return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
-                          "rejected, %u still held", (unsigned long long)pulled,
-                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, live);
+                          "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
+                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected,
+                       (unsigned long long)eng->st.cancelled, live);
     return 0;
 }
 

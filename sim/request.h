@@ -138,6 +138,7 @@ typedef struct Request {
     uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
     uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
     uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it (fe_wait_ns) */
+    uint8_t cancel_queued;     /* its ENGINE_EV_CANCEL is in the queue (a streamed slot waits for it) */
 } Request;
 
 #define REQ_NONE UINT32_MAX
@@ -182,6 +183,7 @@ static inline void request_reset(Request *r, uint32_t idx, uint64_t token_off)
     r->cancel_pending = 0;
     r->fe_passed = 0;
     r->fe_wait_ns = 0;
+    r->cancel_queued = 0;
 }
 
 /* The system prompt's key (every session's first synth_shared ids). */

@@ -1089,6 +1089,10 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                               : cJSON_GetObjectItemCaseSensitive(v, "trace") ? "trace" : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
+        /* a trace's records may cancel: with per-token times asked for,
+         * they are kept whatever the outputs (see streamrun.c) */
+        s->stream_cancels = workload_stream_may_cancel(s->wl_stream) ||
+                            (s->keep_token_times > 0 && cJSON_GetObjectItemCaseSensitive(v, "trace"));
         if (s->keep_token_times < 0) {
             /* report.token_times not given: a first pass over a second copy
              * of the stream sums the output tokens, as far as the limit */
@@ -1102,7 +1106,10 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             Request r;
             int got = pre ? 1 : -1;
             while (got > 0 && tok <= SCENARIO_TOKEN_TIMES_AUTO)
-                if ((got = workload_stream_next(pre, &r, e)) > 0) tok += r.output_tokens;
+                if ((got = workload_stream_next(pre, &r, e)) > 0) {
+                    tok += r.output_tokens;
+                    s->stream_cancels |= r.cancel_after_ns > 0;
+                }
             workload_stream_free(pre);
             workload_free(&names);
             if (got < 0) return -1;

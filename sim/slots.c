@@ -35,6 +35,7 @@ struct Slots {
     uint64_t pulled;
     int64_t last_pulled_ns;
     uint32_t live, peak_live;
+    uint8_t *held;                 /* per slot: retired, kept until its cancel event comes */
 };
 
 /* Doubles the pool (the first call makes 1024 slots). */
@@ -46,6 +47,8 @@ static void grow(Slots *p)
     p->ids = xrealloc(p->ids, cap * sizeof *p->ids);
     for (uint32_t k = 0; k < old; k++) p->reqs[k].id = p->ids[k];
     p->free_slots = xrealloc(p->free_slots, cap * sizeof *p->free_slots);
+    p->held = xrealloc(p->held, cap);
+    memset(p->held + old, 0, cap - old);
     if (p->keep_tt) {
         p->tt = xrealloc(p->tt, cap * sizeof *p->tt);
         p->tt_cap = xrealloc(p->tt_cap, cap * sizeof *p->tt_cap);
@@ -93,6 +96,7 @@ void slots_free(Slots *p)
     free(p->tok_cap);
     free(p->hash_cap);
     free(p->free_slots);
+    free(p->held);
     free(p);
 }
 
@@ -196,8 +200,22 @@ void slots_retire(Slots *p, uint32_t k)
     const int64_t *tt = p->tt ? p->tt[k] : NULL;
     if (p->retire) p->retire(p->retire_ctx, r, tt);
     r->state = REQ_PENDING;
+    if (r->cancel_queued) {
+        p->held[k] = 1;
+        return;
+    }
     p->free_slots[p->n_free++] = k;
     p->live--;
+}
+
+int slots_cancel_event(Slots *p, uint32_t k)
+{
+    p->reqs[k].cancel_queued = 0;
+    if (!p->held[k]) return 0;
+    p->held[k] = 0;
+    p->free_slots[p->n_free++] = k;
+    p->live--;
+    return 1;
 }
 
 int slots_error(const Slots *p, Err *e)

@@ -53,8 +53,14 @@ void slots_free(Slots *p);
  * the end of the stream or on an error (slots_error). */
 int slots_pull(Slots *p, uint32_t *slot);
 /* The request in slot k has left (its clocks checked by the engine that
- * held it): it is handed to retire and its slot is free again. */
+ * held it): it is handed to retire and its slot is free again -- or, with
+ * its cancel event still queued (Request.cancel_queued), once that comes
+ * (slots_cancel_event), so that the event never meets another request. */
 void slots_retire(Slots *p, uint32_t k);
+/* A request's ENGINE_EV_CANCEL for slot k came: 1 when the slot was
+ * kept for it (its request retired before; the slot is free now), 0 when
+ * the request is still held (the engine cancels it). */
+int slots_cancel_event(Slots *p, uint32_t k);
 /* -1 with the stream's error in *e when pulling failed, else 0. */
 int slots_error(const Slots *p, Err *e);
 

@@ -162,6 +162,9 @@ void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, do
 /* After this, workload_stream_next yields every request, chain by chain (a
  * pass that only counts or sums). */
 void workload_stream_flat(WlStream *st);
+/* 1 when the stream's "cancel" may cancel requests (a trace's records may
+ * carry their own too: not known before they are read). */
+int workload_stream_may_cancel(const WlStream *st);
 /* The synthetic-id key of a session's name (request.h synth_key). */
 uint64_t workload_synth_key(const char *session_name);
 

@@ -970,6 +970,35 @@ static void test_stream_closed(void)
     }
 }
 
+/* Cancellations stream (issue 36): the agent example (cancelled calls in
+ * chains), an open loop on 3 replicas with vLLM's overlap scheduler (a
+ * cancelled request's blocks outlive the iteration launched with it) and
+ * a disaggregated deployment give the materialised run's bytes; so does
+ * the table alone, whose ITL then still comes from the token times. */
+static void test_stream_cancel(void)
+{
+    char text[2048], scen[600];
+    same_both_ways_in(SERVESIM_DATA_DIR "/workloads/agent_coding_tasks.json", "jct", "can0", "6 cancelled");
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", %s\"workload\": {\"kind\": "
+                      "\"poisson\", \"rate_per_s\": 30, \"count\": 800, \"prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 800, \"sigma\": 0.8, \"max\": 8192}, \"output_tokens\": "
+                      "{\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, \"max\": 1024}, \"cancel\": "
+                      "{\"fraction\": 0.2, \"after_ms\": {\"dist\": \"exponential\", \"mean\": 400}}}, \"seed\": 5%s}";
+    static const char *const cases[][2] = {
+        {"\"engine\": \"vllm\", ", ", \"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}"},
+        {"\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 2048}, ",
+         ", \"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 2}}"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "can%zu", k + 1);
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1]);
+        if (!tmp_scen(scen, sizeof scen, "cancel_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, "cancelled)");
+        same_both_ways_in(scen, "", tag, "ITL  ");
+    }
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -994,6 +1023,7 @@ void suite_cli(void)
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
     RUN(test_stream_closed);
+    RUN(test_stream_cancel);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -914,10 +914,6 @@ static void test_stream_matches_batch(void)
          "\"workload\": {\"requests\": [{\"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
          "a streamed run takes a generator"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 2, \"count\": 6, \"prompt_tokens\": 10, "
-         "\"output_tokens\": 5, \"cancel\": {\"fraction\": 0.5, \"after_ms\": 5}}}",
-         "does not model cancellations"},
-        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"lora\": {\"adapters\": 10, \"rank\": 16}, "
          "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
          "\"output_tokens\": 5}}", "does not model LoRA adapters"},

@@ -73,6 +73,7 @@ typedef struct ClosedGen {
 typedef struct ClosedReq {
     uint32_t prompt, output;
     uint32_t max_output;        /* an engine profile's end spread sets it (0: none) */
+    int64_t cancel_after_ns;    /* a stream's "cancel" draw (the build's is gen_attr_apply's) */
     int64_t think_ns;           /* after the client's previous request (0 for its first) */
     const GenMix *m;
 } ClosedReq;
@@ -233,7 +234,6 @@ ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char 
     }
     const GenAttrs *a = &cs->g.attrs;
     const char *no = a->adapter || a->n_adapters ? "LoRA adapters"
-                     : a->rc ? "cancellations (\"cancel\")"
                      : cs->g.entries > CLOSED_STREAM_MAX_ENTRIES ? "more than 10^6 dataset entries" : NULL;
     if (no) {
         err_refuse(e, "%s: a streamed closed loop does not model %s", where, no);
@@ -248,6 +248,7 @@ ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char 
 }
 
 void closed_stream_flat(ClosedStream *cs) { cs->flat = 1; }
+int closed_stream_may_cancel(const ClosedStream *cs) { return cs->g.attrs.rc != NULL; }
 
 void closed_stream_client(ClosedStream *cs, uint64_t seed, uint32_t end_spread, double jitter_s,
                           double jitter_per_token_s)
@@ -328,6 +329,7 @@ static ClosedReq *closed_make_to(ClosedStream *cs, uint64_t i)
         const ClosedReq *src = e > 0 && k >= e ? &cs->ent[k % e] : NULL;
         closed_gen_next(g, src, q);
         q->max_output = 0;
+        q->cancel_after_ns = cs->flat ? 0 : gen_attr_cancel(&g->attrs);
         if (e > 0) cs->ent[k % e] = *q; /* the lengths before the spread, as the dataset's */
         closed_client(cs, k, q);
         cs->taken[k & (cs->cap - 1)] = 0;
@@ -346,6 +348,7 @@ static void closed_fill(ClosedStream *cs, uint64_t i, Request *r)
     r->prompt_tokens = q->prompt;
     r->output_tokens = q->output;
     r->max_output_tokens = q->max_output;
+    r->cancel_after_ns = q->cancel_after_ns;
     /* warm-up requests 0..wn-1 are a closed loop of their own; the
      * measured ones are positioned after them (gen_closed_build) */
     int warm = i < g->wn;

@@ -445,14 +445,19 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     if (a->adapter)
         return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters",
                           st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
-    /* a cancel event names a request slot, which a stream reuses */
-    if (a->rc)
-        return err_refuse(e, "%s.cancel: a streamed run does not model cancellations",
-                       st->g.where);
+    r->cancel_after_ns = gen_attr_cancel(a);
     return 1;
 }
 
 int workload_stream_chains(const WlStream *st) { return st->sess || st->closed; }
+
+int workload_stream_may_cancel(const WlStream *st)
+{
+    if (st->trace) return trace_stream_may_cancel(st->trace);
+    if (st->sess) return sess_stream_may_cancel(st->sess);
+    if (st->closed) return closed_stream_may_cancel(st->closed);
+    return st->g.attrs.rc != NULL;
+}
 
 int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns)
 {

@@ -50,6 +50,7 @@
 typedef struct SessTurn {
     uint32_t prompt, output;
     int64_t think_ns;           /* after the previous turn leaves (0 for turn 0) */
+    int64_t cancel_after_ns;    /* a stream's "cancel" draw (the materialised build's is gen_attr_apply's) */
 } SessTurn;
 
 /* The generator both ways share: gen_session_build drains it into a
@@ -252,15 +253,11 @@ SessStream *sess_stream_open(const cJSON *wj, const char *where, const char *bas
         sess_stream_free(ss);
         return NULL;
     }
-    if (a->rc) {
-        err_refuse(e, "%s.cancel: a streamed run does not model cancellations", where);
-        sess_stream_free(ss);
-        return NULL;
-    }
     return ss;
 }
 
 void sess_stream_flat(SessStream *ss) { ss->flat = 1; }
+int sess_stream_may_cancel(const SessStream *ss) { return ss->g.attrs.rc != NULL; }
 
 void sess_stream_free(SessStream *ss)
 {
@@ -292,6 +289,7 @@ static void sess_fill(SessStream *ss, Request *r, uint32_t s, uint32_t k, uint32
     r->synth_shared = (uint32_t)ss->g.sys;
     r->n_token_ids = r->prompt_tokens;
     r->task = s;
+    r->cancel_after_ns = t->cancel_after_ns;
     r->task_link = k;
     r->task_last = k + 1 == n;
     if (k == 0) {
@@ -308,7 +306,8 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
     (void)e;
     SessGen *g = &ss->g;
     if (ss->flat) {
-        /* the rest of the last session's turns, then the next session */
+        /* the rest of the last session's turns, then the next session
+         * (no cancel draws: a pass that only sums) */
         if (ss->flat_k == 0 || ss->flat_k >= g->n_turn) {
             if (!sess_gen_next(g)) return 0;
             ss->flat_k = 0;
@@ -319,6 +318,8 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
     }
     if (!sess_gen_next(g)) return 0;
     uint32_t s = g->s - 1, n = g->n_turn;
+    /* "cancel": one draw per turn, session by session, as gen_attr_apply */
+    for (uint32_t k = 0; k < n; k++) g->turn[k].cancel_after_ns = gen_attr_cancel(&g->attrs);
     for (uint32_t k = 1; ss->rj && k < n; k++) {
         /* as scenario.c: the mean grows with the previous turn's answer */
         double mean = ss->jitter_s + ss->jitter_per_token_s * g->turn[k - 1].output;

@@ -42,6 +42,7 @@ typedef struct Request Request;
 TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
                                Workload *names, Err *e);
 int trace_stream_next(TraceStream *ts, Request *r, Err *e);
+int trace_stream_may_cancel(const TraceStream *ts);
 void trace_stream_free(TraceStream *ts);
 
 /* Sessions and agent tasks streamed (gen_session.c; workload.h's
@@ -56,6 +57,7 @@ int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e);
 void sess_stream_flat(SessStream *ss);
 void sess_stream_jitter(SessStream *ss, uint64_t seed, double jitter_s, double jitter_per_token_s);
 void sess_stream_free(SessStream *ss);
+int sess_stream_may_cancel(const SessStream *ss);
 
 /* A closed loop streamed (gen_closed.c): the clients' first requests,
  * then each client's next one when its previous one has left. */
@@ -70,6 +72,7 @@ void closed_stream_client(ClosedStream *cs, uint64_t seed, uint32_t end_spread, 
                           double jitter_per_token_s);
 uint32_t closed_stream_barrier(const ClosedStream *cs, uint32_t *first_waiter, uint32_t *n_waiters);
 void closed_stream_free(ClosedStream *cs);
+int closed_stream_may_cancel(const ClosedStream *cs);
 
 extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
 extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
