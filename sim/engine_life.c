@@ -219,6 +219,12 @@ void engine_stream_sync(Engine *eng)
     eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
     for (uint32_t k = old; k < cap; k++) eng->plan_pos[k] = NO_POS;
     eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
+    eng->parked = xrealloc(eng->parked, cap * sizeof *eng->parked); /* cancelled, blocks still read */
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++)
+        if (eng->cfg.hooks[k].order) {
+            eng->order_tmp = xrealloc(eng->order_tmp, cap * sizeof *eng->order_tmp);
+            break;
+        }
     eng->n_reqs = cap;
 }
 
