@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "mcfg.h"
 #include "report.h"
 
 /* One request's text from the memstream to an ordered writer. */
@@ -30,10 +31,11 @@ static void itl_take(StreamRun *r, const int64_t *ns, uint32_t n)
 }
 
 /* q's gaps into r->itl in workload order (as metrics_summarize adds them
- * from the token times: finished requests only). */
+ * from the token times: the included finished requests'). */
 static void itl_ordered(StreamRun *r, const Request *q, const int64_t *tt)
 {
-    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 ? q->generated - 1 : 0;
+    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 && metrics_acc_included(&r->mc, q)
+                     ? q->generated - 1 : 0;
     if (q->seq == r->itl_base) {
         for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)(tt[k + 1] - tt[k]) / 1e9);
         r->itl_base++;
@@ -88,7 +90,7 @@ static void task_row(void *ctx, const TaskRow *t, const char *first_id)
 static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
-    metrics_acc_add(&r->acc, q);
+    metrics_acc_add(&r->acc, q, tt);
     if (r->itl_ordered) itl_ordered(r, q, tt);
     if (r->chains) tasks_acc_add(&r->tasks, q);
     if (r->csv) {
@@ -115,10 +117,9 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
                          const CostBreakdown *cb, uint64_t kv_used)
 {
     (void)replica;
-    (void)t_ns;
     (void)plan;
-    (void)kv_used;
     StreamRun *r = ctx;
+    metrics_acc_iteration(&r->acc, t_ns, dur_ns, eng_running_count(r->eng), eng_waiting_count(r->eng), kv_used);
     double gpus = r->mc.price.gpus > 0 ? r->mc.price.gpus : 1, dur_s = (double)dur_ns / 1e9;
     if (r->mc.peak_flops_per_gpu > 0) statacc_add(&r->mfu, cb->flops / (r->mc.peak_flops_per_gpu * gpus * dur_s));
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
@@ -158,13 +159,18 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     /* per-token times only where an output shows them: the summary's ITL
      * is streamed from the engine either way, and without them the decode
      * fast path runs */
-    if (o->tokens_csv && s->token_times_auto) s->keep_token_times = 1;
+    if (o->window && mcfg_parse_window_arg(o->window, &s->metrics, e) < 0) return -1;
+    if ((s->metrics.has_window || o->tokens_csv) && s->token_times_auto) s->keep_token_times = 1;
     if (o->tokens_csv && !s->keep_token_times)
         return err_set(e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s->source);
-    /* ... or where cancellations leave ITL to them: the materialised
-     * summary takes it from the finished requests' token times, while the
-     * gaps streamed as emitted include the cancelled ones' */
-    if (!o->tokens_csv && !o->json_requests && !s->stream_cancels) s->keep_token_times = 0;
+    if (s->metrics.has_window && !s->keep_token_times)
+        return err_set(e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: "
+                          "false", s->source);
+    /* ... or where the summary needs them: a fixed window counts the
+     * tokens inside it from their times, and with cancellations the
+     * materialised summary takes ITL from the finished requests' token
+     * times while the gaps streamed as emitted include the cancelled ones' */
+    if (!o->tokens_csv && !o->json_requests && !s->metrics.has_window && !s->stream_cancels) s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
      * when it keeps them: so does this one (itl_ordered), not from the
      * gaps as emitted, whose sketch sums round differently past 2^52 */
@@ -202,6 +208,9 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
+        /* a materialised run of one replica keeps its iterations, and its
+         * means over a window that leaves requests out come from them */
+        r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
         if (!r->itl_ordered) engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;

@@ -26,6 +26,7 @@ typedef struct StreamOutputs {
     const char *tokens_csv; /* every token's time (report_tokens_csv's file) */
     int json_requests;      /* keep the JSON "requests" array for streamrun_write_json */
     size_t mem_limit;       /* the ordered writers' memory before a spill (0: ORDW_MEM_DEFAULT) */
+    const char *window;     /* --window-ms T0,T1 (mcfg_parse_window_arg), or NULL */
 } StreamOutputs;
 
 typedef struct StreamRun {

@@ -206,9 +206,10 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
     out->mbu_mean = counted && cfg->mem_bw_per_gpu > 0 && st->busy_ns > 0
                         ? st->bytes / (cfg->mem_bw_per_gpu * gpus * out->busy_s) : NAN;
     if (!rd->iters || rd->n_iters == 0 || win_ns <= 0) {
-        out->mean_running = win_ns > 0 ? st->running_ns / win_ns : 0;
-        out->mean_waiting = win_ns > 0 ? st->waiting_ns / win_ns : 0;
-        out->kv_mean_used_blocks = win_ns > 0 ? st->kv_block_ns / win_ns : 0;
+        const WinSums tot = {st->running_ns, st->waiting_ns, st->kv_block_ns, 0}, *ws = rd->win ? rd->win : &tot;
+        out->mean_running = win_ns > 0 ? ws->run / win_ns : 0;
+        out->mean_waiting = win_ns > 0 ? ws->wait / win_ns : 0;
+        out->kv_mean_used_blocks = win_ns > 0 ? ws->kv / win_ns : 0;
         metrics_dist(NULL, 0, &out->mfu);
         metrics_dist(NULL, 0, &out->mbu);
         return;
@@ -238,7 +239,7 @@ static void utilisation(const MetricsCfg *cfg, const RunData *rd, int64_t t0, in
 
 static double busy_in_window(const RunData *rd, int64_t t0, int64_t t1)
 {
-    if (!rd->iters || rd->n_iters == 0) return (double)rd->st->busy_ns;
+    if (!rd->iters || rd->n_iters == 0) return rd->win ? rd->win->busy : (double)rd->st->busy_ns;
     double b = 0;
     for (uint64_t k = 0; k < rd->n_iters; k++)
         b += overlap_ns(rd->iters[k].t_start_ns, rd->iters[k].t_start_ns + rd->iters[k].dur_ns, t0, t1);
@@ -379,6 +380,23 @@ static void summary_tail(const MetricsCfg *cfg, const RunData *rd, int64_t t0, i
     }
 }
 
+/* The summary's window from the first included arrival *t0 and the last
+ * included completion *t1 (INT64_MAX / INT64_MIN: none): a fixed window
+ * replaces both; with nothing finished it is empty. */
+static void window_bounds(const MetricsCfg *cfg, int64_t *t0, int64_t *t1, Summary *out)
+{
+    if (cfg->has_window) {
+        out->fixed_window = 1;
+        *t0 = cfg->window_t0_ns;
+        *t1 = cfg->window_t1_ns;
+    } else if (out->finished == 0 || *t1 <= *t0) {
+        *t0 = *t1 = *t0 == INT64_MAX ? 0 : *t0;
+    }
+    out->t0_s = (double)*t0 / 1e9;
+    out->t1_s = (double)*t1 / 1e9;
+    out->window_s = (double)(*t1 - *t0) / 1e9;
+}
+
 void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -451,16 +469,7 @@ void metrics_summarize(const MetricsCfg *cfg, const RunData *rd, Summary *out)
     tasks_summarize(rd->reqs, rd->n, &out->tasks);
 
     /* the window */
-    if (cfg->has_window) {
-        out->fixed_window = 1;
-        t0 = cfg->window_t0_ns;
-        t1 = cfg->window_t1_ns;
-    } else if (out->finished == 0 || t1 <= t0) {
-        t0 = t1 = t0 == INT64_MAX ? 0 : t0;
-    }
-    out->t0_s = (double)t0 / 1e9;
-    out->t1_s = (double)t1 / 1e9;
-    out->window_s = (double)(t1 - t0) / 1e9;
+    window_bounds(cfg, &t0, &t1, out);
 
     /* pass 2: what happened inside the window */
     for (uint32_t i = 0; i < n; i++) {
@@ -527,13 +536,12 @@ void metrics_replica_row(const Summary *sum, uint32_t i, ReplicaRow *row)
 int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
 {
     memset(a, 0, sizeof *a);
-    if (cfg->has_window)
-        return err_refuse(e, "a streamed run summarises over the drain window: a fixed window (--window-ms, "
-                          "metrics.window_ms) counts tokens by emission time");
-    if (cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests)
-        return err_refuse(e, "a streamed run includes every request: metrics warm-up and cool-down need the whole "
-                          "run (warmup_s %g, cooldown_s %g, warmup_requests %u, cooldown_requests %u)",
-                          cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests, cfg->cooldown_requests);
+    if ((cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests) &&
+        !cfg->stream_known)
+        return err_refuse(e, "a streamed run of this workload does not know its arrivals ahead: metrics warm-up and "
+                          "cool-down need them (warmup_s %g, cooldown_s %g, warmup_requests %u, "
+                          "cooldown_requests %u)", cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests,
+                          cfg->cooldown_requests);
     uint64_t lim = cfg->exact_stats ? UINT64_MAX : METRICS_EXACT_MAX;
     a->cfg = cfg;
     a->out = out;
@@ -544,6 +552,7 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
     statacc_init(&a->e2e, lim);
     statacc_init(&a->queue, lim);
     statacc_init(&a->itl_max, lim);
+    statacc_init(&a->itl_in, lim);
     a->n_groups = cfg->n_cls > 1 ? out->n_cls : 1;
     out->verdict_per_class = cfg->n_cls > 1;
     a->verdict = xmalloc(a->n_groups * 4 * sizeof *a->verdict);
@@ -552,6 +561,7 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
     a->good = xcalloc(a->n_groups, sizeof *a->good);
     a->t0 = INT64_MAX;
     a->t1 = INT64_MIN;
+    a->t1_marked = INT64_MIN;
     return 0;
 }
 
@@ -563,12 +573,87 @@ static const Slo *group_slo(const MetricsCfg *cfg, uint32_t g)
 /* metrics_summarize's pass 1, verdict and drain-window pass 2 for one
  * request (every request is included; the drain window holds every
  * completion). */
-void metrics_acc_add(MetricsAcc *a, const Request *r)
+/* metrics_included for one streamed request: its arrival against the
+ * stream's first and last, its rank (seq) against the stream's length. */
+static int acc_included(const MetricsCfg *cfg, const Request *r)
+{
+    if (!cfg->stream_known || !arrived(r)) return 1;
+    if (cfg->warmup_s > 0 || cfg->cooldown_s > 0) {
+        int64_t lo = cfg->stream_lo_ns + (int64_t)llround(cfg->warmup_s * 1e9);
+        int64_t hi = cfg->stream_hi_ns - (int64_t)llround(cfg->cooldown_s * 1e9);
+        if (r->t_arrive_ns < lo || r->t_arrive_ns > hi) return 0;
+    }
+    return !(r->seq < cfg->warmup_requests || r->seq + cfg->cooldown_requests >= cfg->stream_n);
+}
+
+int metrics_acc_included(const MetricsCfg *cfg, const Request *r) { return acc_included(cfg, r); }
+
+/* An iteration begun after the latest included finish, and the sums
+ * before it. */
+typedef struct WinMark {
+    int64_t start;
+    WinSums before;
+} WinMark;
+
+void metrics_acc_iteration(MetricsAcc *a, int64_t t_ns, int64_t dur_ns, uint32_t running, uint32_t waiting,
+                           uint64_t kv_used)
+{
+    if (!a->windowed) return;
+    const MetricsCfg *cfg = a->cfg;
+    if (!cfg->has_window) {
+        /* the window ends at an included completion still to come: this
+         * iteration and the sums before it are kept until one passes it */
+        if (a->m_len == a->m_cap) {
+            /* unrolled into a ring twice the size */
+            size_t cap = a->m_cap ? 2 * a->m_cap : 64;
+            WinMark *m = xmalloc(cap * sizeof *m);
+            for (size_t i = 0; i < a->m_len; i++) m[i] = a->marks[(a->m_head + i) % a->m_cap];
+            free(a->marks);
+            a->marks = m;
+            a->m_cap = cap;
+            a->m_head = 0;
+        }
+        a->marks[(a->m_head + a->m_len++) % a->m_cap] = (WinMark){t_ns, a->sums};
+    }
+    /* utilisation()'s terms: the overlap with [t0, t1], every iteration
+     * counted here ending by t1 (t1 is an iteration's end); a fixed
+     * window's own bounds */
+    double ov = cfg->has_window ? overlap_ns(t_ns, t_ns + dur_ns, cfg->window_t0_ns, cfg->window_t1_ns)
+                                : overlap_ns(t_ns, t_ns + dur_ns, cfg->stream_t0_ns, INT64_MAX);
+    a->sums.run += ov * running;
+    a->sums.wait += ov * waiting;
+    a->sums.kv += ov * (double)kv_used;
+    a->sums.busy += ov;
+}
+
+/* An included request finished at t: the sums over the iterations begun
+ * before t become the window's, should t be its end. */
+static void acc_mark_t1(MetricsAcc *a, int64_t t)
+{
+    if (!a->windowed || t < a->t1_marked) return;
+    while (a->m_len && a->marks[a->m_head].start < t) {
+        a->m_head = (a->m_head + 1) % a->m_cap;
+        a->m_len--;
+    }
+    a->at_t1 = a->m_len ? a->marks[a->m_head].before : a->sums;
+    a->t1_marked = t;
+}
+
+void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt)
 {
     const MetricsCfg *cfg = a->cfg;
     Summary *out = a->out;
     out->requests++;
+    if (tt) a->has_tt = 1;
+    if (!acc_included(cfg, r)) {
+        a->excluded = 1;
+        return;
+    }
     out->included++;
+    /* the gaps metrics_summarize takes from the token times, should any
+     * request be left out (the engine's accumulator then holds too many) */
+    if (tt && r->state == REQ_FINISHED)
+        for (uint32_t k = 1; k < r->generated; k++) statacc_add(&a->itl_in, (double)(tt[k] - tt[k - 1]) / 1e9);
     if (arrived(r) && r->t_arrive_ns < a->t0) a->t0 = r->t_arrive_ns;
     unsigned miss = metrics_misses(cfg, r);
     if (r->cls < out->n_cls) {
@@ -595,6 +680,7 @@ void metrics_acc_add(MetricsAcc *a, const Request *r)
     }
     out->finished++;
     if (r->t_finish_ns > a->t1) a->t1 = r->t_finish_ns;
+    acc_mark_t1(a, r->t_finish_ns);
     a->ok[0] += !(miss & MISS_TTFT);
     a->ok[1] += !(miss & MISS_TPOT);
     a->ok[2] += !(miss & MISS_ITL);
@@ -608,9 +694,24 @@ void metrics_acc_add(MetricsAcc *a, const Request *r)
     if (!isnan(tpot)) statacc_add(&a->tpot, tpot);
     if (r->t_first_sched_ns >= 0) statacc_add(&a->queue, (double)(r->t_first_sched_ns - r->t_arrive_ns) / 1e9);
     if (r->output_tokens > 1) statacc_add(&a->itl_max, (double)r->itl_max_ns / 1e9);
-    /* the drain window holds every completion */
-    out->output_tokens += r->output_tokens;
-    out->prompt_tokens += r->prompt_tokens;
+    int done_in = 1; /* the drain window holds every completion */
+    if (cfg->has_window) {
+        /* metrics_summarize's pass 2 over a fixed window */
+        const int64_t w0 = cfg->window_t0_ns, w1 = cfg->window_t1_ns;
+        done_in = r->t_finish_ns >= w0 && r->t_finish_ns <= w1;
+        if (tt) {
+            for (uint32_t k = 0; k < r->generated; k++) out->output_tokens += tt[k] >= w0 && tt[k] <= w1;
+            if (r->generated > 0 && r->t_first_token_ns >= w0 && r->t_first_token_ns <= w1)
+                out->prompt_tokens += r->prompt_tokens;
+        } else if (done_in) {
+            out->output_tokens += r->output_tokens;
+            out->prompt_tokens += r->prompt_tokens;
+        }
+    } else {
+        out->output_tokens += r->output_tokens;
+        out->prompt_tokens += r->prompt_tokens;
+    }
+    if (!done_in) return;
     out->completed++;
     if (miss == 0) {
         out->good++;
@@ -648,7 +749,8 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     metrics_dist_acc(&a->e2e, &out->e2e_s);
     metrics_dist_acc(&a->queue, &out->queue_s);
     metrics_dist_acc(&a->itl_max, &out->itl_max_s);
-    if (itl && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(itl, &out->itl_s);
+    if (a->excluded && a->has_tt) metrics_dist_acc(&a->itl_in, &out->itl_s);
+    else if (itl && !a->excluded && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(itl, &out->itl_s);
     else metrics_dist(NULL, 0, &out->itl_s);
     /* the verdict, in verdict()'s order */
     for (uint32_t g = 0; g < a->n_groups; g++) {
@@ -667,11 +769,9 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     for (uint32_t c = 0; c < out->n_checks; c++)
         if (!out->checks[c].pass) out->verdict = 0;
     int64_t t0 = a->t0, t1 = a->t1;
-    if (out->finished == 0 || t1 <= t0) t0 = t1 = t0 == INT64_MAX ? 0 : t0;
-    out->t0_s = (double)t0 / 1e9;
-    out->t1_s = (double)t1 / 1e9;
-    out->window_s = (double)(t1 - t0) / 1e9;
-    RunData rd = {.st = st};
+    window_bounds(cfg, &t0, &t1, out);
+    RunData rd = {.st = st,
+                  .win = !a->windowed ? NULL : cfg->has_window ? &a->sums : a->excluded ? &a->at_t1 : NULL};
     summary_tail(cfg, &rd, t0, t1, a->good_all, a->ok, out);
 }
 
@@ -682,6 +782,8 @@ void metrics_acc_free(MetricsAcc *a)
     statacc_free(&a->e2e);
     statacc_free(&a->queue);
     statacc_free(&a->itl_max);
+    statacc_free(&a->itl_in);
+    free(a->marks);
     for (uint32_t k = 0; a->verdict && k < a->n_groups * 4; k++) statacc_free(&a->verdict[k]);
     free(a->verdict);
     free(a->members);

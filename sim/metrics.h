@@ -73,6 +73,15 @@ typedef struct MetricsCfg {
     int64_t window_t0_ns, window_t1_ns;
     double warmup_s, cooldown_s;
     uint32_t warmup_requests, cooldown_requests;
+    /* A streamed run's exclusion (metrics_acc_add): the stream's first and
+     * last arrivals and its length, from a first pass over a copy of the
+     * stream (scenario.c), which every request arrives from in order, so a
+     * request's rank by arrival is its Request.seq.  0: not known, and a
+     * streamed run with warm-up or cool-down is refused. */
+    int stream_known;
+    uint64_t stream_n;
+    int64_t stream_lo_ns, stream_hi_ns;
+    int64_t stream_t0_ns;     /* the first included request's arrival: the window's start */
     Price price;
     double idle_w, busy_w;    /* per GPU; busy_w == 0: energy unknown */
     double peak_flops_per_gpu;/* for MFU (0 = unknown) */
@@ -145,7 +154,17 @@ typedef struct RunData {
      * (streamed, exact up to its exact_max, then sketched); used for ITL
      * when every arrived request is included (no warm-up or cool-down). */
     const StatAcc *itl;
+    /* Without iters: the iterations' overlap with the window, summed as
+     * utilisation() sums iters (a streamed run that leaves requests out:
+     * metrics_acc_iteration); NULL: the engine's totals. */
+    const struct WinSums *win;
 } RunData;
+
+/* Sums over iterations of their overlap with a window (ns) times the
+ * running and waiting counts and the KV blocks in use, and the overlap. */
+typedef struct WinSums {
+    double run, wait, kv, busy;
+} WinSums;
 
 typedef struct Dist {
     uint64_t n;       /* values the statistic covers */
@@ -259,11 +278,34 @@ typedef struct MetricsAcc {
     uint32_t *members, *good;                  /* attainment per group */
     uint32_t ok[6], good_all;
     int64_t t0, t1;
+    int excluded;                              /* a request was left out (warm-up, cool-down) */
+    int has_tt;                                /* token times came with the requests */
+    StatAcc itl_in;                            /* their gaps, included requests only */
+    /* Utilisation over the window when requests are left out
+     * (metrics_acc_iteration): the sums from the window's start, those at
+     * the latest included finish (t1), and the iterations begun since,
+     * each with the sums before it (their number: the run's tail). */
+    int windowed;
+    WinSums sums, at_t1;
+    int64_t t1_marked;
+    struct WinMark *marks;
+    size_t m_head, m_len, m_cap;
 } MetricsAcc;
 
 int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e);
-/* A request that left (finished or rejected): folded, not kept. */
-void metrics_acc_add(MetricsAcc *a, const Request *r);
+/* A request that left (finished or rejected): folded, not kept; tt its
+ * token times (NULL when none are kept).  One that the warm-up or
+ * cool-down leaves out is only counted. */
+void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt);
+/* 1 when the warm-up and cool-down leave r in (metrics_acc_add's test). */
+int metrics_acc_included(const MetricsCfg *cfg, const Request *r);
+/* One iteration of a single engine whose run keeps iteration records
+ * (report.iterations), begun at t_ns for dur_ns with running and waiting
+ * requests and kv_used blocks: when the warm-up or cool-down leaves
+ * requests out, the summary's means over the window come from these, as a
+ * materialised run's from its records.  Else ignored. */
+void metrics_acc_iteration(MetricsAcc *a, int64_t t_ns, int64_t dur_ns, uint32_t running, uint32_t waiting,
+                           uint64_t kv_used);
 /* The summary into a->out; st: the run's engine statistics; itl: the
  * engine's ITL accumulator (engine_set_itl_acc), or NULL. */
 void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl);

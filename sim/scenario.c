@@ -925,6 +925,52 @@ static int check_adapters(const Scenario *s, const char *w, Err *e)
 #define SCENARIO_STREAM_PENDING ((WlStream *)&scenario_stream_mark)
 static char scenario_stream_mark;
 
+/* A streamed run's warm-up and cool-down (metrics.h stream_known): a first
+ * pass over a copy of the stream reads its first arrival, and, when a
+ * cool-down needs the end, every request for the last arrival and the
+ * count.  The time it takes is the stream's generation alone (no engine);
+ * a stream that cannot be read again has said so when it was opened. */
+static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
+{
+    MetricsCfg *m = &s->metrics;
+    if (!(m->warmup_s > 0 || m->cooldown_s > 0 || m->warmup_requests || m->cooldown_requests)) return 0;
+    /* a chain's later requests arrive when the run says: neither the last
+     * arrival nor the window's first is known before it */
+    if (workload_stream_chains(s->wl_stream))
+        return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model metrics warm-up or "
+                             "cool-down", p);
+    Workload names;
+    workload_init(&names, s->wl.kind);
+    WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+    const int whole = m->cooldown_s > 0 || m->cooldown_requests;
+    const int64_t warm_ns = llround(m->warmup_s * 1e9);
+    uint64_t n = 0;
+    int64_t lo = 0, hi = 0, t0 = 0;
+    int has_t0 = 0;
+    Request r;
+    int got = pre ? 1 : -1;
+    while (got > 0 && (whole || !has_t0))
+        if ((got = workload_stream_next(pre, &r, e)) > 0) {
+            if (n == 0) lo = r.t_arrive_ns;
+            /* the first request past the warm-up (metrics.c acc_included
+             * checks the cool-down): the window's start */
+            if (!has_t0 && n >= m->warmup_requests && r.t_arrive_ns >= lo + warm_ns) {
+                t0 = r.t_arrive_ns;
+                has_t0 = 1;
+            }
+            hi = r.t_arrive_ns;
+            n++;
+        }
+    workload_stream_free(pre);
+    workload_free(&names);
+    if (got < 0) return -1;
+    m->stream_known = 1;
+    m->stream_lo_ns = lo;
+    m->stream_hi_ns = hi;
+    m->stream_t0_ns = t0;
+    m->stream_n = whole ? n : UINT64_MAX;
+    return 0;
+}
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
@@ -1093,6 +1139,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
          * they are kept whatever the outputs (see streamrun.c) */
         s->stream_cancels = workload_stream_may_cancel(s->wl_stream) ||
                             (s->keep_token_times > 0 && cJSON_GetObjectItemCaseSensitive(v, "trace"));
+        if (stream_arrivals(v, p, s, e) < 0) return -1;
         if (s->keep_token_times < 0) {
             /* report.token_times not given: a first pass over a second copy
              * of the stream sums the output tokens, as far as the limit */

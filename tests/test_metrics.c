@@ -804,8 +804,7 @@ static void test_itl_streamed(void)
 
 static void fold(void *ctx, const Request *r, const int64_t *tt)
 {
-    (void)tt;
-    metrics_acc_add(ctx, r);
+    metrics_acc_add(ctx, r, tt);
 }
 
 /* A streamed run (engine_new_stream + MetricsAcc) gives the summary of the

@@ -663,6 +663,98 @@ static void test_streamrun_sessions(void)
     free(r);
 }
 
+/* A streamed run excludes warm-up and cool-down, and keeps a fixed window,
+ * itself (issue 36): `run`'s streamed path takes the scenario (no
+ * refusal), a first pass having read the stream's arrivals, and reports the
+ * materialised run's counts, statistics and window means. */
+static void test_streamrun_warmup(void)
+{
+    static const char *const metrics[2] = {"{\"warmup_requests\": 500, \"cooldown_s\": 10}, \"report\": "
+                                           "{\"token_times\": false}",
+                                           "{\"window_ms\": [20000, 70000]}"};
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                 "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 30, \"count\": 3000, \"prompt_tokens\": "
+                 "300, \"output_tokens\": 50}, \"metrics\": %s, \"seed\": 11}", metrics[k]);
+        Scenario s;
+        Err e = {0};
+        CHECK(scenario_load_text(text, "warm.json", 0, 0, &s, &e) == 0);
+        Summary *m = xmalloc(sizeof *m);
+        Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
+        CHECK(eng && engine_run(eng, &e) == 0);
+        if (eng) {
+            scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+            scenario_rundata(&s, eng, &rd);
+            metrics_summarize(&mc, &rd, m);
+        }
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e2 = {0};
+        CHECK(streamrun(r, NULL, text, "warm.json", 0, 0, 0, NULL, &e2) == 0);
+        if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+        CHECK(r->eng != NULL && r->requests == 3000 && r->peak_live < 300);
+        if (eng) {
+            /* 500 by count and the last 10 s (about 300) by time; the
+             * window: 50 s of the 100 */
+            if (k == 0) CHECK(m->included > 2000 && m->included < 2300);
+            if (k == 1) CHECK(m->fixed_window && m->completed > 1400 && m->completed < 1600);
+            CHECK_INT(r->sum.included, m->included);
+            CHECK_INT(r->sum.requests, m->requests);
+            CHECK_INT(r->sum.completed, m->completed);
+            CHECK_INT(r->sum.output_tokens, m->output_tokens);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.tpot_s.mean == m->tpot_s.mean);
+            CHECK(r->sum.window_s == m->window_s && r->sum.good == m->good);
+            CHECK(r->sum.mean_running == m->mean_running && r->sum.kv_mean_used_blocks == m->kv_mean_used_blocks);
+            CHECK(r->sum.itl_s.n == m->itl_s.n);
+        }
+        streamrun_free(r);
+        free(r);
+        engine_free(eng);
+        scenario_free(&s);
+        free(m);
+    }
+}
+
+/* A trace's rate_per_s streams (issue 36): its factor from a first pass
+ * over the file, the records read one at a time after it; the materialised
+ * load's arrivals and summary. */
+static void test_streamrun_trace_rate(void)
+{
+    const char *text = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                       "\"workload\": {\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/"
+                       "AzureLLMInferenceTrace_conv.csv\", \"format\": \"azure\", \"limit\": 3000, \"sample\": 0.7, "
+                       "\"rate_per_s\": 4}, \"report\": {\"token_times\": false}, \"seed\": 2}";
+    Scenario s;
+    Err e = {0};
+    CHECK(scenario_load_text(text, "rate.json", 0, 0, &s, &e) == 0);
+    if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
+    Summary *m = xmalloc(sizeof *m);
+    Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    if (eng) {
+        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+        scenario_rundata(&s, eng, &rd);
+        metrics_summarize(&mc, &rd, m);
+        /* 3,000 requests over (n - 1) / 4 s */
+        CHECK_INT(s.wl.n, 3000);
+        CHECK_NEAR((double)(s.wl.reqs[2999].t_arrive_ns - s.wl.reqs[0].t_arrive_ns) / 1e9, 2999.0 / 4, 1e-6);
+    }
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e2 = {0};
+    CHECK(streamrun(r, NULL, text, "rate.json", 0, 0, 0, NULL, &e2) == 0);
+    if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+    CHECK(r->eng != NULL && r->requests == 3000);
+    if (eng) {
+        CHECK(r->sum.ttft_s.mean == m->ttft_s.mean && r->sum.e2e_s.p99 == m->e2e_s.p99);
+        CHECK(r->sum.window_s == m->window_s && r->sum.output_tokens == m->output_tokens);
+    }
+    streamrun_free(r);
+    free(r);
+    engine_free(eng);
+    scenario_free(&s);
+    free(m);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -675,4 +767,6 @@ void suite_report(void)
     RUN(test_streamrun_spill_same_bytes);
     RUN(test_streamrun_cluster);
     RUN(test_streamrun_sessions);
+    RUN(test_streamrun_warmup);
+    RUN(test_streamrun_trace_rate);
 }

@@ -399,7 +399,11 @@ static void vfit_host(const VFitCtx *c, const uint32_t *use, uint32_t m, VTheta 
 /* The host time again, from the rows simulated with no host time but the
  * request overhead in place (which moves how prompts bunch, and so the
  * prefill stalls in TPOT): per[row]'s (per NULL: th's) for each row;
- * sets th's host terms. */
+ * sets th's host terms.  The serial front end stays out of this run: with
+ * no host time the GPU alone emits tokens faster than a fitted front end
+ * streams them, so it would hold clients at its door, lower the running
+ * batch and the TPOT, and the regression would read that as host time
+ * per GPU (SGLang: 1,219 us a GPU with it, 462 without; validate/README.md). */
 static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, const VTheta *per, VTheta *th, Err *e)
 {
     VTheta *ths = xmalloc((c->n ? c->n : 1) * sizeof *ths);
@@ -408,7 +412,7 @@ static int vfit_host_again(const VFitCtx *c, const uint32_t *use, uint32_t m, co
     for (uint32_t j = 0; j < m; j++) {
         const VTheta *q = per ? &per[use[j]] : th;
         ths[use[j]] = (VTheta){.before_us = q->before_us, .end_spread_tokens = q->end_spread_tokens,
-                               .fe_per_token_us = q->fe_per_token_us, .form = q->form,
+                               .form = q->form,
                                .ar_above_tokens = q->ar_above_tokens,
                                .ar_link_fraction = q->ar_link_fraction};
     }

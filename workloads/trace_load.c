@@ -430,8 +430,8 @@ static int trace_load_file(const cJSON *wj, const char *where, const char *base_
 /* A trace file read a record at a time for a streamed run (issue 16):
  * the same filter and per-request transforms as trace_load_file, written
  * into the engine's record instead of appended.  Only what is per record
- * streams: a sorted format (azure, mooncake, csv), no rate_per_s (it needs
- * the whole trace), no links, sessions or parallel sampling. */
+ * streams: a sorted format (azure, mooncake, csv), no links, sessions or
+ * parallel sampling; rate_per_s by a first pass (trace_stream_rate). */
 struct TraceStream {
     Xform x;
     TraceReader *tr;
@@ -439,9 +439,52 @@ struct TraceStream {
     char file[1024];
     char id[64];
     uint64_t n;
+    double speed;      /* the arrival factor: time_scale, or rate_per_s's from the first pass */
 };
 
 int trace_stream_may_cancel(const TraceStream *ts) { return ts->x.attrs.rc != NULL; }
+
+/* rate_per_s (xform_speed's factor over the kept arrivals): a first pass
+ * over the file with a second reader and filter of its own (the same
+ * sample draws), counting the records kept and their first and last
+ * arrival; memory stays one record. */
+static int trace_stream_rate(TraceStream *ts, const cJSON *wj, const char *where, const char *base_dir,
+                             uint64_t seed, TraceFormat fmt, int skip, Err *e)
+{
+    Workload scratch;
+    workload_init(&scratch, "trace");
+    Xform px;
+    TraceReader *pr = NULL;
+    int rc = xform_parse(wj, where, base_dir, seed, &scratch, &px, e);
+    if (rc == 0 && !(pr = trace_reader_open(ts->file, fmt, skip, e))) rc = -1;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint64_t n = 0;
+    TraceRecord rec;
+    WlCounts c = {0};
+    int got;
+    while (rc == 0 && (got = trace_reader_next(pr, &rec, e)) != 0) {
+        if (got < 0 || !rec.has_arrival || rec.session || rec.n_samples > 1) {
+            rc = got < 0 ? -1 : 0; /* a record the stream refuses: it says so when it reaches it */
+            break;
+        }
+        XfAction act = xform_filter(&px, &rec, 1, &c);
+        if (act == XF_STOP) break;
+        if (act == XF_DROP) continue;
+        px.kept++; /* as the loads count it (the limit) */
+        n++;
+        lo = MIN(lo, rec.t_ns);
+        hi = MAX(hi, rec.t_ns);
+    }
+    if (pr) trace_reader_close(pr);
+    xform_free(&px);
+    workload_free(&scratch);
+    if (rc < 0) return -1;
+    if (n < 2 || hi <= lo)
+        return err_set(e, "%s.rate_per_s: needs at least two requests at different times (got %llu)", where,
+                       (unsigned long long)n);
+    ts->speed = (double)(n - 1) / ((double)(hi - lo) / 1e9) / ts->x.rate_per_s;
+    return 0;
+}
 
 void trace_stream_free(TraceStream *ts)
 {
@@ -481,11 +524,9 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
         err_refuse(e, "%s.bootstrap_block_s: a block bootstrap rebuilds the whole trace", where);
         goto fail;
     }
-    if (ts->x.rate_per_s > 0) {
-        err_refuse(e, "%s.rate_per_s: a streamed run cannot rescale a trace to a rate (it needs the whole trace); "
-                   "use \"time_scale\"", where);
+    ts->speed = ts->x.time_scale;
+    if (ts->x.rate_per_s > 0 && trace_stream_rate(ts, wj, where, base_dir, seed, (TraceFormat)fmt, skip, e) < 0)
         goto fail;
-    }
     if (!(ts->tr = trace_reader_open(ts->file, (TraceFormat)fmt, skip, e))) goto fail;
     if (!trace_reader_sorted(ts->tr)) {
         err_refuse(e, "%s: a streamed run reads a trace in arrival order: format %s is not guaranteed sorted (azure, "
@@ -530,7 +571,7 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (maxo && maxo < out) maxo = out;
     const GenMix *m = gen_attr_pick(&x->attrs);
     request_init(r);
-    r->t_arrive_ns = x->time_scale > 0 ? llround((double)rec.t_ns * x->time_scale) : rec.t_ns;
+    r->t_arrive_ns = ts->speed > 0 ? llround((double)rec.t_ns * ts->speed) : rec.t_ns;
     r->prompt_tokens = prompt;
     r->output_tokens = out;
     r->max_output_tokens = maxo;
