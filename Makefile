@@ -8,7 +8,7 @@
 #   make fuzz     the libFuzzer harnesses of fuzz/, FUZZ_SECONDS (30) each (clang; make deps-fuzz)
 #   make bench    the Azure conversation trace, 10^6 and 10^7 streamed Poisson requests (one replica and a
 #                 4-replica cluster): wall time, requests and iterations per second, ns per
-#                 request-iteration, peak RSS (README Speed)
+#                 request-iteration, peak RSS (README Speed); 10^6 streamed sessions on 4 replicas
 #   make deps     install missing Debian packages (apt-get as root; otherwise print the command)
 #   make deps-html  install Debian's chromium: make test then renders the --html pages headless
 #   make plots    regenerate the example pictures in plots/examples/ (needs gnuplot)
@@ -252,6 +252,9 @@ bench: deps
 	    > build/bench_cluster4_$$n.json; \
 	  /usr/bin/time -f "servesim run, default scenario on 4 replicas, $$n requests: %e s wall, %U s user, %M KB peak RSS" \
 	    ./servesim run build/bench_cluster4_$$n.json --quiet || exit 1; done
+	@# 10^6 multi-turn sessions (issue 36): follow-up turns streamed as their predecessors leave
+	@/usr/bin/time -f "10^6 sessions, 4 replicas, prefix_affinity: %e s wall, %U s user, %M KB peak RSS" \
+	  ./servesim run workloads/bench_sessions_cluster4.json --quiet || exit 1
 	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
 	  TIMEFORMAT="azure conv trace, whole process, --json summary + requests: %R s wall, %U s user"; \

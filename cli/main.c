@@ -315,6 +315,7 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
             streamrun_rundata(r, &rd);
             cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
             if (so.json_requests) cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
+            if (so.json_requests && r->sum.tasks.has_tasks) cJSON_AddRawToObject(root, "tasks", STREAMRUN_TASKS_RAW);
             report_band_json(root, &band, &r->sum);
             cJSON *sc = cJSON_CreateObject();
             scenario_to_json(&r->s, sc);

@@ -18,10 +18,81 @@ static void ordered(StreamRun *r, Ordw *w, uint64_t seq)
     if (ordw_add(w, seq, r->ms_buf, r->ms_len, &r->werr) < 0) r->wfailed = 1;
 }
 
+/* One retired request's inter-token gaps, waiting for an earlier one. */
+typedef struct StreamGaps {
+    int64_t *ns;
+    uint32_t n, cap;
+    uint8_t present;
+} StreamGaps;
+
+static void itl_take(StreamRun *r, const int64_t *ns, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)ns[k] / 1e9);
+}
+
+/* q's gaps into r->itl in workload order (as metrics_summarize adds them
+ * from the token times: the included finished requests'). */
+static void itl_ordered(StreamRun *r, const Request *q, const int64_t *tt)
+{
+    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 && metrics_acc_included(&r->mc, q)
+                     ? q->generated - 1 : 0;
+    if (q->seq == r->itl_base) {
+        for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)(tt[k + 1] - tt[k]) / 1e9);
+        r->itl_base++;
+        /* then every one held that now follows */
+        while (r->gaps_cap && r->gaps[r->itl_base % r->gaps_cap].present) {
+            StreamGaps *g = &r->gaps[r->itl_base % r->gaps_cap];
+            itl_take(r, g->ns, g->n);
+            g->present = 0;
+            r->itl_base++;
+        }
+        return;
+    }
+    uint64_t off = q->seq - r->itl_base;
+    if (off >= r->gaps_cap) {
+        uint32_t cap = r->gaps_cap ? r->gaps_cap : 64;
+        while (off >= cap) cap *= 2;
+        StreamGaps *ng = xcalloc(cap, sizeof *ng);
+        for (uint32_t k = 0; k < r->gaps_cap; k++) {
+            StreamGaps *g = &r->gaps[k];
+            if (!g->present && !g->ns) continue;
+            /* a held entry keeps its seq: base + its ring distance */
+            uint64_t seq = r->itl_base + (k + r->gaps_cap - r->itl_base % r->gaps_cap) % r->gaps_cap;
+            if (g->present) ng[seq % cap] = *g;
+            else free(g->ns);
+        }
+        free(r->gaps);
+        r->gaps = ng;
+        r->gaps_cap = cap;
+    }
+    StreamGaps *g = &r->gaps[q->seq % r->gaps_cap];
+    if (g->cap < n) {
+        g->ns = xrealloc(g->ns, n * sizeof *g->ns);
+        g->cap = n;
+    }
+    for (uint32_t k = 0; k < n; k++) g->ns[k] = tt[k + 1] - tt[k];
+    g->n = n;
+    g->present = 1;
+}
+
+/* A task row in task order: its JSON element after the previous one. */
+static void task_row(void *ctx, const TaskRow *t, const char *first_id)
+{
+    StreamRun *r = ctx;
+    if (!r->tasks_body) return;
+    char *text;
+    size_t n = report_task_json_text(t, first_id, &text);
+    if (r->n_task_rows++) fputs(", ", r->tasks_body);
+    fwrite(text, 1, n, r->tasks_body);
+    free(text);
+}
+
 static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q, tt);
+    if (r->itl_ordered) itl_ordered(r, q, tt);
+    if (r->chains) tasks_acc_add(&r->tasks, q);
     if (r->csv) {
         rewind(r->ms);
         report_csv_row(r->ms, &r->mc, q);
@@ -95,16 +166,15 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (s->metrics.has_window && !s->keep_token_times)
         return err_set(e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: "
                           "false", s->source);
-    /* a fixed window counts the tokens inside it from their times */
-    if (!o->tokens_csv && !o->json_requests && !s->metrics.has_window) s->keep_token_times = 0;
+    /* ... or where the summary needs them: a fixed window counts the
+     * tokens inside it from their times, and with cancellations the
+     * materialised summary takes ITL from the finished requests' token
+     * times while the gaps streamed as emitted include the cancelled ones' */
+    if (!o->tokens_csv && !o->json_requests && !s->metrics.has_window && !s->stream_cancels) s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
-     * when it keeps them, a streamed one from the gaps as emitted: the
-     * sketch's sums round differently past 2^53 (the disaggregated first
-     * gap, the KV transfer's, is its shift and far from the rest), so
-     * those outputs would differ in the last digit of ITL's sd. */
-    if (s->disagg && s->keep_token_times)
-        return err_refuse(e, "%s: a streamed run of a disaggregated deployment keeps no per-token times "
-                             "(report.token_times, --tokens-csv or --json with requests)", s->source);
+     * when it keeps them: so does this one (itl_ordered), not from the
+     * gaps as emitted, whose sketch sums round differently past 2^52 */
+    r->itl_ordered = s->keep_token_times;
     s->metrics.exact_stats = exact_stats;
     scenario_metrics_cfg(s, &r->mc, r->slo_table, METRICS_CLS_MAX);
     statacc_init(&r->itl, exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
@@ -129,13 +199,20 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
+    tasks_acc_init(&r->tasks);
+    r->chains = workload_stream_chains(s->wl_stream);
+    if (r->chains && o->json_requests) {
+        if (!(r->tasks_body = tmpfile())) return err_set(e, "cannot create a temporary file for the JSON tasks");
+        r->tasks.on_row = task_row;
+        r->tasks.ctx = r;
+    }
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
         MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
         /* a materialised run of one replica keeps its iterations, and its
          * means over a window that leaves requests out come from them */
         r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
-        engine_set_itl_acc(r->eng, &r->itl);
+        if (!r->itl_ordered) engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;
         r->requests = engine_stream_pulled(r->eng);
         r->peak_live = engine_live_peak(r->eng);
@@ -156,8 +233,19 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     RunData rd;
     streamrun_rundata(r, &rd);
-    metrics_acc_finish(&r->acc, rd.st, rd.itl);
+    if (r->itl_ordered && r->itl_base != r->requests)
+        return err_set(e, "internal: %llu of %llu requests' gaps taken in order", (unsigned long long)r->itl_base,
+                       (unsigned long long)r->requests);
+    metrics_acc_finish(&r->acc, rd.st, r->itl_ordered ? &r->itl : rd.itl);
+    /* from the token times, the finished requests' gaps whatever else
+     * left, as metrics_summarize takes them */
+    if (r->itl_ordered) metrics_dist_acc(&r->itl, &r->sum.itl_s);
     r->sum.per_replica = rd.replicas;
+    /* NEVER: a task that never finished, or a link added twice; the
+     * materialised run is made instead */
+    if (r->chains && tasks_acc_finish(&r->tasks, &r->sum.tasks) < 0)
+        return err_refuse(e, "%s: internal: the streamed tasks do not add up; the run is made materialised",
+                          s->source);
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);
@@ -169,17 +257,38 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     return 0;
 }
 
+/* The raw placeholder ph as a value: cJSON writes a tab only as
+ * formatting (one inside a string is escaped), and after one only a value,
+ * which a comma or a newline ends. */
+static char *placeholder(char *text, const char *ph)
+{
+    size_t n = strlen(ph);
+    for (char *at = strchr(text, '\t'); at; at = strchr(at + 1, '\t'))
+        if (!strncmp(at + 1, ph, n) && (at[1 + n] == ',' || at[1 + n] == '\n')) return at;
+    return NULL;
+}
+
+/* Copies body (a temporary file) into f as a JSON array; 1 if reading failed. */
+static int copy_array(FILE *f, FILE *body)
+{
+    fputc('[', f);
+    rewind(body);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, n, f);
+    fputc(']', f);
+    return ferror(body) != 0;
+}
+
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e)
 {
     char *text = cJSON_Print(root);
     if (!text) return err_set(e, "%s: cannot render JSON", path);
-    /* cJSON writes a tab only as formatting (one inside a string is
-     * escaped), and after one only a value: a tab and the raw "@" are the
-     * placeholder's own */
-    char *at = strstr(text, "\t" STREAMRUN_REQUESTS_RAW);
-    if (!at || !r->json_body) {
+    char *at = placeholder(text, STREAMRUN_REQUESTS_RAW);
+    char *at_t = r->tasks_body && r->sum.tasks.has_tasks ? placeholder(text, STREAMRUN_TASKS_RAW) : NULL;
+    if (!at || !r->json_body || (r->sum.tasks.has_tasks && r->tasks_body && (!at_t || at_t < at))) {
         cJSON_free(text);
-        return err_set(e, "internal: %s: the report has no requests placeholder", path);
+        return err_set(e, "internal: %s: the report has no requests (or tasks) placeholder", path);
     }
     OutFile o;
     FILE *f = outfile_open(&o, path, e);
@@ -188,14 +297,14 @@ int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err 
         return -1;
     }
     fwrite(text, 1, (size_t)(at + 1 - text), f);
-    fputc('[', f);
-    rewind(r->json_body);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, r->json_body)) > 0) fwrite(buf, 1, n, f);
-    int bad = ferror(r->json_body);
-    fputc(']', f);
-    fputs(at + 1 + strlen(STREAMRUN_REQUESTS_RAW), f);
+    int bad = copy_array(f, r->json_body);
+    const char *rest = at + 1 + strlen(STREAMRUN_REQUESTS_RAW);
+    if (at_t) {
+        fwrite(rest, 1, (size_t)(at_t + 1 - rest), f);
+        bad |= copy_array(f, r->tasks_body);
+        rest = at_t + 1 + strlen(STREAMRUN_TASKS_RAW);
+    }
+    fputs(rest, f);
     fputc('\n', f);
     cJSON_free(text);
     if (bad) {
@@ -215,6 +324,13 @@ void streamrun_free(StreamRun *r)
     ordw_free(&r->json_w);
     if (r->json_body) fclose(r->json_body);
     r->json_body = NULL;
+    if (r->tasks_body) fclose(r->tasks_body);
+    r->tasks_body = NULL;
+    tasks_acc_free(&r->tasks);
+    for (uint32_t k = 0; k < r->gaps_cap; k++) free(r->gaps[k].ns);
+    free(r->gaps);
+    r->gaps = NULL;
+    r->gaps_cap = 0;
     if (r->ms) fclose(r->ms);
     r->ms = NULL;
     free(r->ms_buf);

@@ -18,6 +18,7 @@
 #include "ordw.h"
 #include "outfile.h"
 #include "scenario.h"
+#include "tasks.h"
 
 /* What a streamed run writes as requests leave (every entry optional). */
 typedef struct StreamOutputs {
@@ -50,6 +51,18 @@ typedef struct StreamRun {
     const EngineStats *rst[1];   /* the report's one replica row */
     StatAcc mfu, mbu;            /* per iteration, as metrics_summarize takes them from iteration records */
     uint32_t served;
+    /* With per-token times kept, a materialised run takes ITL from them in
+     * workload order (metrics.c): the gaps of requests retired ahead of an
+     * earlier one wait here (by seq - itl_base in a ring) so that r->itl
+     * takes them in that order and the sketch's sums round alike. */
+    struct StreamGaps *gaps;
+    uint64_t itl_base;
+    uint32_t gaps_cap;
+    int itl_ordered;
+    TaskAcc tasks;               /* chains (sessions): tasks folded in order as their links leave */
+    int chains;
+    FILE *tasks_body;            /* the JSON "tasks" rows (with json_requests), in task order */
+    uint64_t n_task_rows;
 } StreamRun;
 
 /* Loads (path, or text when path is NULL; name for messages), runs and
@@ -68,6 +81,8 @@ void streamrun_rundata(const StreamRun *r, RunData *rd);
  * STREAMRUN_REQUESTS_RAW under that key: the same bytes as the
  * materialised report. */
 #define STREAMRUN_REQUESTS_RAW "@"
+/* ... and "tasks" (chains: summary.tasks.has_tasks) under this one. */
+#define STREAMRUN_TASKS_RAW "@t"
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e);
 
 #endif

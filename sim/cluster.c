@@ -90,11 +90,12 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     evq_init(&c->q);
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
-    /* streamed: token times, if kept, are per slot, and ITL is always
-     * streamed from the engines (as for a streamed replica alone) */
+    /* streamed: token times, if kept, are per slot (and ITL is taken from
+     * them in workload order as they are retired, cli/streamrun.c, as the
+     * materialised summary takes it) */
     if (s->wl_stream) c->slots = scenario_stream_slots(s);
     else if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
-    c->has_itl = !s->keep_token_times || c->slots;
+    c->has_itl = !s->keep_token_times;
     statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (s->attn_dp > 1 && !s->disagg && c->n % (uint32_t)s->attn_dp == 0) c->group = (uint32_t)s->attn_dp;
     uint32_t k = 0;
@@ -380,13 +381,22 @@ int cluster_run(Cluster *c, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 if (!req(c, ev.arg)->triggered) push_next_arrival(c);
                 arrive(c, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FOLLOW) {
+                /* a streamed chain's next request: into a slot (the pool
+                 * may grow: every replica follows it), then routed */
+                uint32_t k;
+                if (slots_pull_follow(c->slots, ev.arg, ev.t_ns, &k)) {
+                    for (uint32_t i = 0; i < c->n; i++) engine_stream_sync(c->eng[i]);
+                    arrive(c, k, ev.t_ns);
+                }
             } else if (ev.kind == ENGINE_EV_ITER_END) {
                 engine_iter_end(c->eng[ev.arg], ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FRONT) {
                 /* its replica's front end is done with it */
                 engine_enqueue(c->eng[req(c, ev.arg)->replica], ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
-                cancel(c, ev.arg, ev.t_ns);
+                /* streamed: a slot kept for its retired request's event is freed */
+                if (!c->slots || !slots_cancel_event(c->slots, ev.arg)) cancel(c, ev.arg, ev.t_ns);
             } else {
                 transfer_done(c, ev.arg, ev.t_ns);
             }
@@ -477,10 +487,11 @@ int cluster_run(Cluster *c, Err *e)
     /* streamed: each request was checked as it was retired */
     uint64_t pulled = slots_pulled(c->slots);
     uint32_t live = slots_live(c->slots);
-    if (live != 0 || a->finished + a->rejected != pulled)
+    if (live != 0 || a->finished + a->rejected + a->cancelled != pulled)
         return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
-                          "rejected, %u still held", (unsigned long long)pulled, (unsigned long long)a->finished,
-                       (unsigned long long)a->rejected, live);
+                          "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
+                       (unsigned long long)a->finished, (unsigned long long)a->rejected,
+                       (unsigned long long)a->cancelled, live);
     return 0;
 }
 

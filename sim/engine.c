@@ -576,6 +576,21 @@ static void trigger(Engine *eng, uint32_t idx)
 static void trigger_next(Engine *eng, const Request *r)
 {
     EngineBarrier *b = eng->cfg.barrier;
+    if (eng->slots) {
+        /* streamed: the source makes the follow-up when it arrives (the
+         * event, pushed now as trigger() would push its arrival); a
+         * barrier's waiters are chains of their own */
+        int64_t think;
+        if (r->barrier_member && b && b->left > 0 && --b->left == 0)
+            for (uint32_t i = 0; i < b->n_waiters; i++) {
+                Request w = {.chain = b->waiters[i]};
+                if (slots_follow(eng->slots, &w, &think))
+                    evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, w.chain);
+            }
+        if (slots_follow(eng->slots, r, &think))
+            evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, r->chain);
+        return;
+    }
     if (r->barrier_member && b && b->left > 0 && --b->left == 0)
         for (uint32_t i = 0; i < b->n_waiters; i++)
             if (b->waiters[i] < eng->n_reqs) trigger(eng, b->waiters[i]);
@@ -622,8 +637,10 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
         finish_rejected(eng, r, REJECT_KV_TOO_SMALL);
         return;
     }
-    if (r->cancel_after_ns > 0 && !r->incoming)
+    if (r->cancel_after_ns > 0 && !r->incoming) {
         evq_push(eng->evq, MAX(now_ns, r->t_arrive_ns + r->cancel_after_ns), ENGINE_EV_CANCEL, idx);
+        r->cancel_queued = 1;
+    }
     waiting_push_back(eng, idx);
     eng->g_dirty = 1;
     if (eng->w_len > eng->st.peak_waiting) eng->st.peak_waiting = eng->w_len;
@@ -702,6 +719,7 @@ static void cancel_release(Engine *eng, Request *r)
     r->kv_blocks = 0;
     r->t_finish_ns = eng->now_ns;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
+    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
 }
 
 /* The iteration that read the parked requests' blocks has ended. */

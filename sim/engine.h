@@ -30,7 +30,8 @@ enum {
     ENGINE_EV_ARRIVAL = 1,
     ENGINE_EV_ITER_END = 2,
     ENGINE_EV_CANCEL = 4, /* arg: the request */
-    ENGINE_EV_FRONT = 8   /* arg: the request; a serial front end hands it to the scheduler */
+    ENGINE_EV_FRONT = 8,  /* arg: the request; a serial front end hands it to the scheduler */
+    ENGINE_EV_FOLLOW = 16 /* arg: a streamed chain (slots.h); its next request arrives */
 };
 
 /* A benchmark client's warm-up barrier (aiperf, vLLM's benchmark): the
@@ -191,6 +192,7 @@ int engine_stream_retire(Engine *eng, Err *e);
 uint64_t engine_stream_pulled(const Engine *eng); /* requests taken from the stream */
 uint32_t engine_live(const Engine *eng);          /* request records held now */
 uint32_t engine_live_peak(const Engine *eng);     /* their peak over the run */
+Slots *engine_stream_slots(Engine *eng);           /* a streaming engine's pool (slots.h) */
 uint32_t engine_slots(const Engine *eng);         /* slots allocated (>= the peak, < 2x it + 1024) */
 void engine_free(Engine *eng);
 int engine_run(Engine *eng, Err *e);

@@ -219,6 +219,12 @@ void engine_stream_sync(Engine *eng)
     eng->plan_pos = xrealloc(eng->plan_pos, cap * sizeof *eng->plan_pos);
     for (uint32_t k = old; k < cap; k++) eng->plan_pos[k] = NO_POS;
     eng->retiring = xrealloc(eng->retiring, cap * sizeof *eng->retiring);
+    eng->parked = xrealloc(eng->parked, cap * sizeof *eng->parked); /* cancelled, blocks still read */
+    for (uint32_t k = 0; k < eng->cfg.n_hooks; k++)
+        if (eng->cfg.hooks[k].order) {
+            eng->order_tmp = xrealloc(eng->order_tmp, cap * sizeof *eng->order_tmp);
+            break;
+        }
     eng->n_reqs = cap;
 }
 
@@ -255,8 +261,16 @@ int engine_stream_run(Engine *eng, Err *e)
             if (ev.kind == ENGINE_EV_ARRIVAL) {
                 stream_pull(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_FOLLOW) {
+                uint32_t k;
+                if (slots_pull_follow(eng->slots, ev.arg, ev.t_ns, &k)) {
+                    engine_stream_sync(eng);
+                    engine_enqueue(eng, k, ev.t_ns);
+                }
             } else if (ev.kind == ENGINE_EV_FRONT) {
                 engine_enqueue(eng, ev.arg, ev.t_ns);
+            } else if (ev.kind == ENGINE_EV_CANCEL) {
+                if (!slots_cancel_event(eng->slots, ev.arg)) engine_cancel(eng, ev.arg, ev.t_ns);
             } else {
                 engine_iter_end(eng, ev.t_ns);
             }
@@ -268,10 +282,11 @@ int engine_stream_run(Engine *eng, Err *e)
     if (engine_check_drained(eng, e) != 0) return -1;
     uint64_t pulled = slots_pulled(eng->slots);
     uint32_t live = slots_live(eng->slots);
-    if (live != 0 || eng->st.finished + eng->st.rejected != pulled)
+    if (live != 0 || eng->st.finished + eng->st.rejected + eng->st.cancelled != pulled)
         return err_set(e, "internal: invariant violated: requests not conserved: %llu pulled, %llu finished, %llu "
-                          "rejected, %u still held", (unsigned long long)pulled,
-                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected, live);
+                          "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
+                       (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected,
+                       (unsigned long long)eng->st.cancelled, live);
     return 0;
 }
 
@@ -304,3 +319,4 @@ uint64_t engine_stream_pulled(const Engine *eng) { return slots_pulled(eng->slot
 uint32_t engine_live_peak(const Engine *eng) { return slots_peak(eng->slots); }
 uint32_t engine_live(const Engine *eng) { return slots_live(eng->slots); }
 uint32_t engine_slots(const Engine *eng) { return slots_cap(eng->slots); }
+Slots *engine_stream_slots(Engine *eng) { return eng->slots; }

@@ -586,6 +586,8 @@ static int acc_included(const MetricsCfg *cfg, const Request *r)
     return !(r->seq < cfg->warmup_requests || r->seq + cfg->cooldown_requests >= cfg->stream_n);
 }
 
+int metrics_acc_included(const MetricsCfg *cfg, const Request *r) { return acc_included(cfg, r); }
+
 /* An iteration begun after the latest included finish, and the sums
  * before it. */
 typedef struct WinMark {

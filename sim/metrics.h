@@ -297,6 +297,8 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
  * token times (NULL when none are kept).  One that the warm-up or
  * cool-down leaves out is only counted. */
 void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt);
+/* 1 when the warm-up and cool-down leave r in (metrics_acc_add's test). */
+int metrics_acc_included(const MetricsCfg *cfg, const Request *r);
 /* One iteration of a single engine whose run keeps iteration records
  * (report.iterations), begun at t_ns for dur_ns with running and waiting
  * requests and kv_used blocks: when the warm-up or cool-down leaves

@@ -193,25 +193,27 @@ static cJSON *tasks_summary_json(const TaskSummary *t)
 
 /* tasks[]: one row per task (a chain of requests), incomplete ones with
  * null times. */
+static cJSON *task_row_json(const TaskRow *t, const char *first_id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "first", first_id ? first_id : "?");
+    cJSON_AddNumberToObject(o, "turns", t->turns);
+    cJSON_AddBoolToObject(o, "complete", t->complete);
+    num_or_null(o, "total_s", t->complete ? t->total_s : NAN);
+    for (int p = 0; p < TASK_N_PARTS; p++) {
+        char k[32];
+        snprintf(k, sizeof k, "%s_s", tasks_part_names[p]);
+        num_or_null(o, k, t->complete ? t->part_s[p] : NAN);
+    }
+    return o;
+}
+
 static cJSON *tasks_json(const RunData *rd)
 {
     uint32_t n;
     TaskRow *rows = tasks_rows(rd->reqs, rd->n, &n);
     cJSON *arr = cJSON_CreateArray();
-    for (uint32_t i = 0; i < n; i++) {
-        const TaskRow *t = &rows[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "first", rd->reqs[t->first].id ? rd->reqs[t->first].id : "?");
-        cJSON_AddNumberToObject(o, "turns", t->turns);
-        cJSON_AddBoolToObject(o, "complete", t->complete);
-        num_or_null(o, "total_s", t->complete ? t->total_s : NAN);
-        for (int p = 0; p < TASK_N_PARTS; p++) {
-            char k[32];
-            snprintf(k, sizeof k, "%s_s", tasks_part_names[p]);
-            num_or_null(o, k, t->complete ? t->part_s[p] : NAN);
-        }
-        cJSON_AddItemToArray(arr, o);
-    }
+    for (uint32_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, task_row_json(&rows[i], rd->reqs[rows[i].first].id));
     free(rows);
     return arr;
 }
@@ -388,13 +390,13 @@ cJSON *report_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum,
     return root;
 }
 
-size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char **text)
+/* One element printed inside a root object's array under key, so that
+ * cJSON's indentation is the report's own; the element is cut out of it. */
+static size_t element_text(const char *key, cJSON *elem, char **text)
 {
-    /* printed inside a root object's "requests" array, so that cJSON's
-     * indentation is the report's own; the element is cut out of it */
     cJSON *root = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(root, "requests");
-    cJSON_AddItemToArray(arr, request_json(cfg, r, tt));
+    cJSON *arr = cJSON_AddArrayToObject(root, key);
+    cJSON_AddItemToArray(arr, elem);
     char *p = cJSON_Print(root);
     cJSON_Delete(root);
     if (!p) common_oom(0);
@@ -405,6 +407,16 @@ size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const i
     (*text)[n] = 0;
     cJSON_free(p);
     return n;
+}
+
+size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char **text)
+{
+    return element_text("requests", request_json(cfg, r, tt), text);
+}
+
+size_t report_task_json_text(const TaskRow *t, const char *first_id, char **text)
+{
+    return element_text("tasks", task_row_json(t, first_id), text);
 }
 
 /* ------------------------------------------------------------------ table */

@@ -49,6 +49,8 @@ void report_tokens_rows(FILE *f, const Request *r, const int64_t *tt);
  * (indented for its place; tt: the request's token times from its first,
  * or NULL): a malloc'd string in *text, its length returned. */
 size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char **text);
+/* The same for one row of report_json's "tasks" array (tasks.h). */
+size_t report_task_json_text(const TaskRow *t, const char *first_id, char **text);
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
 /* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,
  * total_output_tokens, request_throughput, request_goodput, output_throughput,

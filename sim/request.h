@@ -78,6 +78,15 @@ typedef struct Request {
     uint32_t next_branch;      /* the next branch of the same parent, or REQ_NONE */
     uint32_t next_req;         /* index of the request this one triggers, or REQ_NONE */
     int64_t think_ns;          /* for a triggered request: delay after the predecessor */
+    /* A streamed chain (slots.h follow-ups: a session's turns, a closed-loop
+     * client's requests): chain is the source's handle for what comes
+     * next (REQ_NONE: nothing follows), task the chain's index among the
+     * run's tasks (tasks.h; REQ_NONE: not a chain), task_link its position in it and task_last 1 on
+     * its last link.  A materialised workload links by next_req instead. */
+    uint32_t chain;
+    uint32_t task;
+    uint32_t task_link;        /* its position in the chain (0: the first) */
+    uint8_t task_last;
     /* A benchmark's warm-up barrier (engine.h EngineBarrier): a member
      * counts the barrier down when it leaves; a waiter is a triggered
      * request with no predecessor that arrives think_ns after the last
@@ -129,6 +138,7 @@ typedef struct Request {
     uint8_t blocked;           /* admitted, but its KV is in flight: not plannable until it lands */
     uint8_t cancel_pending;    /* the cancel came while an iteration was in flight */
     uint8_t fe_passed;         /* a serial front end (EngineConfig.fe_serial_ns) has taken it (fe_wait_ns) */
+    uint8_t cancel_queued;     /* its ENGINE_EV_CANCEL is in the queue (a streamed slot waits for it) */
 } Request;
 
 #define REQ_NONE UINT32_MAX
@@ -144,6 +154,8 @@ static inline void request_init(Request *r)
     r->next_req = REQ_NONE;
     r->branch_of = REQ_NONE;
     r->next_branch = REQ_NONE;
+    r->chain = REQ_NONE;
+    r->task = REQ_NONE;
 }
 
 /* A request's run-time fields before it arrives (engine_new, slots_pull):
@@ -171,6 +183,7 @@ static inline void request_reset(Request *r, uint32_t idx, uint64_t token_off)
     r->cancel_pending = 0;
     r->fe_passed = 0;
     r->fe_wait_ns = 0;
+    r->cancel_queued = 0;
 }
 
 /* The system prompt's key (every session's first synth_shared ids). */

@@ -934,6 +934,11 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
 {
     MetricsCfg *m = &s->metrics;
     if (!(m->warmup_s > 0 || m->cooldown_s > 0 || m->warmup_requests || m->cooldown_requests)) return 0;
+    /* a chain's later requests arrive when the run says: neither the last
+     * arrival nor the window's first is known before it */
+    if (workload_stream_chains(s->wl_stream))
+        return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model metrics warm-up or "
+                             "cool-down", p);
     Workload names;
     workload_init(&names, s->wl.kind);
     WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
@@ -1130,6 +1135,10 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                               : cJSON_GetObjectItemCaseSensitive(v, "trace") ? "trace" : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
+        /* a trace's records may cancel: with per-token times asked for,
+         * they are kept whatever the outputs (see streamrun.c) */
+        s->stream_cancels = workload_stream_may_cancel(s->wl_stream) ||
+                            (s->keep_token_times > 0 && cJSON_GetObjectItemCaseSensitive(v, "trace"));
         if (stream_arrivals(v, p, s, e) < 0) return -1;
         if (s->keep_token_times < 0) {
             /* report.token_times not given: a first pass over a second copy
@@ -1137,16 +1146,37 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
             Workload names;
             workload_init(&names, s->wl.kind);
             WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+            if (pre) workload_stream_flat(pre); /* every request, later turns included */
+            if (pre && !strcmp(s->wl.kind, "closed_loop")) /* the lengths after the end spread */
+                workload_stream_client(pre, s->seed, s->engine.req_end_spread, 0, 0);
             uint64_t tok = 0;
             Request r;
             int got = pre ? 1 : -1;
             while (got > 0 && tok <= SCENARIO_TOKEN_TIMES_AUTO)
-                if ((got = workload_stream_next(pre, &r, e)) > 0) tok += r.output_tokens;
+                if ((got = workload_stream_next(pre, &r, e)) > 0) {
+                    tok += r.output_tokens;
+                    s->stream_cancels |= r.cancel_after_ns > 0;
+                }
             workload_stream_free(pre);
             workload_free(&names);
             if (got < 0) return -1;
             s->token_times_auto = 1;
             s->keep_token_times = s->metrics.has_window || tok <= SCENARIO_TOKEN_TIMES_AUTO;
+        }
+        /* the engine profile's client: drawn by the source as it makes
+         * each request, in workload order (the end spread: closed loops) */
+        if (workload_stream_chains(s->wl_stream))
+            workload_stream_client(s->wl_stream, s->seed, !strcmp(s->wl.kind, "closed_loop") ?
+                                   s->engine.req_end_spread : 0, s->engine.req_jitter_s,
+                                   s->engine.req_jitter_per_token_s);
+        uint32_t first_w, n_w;
+        s->barrier_members = workload_stream_barrier(s->wl_stream, &first_w, &n_w);
+        if (n_w) {
+            /* the waiters by the chain the stream makes each one from */
+            s->barrier_waiters = xmalloc(n_w * sizeof *s->barrier_waiters);
+            for (uint32_t q = 0; q < n_w; q++) s->barrier_waiters[q] = first_w + q;
+            s->barrier.waiters = s->barrier_waiters;
+            s->barrier.n_waiters = n_w;
         }
     } else if (workload_from_json(v, p, s->seed, &s->wl, e) < 0) return -1;
     if (s->engine.req_end_spread > 0 && !s->wl_stream && !strcmp(s->wl.kind, "closed_loop")) {
@@ -1181,7 +1211,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier_members += s->wl.reqs[i].barrier_member;
         s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;
     }
-    if (s->barrier.n_waiters) {
+    if (s->barrier.n_waiters && !s->wl_stream) {
         s->barrier_waiters = xmalloc(s->barrier.n_waiters * sizeof *s->barrier_waiters);
         uint32_t k = 0;
         for (uint32_t i = 0; i < s->wl.n; i++)

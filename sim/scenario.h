@@ -102,6 +102,7 @@ typedef struct Scenario {
     Workload wl;
     int keep_token_times;
     int token_times_auto;  /* report.token_times not given: kept iff <= SCENARIO_TOKEN_TIMES_AUTO output tokens */
+    int stream_cancels;    /* a streamed run's requests may be cancelled (the summary's ITL then needs token times) */
     int keep_iterations;   /* per-iteration records (iteration CSV, trace events, MFU distribution) */
     EngineProfile engine;  /* "engine": the serving engine's profile (engine.present = 0: none) */
     char kernel_profile[96]; /* the calibrated profile the engine's kernel tables selected ("" = none) */

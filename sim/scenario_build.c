@@ -23,6 +23,22 @@ static int stream_pull(void *ctx, Request *r, Err *e)
     return workload_stream_next(ctx, r, e);
 }
 
+static int stream_follow(void *ctx, const Request *pred, int64_t *think_ns)
+{
+    return workload_stream_follow(ctx, pred, think_ns);
+}
+
+static int stream_pull_follow(void *ctx, uint32_t chain, Request *r, Err *e)
+{
+    return workload_stream_pull_follow(ctx, chain, r, e);
+}
+
+/* A stream with chains (sessions): follow-ups come from the source. */
+static void stream_chains(Scenario *s, Slots *p)
+{
+    if (workload_stream_chains(s->wl_stream)) slots_set_follow(p, stream_follow, stream_pull_follow);
+}
+
 double scenario_gpus(const Scenario *s)
 {
     double g = 0;
@@ -37,7 +53,9 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
 
 Slots *scenario_stream_slots(Scenario *s)
 {
-    return slots_new(stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, s->keep_token_times);
+    Slots *p = slots_new(stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, s->keep_token_times);
+    stream_chains(s, p);
+    return p;
 }
 
 Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
@@ -200,8 +218,11 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
      * iteration already launched with it (engine.h cancel_lag) */
     cfg.cancel_lag = s->engine.present && s->engine.overlap;
     if (slots) return engine_new_shared(&cfg, slots, e);
-    if (s->wl_stream)
-        return engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
+    if (s->wl_stream) {
+        Engine *eng = engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
+        if (eng) stream_chains(s, engine_stream_slots(eng));
+        return eng;
+    }
     return engine_new(s->wl.reqs, s->wl.n, &cfg, e);
 }
 

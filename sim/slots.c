@@ -25,6 +25,8 @@ struct Slots {
     uint32_t *free_slots, n_free;  /* popped from the end: the lowest slot first */
     SlotsPull pull;
     void *pull_ctx;
+    SlotsFollow follow;            /* chains (slots_set_follow): the source sets seq */
+    SlotsPullFollow pull_follow;
     SlotsRetire retire;
     void *retire_ctx;
     int keep_tt;
@@ -33,6 +35,7 @@ struct Slots {
     uint64_t pulled;
     int64_t last_pulled_ns;
     uint32_t live, peak_live;
+    uint8_t *held;                 /* per slot: retired, kept until its cancel event comes */
 };
 
 /* Doubles the pool (the first call makes 1024 slots). */
@@ -44,6 +47,8 @@ static void grow(Slots *p)
     p->ids = xrealloc(p->ids, cap * sizeof *p->ids);
     for (uint32_t k = 0; k < old; k++) p->reqs[k].id = p->ids[k];
     p->free_slots = xrealloc(p->free_slots, cap * sizeof *p->free_slots);
+    p->held = xrealloc(p->held, cap);
+    memset(p->held + old, 0, cap - old);
     if (p->keep_tt) {
         p->tt = xrealloc(p->tt, cap * sizeof *p->tt);
         p->tt_cap = xrealloc(p->tt_cap, cap * sizeof *p->tt_cap);
@@ -91,6 +96,7 @@ void slots_free(Slots *p)
     free(p->tok_cap);
     free(p->hash_cap);
     free(p->free_slots);
+    free(p->held);
     free(p);
 }
 
@@ -103,6 +109,63 @@ static void *slot_copy(void *buf, uint32_t *cap, const void *src, uint32_t n, si
     }
     memcpy(buf, src, (size_t)n * size);
     return buf;
+}
+
+void slots_set_follow(Slots *p, SlotsFollow follow, SlotsPullFollow pull_follow)
+{
+    p->follow = follow;
+    p->pull_follow = pull_follow;
+}
+
+int slots_follow(Slots *p, const Request *pred, int64_t *think_ns)
+{
+    if (!p->follow || pred->chain == REQ_NONE) return 0;
+    return p->follow(p->pull_ctx, pred, think_ns);
+}
+
+/* Slot k's copies of the stream's buffers, its run-time fields reset. */
+static void slot_fill(Slots *p, uint32_t k, Request *r)
+{
+    if (r->id) snprintf(p->ids[k], sizeof p->ids[k], "%s", r->id);
+    else snprintf(p->ids[k], sizeof p->ids[k], "%llu", (unsigned long long)p->pulled);
+    r->id = p->ids[k];
+    if (r->token_ids && r->n_token_ids)
+        r->token_ids = p->tok[k] = slot_copy(p->tok[k], &p->tok_cap[k], r->token_ids, r->n_token_ids,
+                                             sizeof *r->token_ids);
+    if (r->hash_ids && r->n_hash_ids)
+        r->hash_ids = p->hash[k] = slot_copy(p->hash[k], &p->hash_cap[k], r->hash_ids, r->n_hash_ids,
+                                             sizeof *r->hash_ids);
+    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
+    uint64_t seq = r->seq;
+    request_reset(r, k, 0);
+    r->seq = p->follow ? seq : p->pulled;
+    if (p->tt && p->tt_cap[k] < r->output_tokens) {
+        uint32_t c = p->tt_cap[k] ? p->tt_cap[k] : 16;
+        while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
+        p->tt[k] = xrealloc(p->tt[k], (size_t)c * sizeof **p->tt);
+        p->tt_cap[k] = c;
+    }
+    p->pulled++;
+    if (++p->live > p->peak_live) p->peak_live = p->live;
+}
+
+int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot)
+{
+    if (p->failed) return 0;
+    if (p->n_free == 0) grow(p);
+    uint32_t k = p->free_slots[--p->n_free];
+    Request *r = &p->reqs[k];
+    if (p->pull_follow(p->pull_ctx, chain, r, &p->err) <= 0) {
+        p->free_slots[p->n_free++] = k;
+        p->done = p->failed = 1;
+        return 0;
+    }
+    slot_fill(p, k, r);
+    r->triggered = 1;
+    r->t_arrive_ns = t_ns;
+    if (r->deadline_after_ns >= 0) r->deadline_ns = t_ns + r->deadline_after_ns;
+    *slot = k;
+    return 1;
 }
 
 int slots_pull(Slots *p, uint32_t *slot)
@@ -124,28 +187,9 @@ int slots_pull(Slots *p, uint32_t *slot)
         p->failed = got < 0;
         return 0;
     }
-    if (r->id) snprintf(p->ids[k], sizeof p->ids[k], "%s", r->id);
-    else snprintf(p->ids[k], sizeof p->ids[k], "%llu", (unsigned long long)p->pulled);
-    r->id = p->ids[k];
-    if (r->token_ids && r->n_token_ids)
-        r->token_ids = p->tok[k] = slot_copy(p->tok[k], &p->tok_cap[k], r->token_ids, r->n_token_ids,
-                                             sizeof *r->token_ids);
-    if (r->hash_ids && r->n_hash_ids)
-        r->hash_ids = p->hash[k] = slot_copy(p->hash[k], &p->hash_cap[k], r->hash_ids, r->n_hash_ids,
-                                             sizeof *r->hash_ids);
-    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
     r->triggered = 0;
-    request_reset(r, k, 0);
-    r->seq = p->pulled;
-    if (p->tt && p->tt_cap[k] < r->output_tokens) {
-        uint32_t c = p->tt_cap[k] ? p->tt_cap[k] : 16;
-        while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
-        p->tt[k] = xrealloc(p->tt[k], (size_t)c * sizeof **p->tt);
-        p->tt_cap[k] = c;
-    }
-    p->pulled++;
+    slot_fill(p, k, r);
     p->last_pulled_ns = r->t_arrive_ns;
-    if (++p->live > p->peak_live) p->peak_live = p->live;
     *slot = k;
     return 1;
 }
@@ -156,8 +200,22 @@ void slots_retire(Slots *p, uint32_t k)
     const int64_t *tt = p->tt ? p->tt[k] : NULL;
     if (p->retire) p->retire(p->retire_ctx, r, tt);
     r->state = REQ_PENDING;
+    if (r->cancel_queued) {
+        p->held[k] = 1;
+        return;
+    }
     p->free_slots[p->n_free++] = k;
     p->live--;
+}
+
+int slots_cancel_event(Slots *p, uint32_t k)
+{
+    p->reqs[k].cancel_queued = 0;
+    if (!p->held[k]) return 0;
+    p->held[k] = 0;
+    p->free_slots[p->n_free++] = k;
+    p->live--;
+    return 1;
 }
 
 int slots_error(const Slots *p, Err *e)

@@ -30,6 +30,22 @@ typedef int (*SlotsPull)(void *ctx, Request *r, Err *e);
 typedef void (*SlotsRetire)(void *ctx, const Request *r, const int64_t *tt);
 
 Slots *slots_new(SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx, int keep_tt);
+
+/* Chains (sessions, closed loops): a request whose Request.chain is not
+ * REQ_NONE is followed by another once it leaves.  follow (at the leave:
+ * no slot is taken, so no Request pointer moves) says whether one comes
+ * and its think time; pull_follow fills it in when its arrival comes (an
+ * event: the pool may grow then).  With them the source sets Request.seq
+ * (its position in the materialised workload) and ids itself. */
+typedef int (*SlotsFollow)(void *ctx, const Request *pred, int64_t *think_ns);
+typedef int (*SlotsPullFollow)(void *ctx, uint32_t chain, Request *r, Err *e);
+void slots_set_follow(Slots *p, SlotsFollow follow, SlotsPullFollow pull_follow);
+/* 1 and the follow-up's think time when pred's chain continues (the
+ * engine schedules its arrival), else 0. */
+int slots_follow(Slots *p, const Request *pred, int64_t *think_ns);
+/* The follow-up of chain into a free slot (*slot), arriving at t_ns; 1, or
+ * 0 on an error (slots_error). */
+int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot);
 void slots_free(Slots *p);
 /* The next request into a free slot (*slot): its id copied (the source's,
  * up to 63 characters, or its position in the stream), its prefix-cache
@@ -37,8 +53,14 @@ void slots_free(Slots *p);
  * the end of the stream or on an error (slots_error). */
 int slots_pull(Slots *p, uint32_t *slot);
 /* The request in slot k has left (its clocks checked by the engine that
- * held it): it is handed to retire and its slot is free again. */
+ * held it): it is handed to retire and its slot is free again -- or, with
+ * its cancel event still queued (Request.cancel_queued), once that comes
+ * (slots_cancel_event), so that the event never meets another request. */
 void slots_retire(Slots *p, uint32_t k);
+/* A request's ENGINE_EV_CANCEL for slot k came: 1 when the slot was
+ * kept for it (its request retired before; the slot is free now), 0 when
+ * the request is still held (the engine cancels it). */
+int slots_cancel_event(Slots *p, uint32_t k);
 /* -1 with the stream's error in *e when pulling failed, else 0. */
 int slots_error(const Slots *p, Err *e);
 

@@ -54,6 +54,33 @@ typedef struct TaskSummary {
  * are none) -- chains start at untriggered requests. */
 TaskRow *tasks_rows(const Request *reqs, uint32_t n, uint32_t *n_rows);
 void tasks_summarize(const Request *reqs, uint32_t n, TaskSummary *out);
+/* A streamed run's tasks (requests with Request.task, task_link and
+ * task_last: slots.h chains): each link is added as it leaves, links of a
+ * task in chain order, and the rows are folded in task order, as
+ * tasks_summarize folds them, so the sums round alike.  It holds the
+ * window of tasks begun and not yet folded (a ring indexed by task), not
+ * the run.  on_row, if set, sees every row in task order with its first
+ * request's id. */
+typedef struct TaskOpen TaskOpen;
+typedef struct TaskAcc {
+    TaskOpen *ring;
+    uint32_t cap;                /* a power of two */
+    uint64_t base;               /* the first task not yet folded: ring[base % cap] */
+    uint64_t top;                /* one past the largest task seen */
+    int linked;                  /* some task has two links or more */
+    uint64_t held;               /* links that waited for an earlier one of their task */
+    int out_of_order;            /* a link twice or after its task's end (the caller runs materialised) */
+    TaskSummary sum;             /* the sums so far (means once finished) */
+    void (*on_row)(void *ctx, const TaskRow *row, const char *first_id);
+    void *ctx;
+} TaskAcc;
+void tasks_acc_init(TaskAcc *a);
+void tasks_acc_add(TaskAcc *a, const Request *r);
+/* Every task folded: the summary (has_tasks as tasks_summarize sets it)
+ * into *out; -1 when a task never finished or a link came twice. */
+int tasks_acc_finish(TaskAcc *a, TaskSummary *out);
+void tasks_acc_free(TaskAcc *a);
+
 /* Task speed-up when a fraction f of it runs s times faster (s > 0). */
 double tasks_amdahl(double f, double s);
 

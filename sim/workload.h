@@ -133,6 +133,40 @@ WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed,
 /* 1: the next request in *r; 0: the end; -1: an error (a message). */
 int workload_stream_next(WlStream *st, Request *r, Err *e);
 void workload_stream_free(WlStream *st);
+/* Chains (sessions, agent tasks, closed loops): workload_stream_next
+ * yields the requests no other one triggers (first turns, each client's
+ * first request), in arrival order; when a
+ * request with r->chain != REQ_NONE leaves, workload_stream_follow says
+ * whether its chain goes on and after what think time (1, *think_ns), and
+ * workload_stream_pull_follow makes that request when it arrives.  Every
+ * request carries r->seq, its index in the materialised workload (first
+ * turns by arrival, then the later turns session by session; a closed
+ * loop's creation order), and r->task,
+ * its chain's index (REQ_NONE without chains). */
+int workload_stream_chains(const WlStream *st);
+int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns);
+int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e);
+/* A closed loop's warm-up barrier (engine.h EngineBarrier): the members
+ * (returned; 0: none) and the waiters, requests first_waiter .. +
+ * n_waiters - 1, made by workload_stream_pull_follow with that index as
+ * the chain once the last member has left. */
+uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uint32_t *n_waiters);
+/* An engine profile's client (engprof.h), as scenario.c applies it to a
+ * materialised workload in workload order: a closed loop's output lengths
+ * spread by +- end_spread tokens (RNG_STREAM_END_SPREAD), and every
+ * triggered request's think time plus an exponential delay of mean
+ * jitter_s + jitter_per_token_s x its predecessor's output tokens
+ * (RNG_STREAM_CLIENT_JITTER).  Before the first request; chains only. */
+void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, double jitter_s,
+                            double jitter_per_token_s);
+/* After this, workload_stream_next yields every request, chain by chain (a
+ * pass that only counts or sums). */
+void workload_stream_flat(WlStream *st);
+/* 1 when the stream's "cancel" may cancel requests (a trace's records may
+ * carry their own too: not known before they are read). */
+int workload_stream_may_cancel(const WlStream *st);
+/* The synthetic-id key of a session's name (request.h synth_key). */
+uint64_t workload_synth_key(const char *session_name);
 
 /* ---- builder (workloads/wl_build.c): used by the sources (trace_load.c,
  * gen_*.c) and the dispatcher; it calls none of them ---- */

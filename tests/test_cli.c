@@ -847,7 +847,7 @@ static void test_stream_trace(void)
  * the same table and write the same JSON report (requests and token times
  * included), CSV and token CSV (each output only where its flag is set in
  * outs: 'j', 'c', 't', or "s" for --summary-only JSON). */
-static void same_both_ways(const char *scen, const char *outs, const char *tag)
+static void same_both_ways_in(const char *scen, const char *outs, const char *tag, const char *table_has)
 {
     static char a[65536], b[65536], args[3000];
     char f[2][3][600], flags[2][2000];
@@ -866,11 +866,16 @@ static void same_both_ways(const char *scen, const char *outs, const char *tag)
     snprintf(args, sizeof args, "run %s%s", scen, flags[1]);
     CHECK(testrun_cli(args, b, sizeof b) == 0);
     CHECK(strcmp(a, b) == 0);
-    CHECK_CONTAINS(b, "replica ");
+    CHECK_CONTAINS(b, table_has);
     if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
     if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
     if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
     if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
+}
+
+static void same_both_ways(const char *scen, const char *outs, const char *tag)
+{
+    same_both_ways_in(scen, outs, tag, "replica ");
 }
 
 /* A scenario written to the test's directory; its path in scen. */
@@ -886,9 +891,9 @@ static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
  * outputs are the materialised run's bytes -- round robin, least requests
  * and least tokens on the default workload, prefix affinity with the
  * prefix cache on the Mooncake conversation trace (C and Lua routers), an
- * attention-DP group of 8 lock-stepped ranks, a disaggregated deployment
- * without per-token times (with them it runs materialised: the same bytes
- * either way).  test_report.c test_streamrun_cluster shows they stream. */
+ * attention-DP group of 8 lock-stepped ranks, disaggregated deployments
+ * with and without per-token times.  test_report.c test_streamrun_cluster
+ * shows they stream. */
 static void test_stream_cluster(void)
 {
     char text[2048], scen[600];
@@ -939,6 +944,110 @@ static void test_stream_cluster(void)
     same_both_ways(scen, "jct", "cladp");
 }
 
+/* Sessions and agent tasks stream (issue 36): turns made as their
+ * predecessors leave give the materialised run's table, --json (requests,
+ * token times and the tasks array), --csv and --tokens-csv -- with a
+ * shared system prompt and the prefix cache on one replica and on a
+ * 4-replica prefix_affinity cluster (overloaded too, the shared pool
+ * growing), and an agent's tool calls.  test_report.c
+ * test_streamrun_sessions shows they stream. */
+static void test_stream_sessions(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": %d, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                      "{\"kind\": \"%s\", \"sessions\": 120, \"rate_per_s\": %d, \"turns\": {\"dist\": \"uniform\", "
+                      "\"min\": 1, \"max\": 7}, \"system_prompt_tokens\": 512, \"first_prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 200, \"sigma\": 0.6}, \"%s\": 60, \"output_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 60, \"sigma\": 0.5, \"max\": 400}, \"%s\": {\"dist\": "
+                      "\"exponential\", \"mean\": 1500}, \"deadline_ms\": 20000}, \"slo\": {\"ttft_ms\": 500}, "
+                      "\"seed\": 4%s}";
+    static const struct {
+        int max_running, rate;
+        const char *kind, *newtok, *think, *deploy, *table_has;
+    } cases[] = {
+        {64, 3, "sessions", "new_tokens_per_turn", "think_ms", "", "tasks: 120 (120 complete"},
+        {64, 3, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}", "replica "},
+        {4, 60, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}", "replica "},
+        {16, 2, "agent", "tool_output_tokens", "tool_ms",
+         ", \"cluster\": {\"replicas\": 2, \"router\": \"least_requests\"}", "tasks: 120"},
+        {16, 2, "sessions", "new_tokens_per_turn", "think_ms",
+         ", \"engine\": {\"base\": \"vllm\", \"request_overhead\": {\"jitter_us\": 2000, "
+         "\"jitter_per_token_us\": 30}}", "tasks: 120"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "ss%zu", k);
+        snprintf(text, sizeof text, fmt, cases[k].max_running, cases[k].kind, cases[k].rate, cases[k].newtok,
+                 cases[k].think, cases[k].deploy);
+        if (!tmp_scen(scen, sizeof scen, "sessions_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, cases[k].table_has);
+    }
+}
+
+/* Closed loops stream (issue 36): each client's next request made when
+ * its previous one leaves gives the materialised run's bytes -- think
+ * times, a dataset reused in order with the prefix cache on 3 replicas,
+ * a benchmark client's warm-up barrier, engine profiles (one with client
+ * jitter and an end spread). */
+static void test_stream_closed(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", %s\"workload\": {\"kind\": "
+                      "\"closed_loop\", \"clients\": 24, \"count\": 900, %s\"prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 600, \"sigma\": 0.6}, \"output_tokens\": {\"dist\": \"lognormal\", "
+                      "\"median\": 50, \"sigma\": 0.6, \"max\": 400}}, \"slo\": {\"ttft_ms\": 500}, \"seed\": 2%s}";
+    static const char *const cases[][4] = {
+        {"\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 32, \"token_budget\": 2048}, ",
+         "\"think_ms\": {\"dist\": \"exponential\", \"mean\": 200}, ", "", "tasks: 24 (24 complete"},
+        {"\"scheduler\": {\"kind\": \"continuous\"}, \"kv\": {\"prefix_cache\": true}, ", "\"dataset_entries\": 40, \"warmup_requests\": 10, ",
+         ", \"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}", "tasks: 34 (34 complete"},
+        {"", "\"warmup_requests\": 50, \"think_ms\": 100, ", ", \"engine\": \"vllm\"", "tasks: 48"},
+        /* an engine profile's client: end spread and jitter drawn as the requests are made */
+        {"", "\"warmup_requests\": 30, \"dataset_entries\": 100, ",
+         ", \"engine\": {\"base\": \"sglang\", \"request_overhead\": {\"jitter_us\": 3000, "
+         "\"jitter_per_token_us\": 40, \"end_spread_tokens\": 5}}", "tasks: 48"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "cs%zu", k);
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1], cases[k][2]);
+        if (!tmp_scen(scen, sizeof scen, "closed_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, cases[k][3]);
+    }
+}
+
+/* Cancellations stream (issue 36): the agent example (cancelled calls in
+ * chains), an open loop on 3 replicas with vLLM's overlap scheduler (a
+ * cancelled request's blocks outlive the iteration launched with it) and
+ * a disaggregated deployment give the materialised run's bytes; so does
+ * the table alone, whose ITL then still comes from the token times. */
+static void test_stream_cancel(void)
+{
+    char text[2048], scen[600];
+    same_both_ways_in(SERVESIM_DATA_DIR "/workloads/agent_coding_tasks.json", "jct", "can0", "6 cancelled");
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", %s\"workload\": {\"kind\": "
+                      "\"poisson\", \"rate_per_s\": 30, \"count\": 800, \"prompt_tokens\": {\"dist\": "
+                      "\"lognormal\", \"median\": 800, \"sigma\": 0.8, \"max\": 8192}, \"output_tokens\": "
+                      "{\"dist\": \"lognormal\", \"median\": 128, \"sigma\": 0.7, \"max\": 1024}, \"cancel\": "
+                      "{\"fraction\": 0.2, \"after_ms\": {\"dist\": \"exponential\", \"mean\": 400}}}, \"seed\": 5%s}";
+    static const char *const cases[][2] = {
+        {"\"engine\": \"vllm\", ", ", \"cluster\": {\"replicas\": 3, \"router\": \"least_requests\"}"},
+        {"\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 2048}, ",
+         ", \"disagg\": {\"prefill\": {\"replicas\": 1}, \"decode\": {\"replicas\": 2}}"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "can%zu", k + 1);
+        snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1]);
+        if (!tmp_scen(scen, sizeof scen, "cancel_stream.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, "cancelled)");
+        same_both_ways_in(scen, "", tag, "ITL  ");
+    }
+}
+
 void suite_cli(void);
 void suite_cli(void)
 {
@@ -962,6 +1071,9 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_cluster);
+    RUN(test_stream_sessions);
+    RUN(test_stream_closed);
+    RUN(test_stream_cancel);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

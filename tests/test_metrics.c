@@ -910,9 +910,8 @@ static void test_stream_matches_batch(void)
      * materialised path), naming why */
     const char *bad[][2] = {
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"kind\": \"closed_loop\", "
-         "\"clients\": 2, \"requests_per_client\": 3, \"prompt_tokens\": 10, \"output_tokens\": 5}}",
-         "a streamed run takes an open-loop generator"},
+         "\"workload\": {\"requests\": [{\"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
+         "a streamed run takes a generator"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"lora\": {\"adapters\": 10, \"rank\": 16}, "
          "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "

@@ -432,9 +432,8 @@ static void same_rows(const Summary *a, const Summary *b)
  * cluster itself (no refusal, no fallback), pulls all 6,000 requests
  * through the router while holding only those in flight, and reports the
  * materialised run's replica rows and summary; so does a disaggregated
- * deployment without per-token times, and an attention-DP group streams.
- * With per-token times a disaggregated run is refused (e->refused: `run`
- * materialises). */
+ * deployment (with per-token times too), and an attention-DP group
+ * streams. */
 static void test_streamrun_cluster(void)
 {
     const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
@@ -521,16 +520,145 @@ static void test_streamrun_cluster(void)
     CHECK_INT(ra->sum.per_replica.n, 8);
     streamrun_free(ra);
     free(ra);
-    /* per-token times kept (--json with requests): a disaggregated run is refused */
+    /* per-token times kept (--json with requests): a disaggregated run
+     * streams too, its ITL taken from them in workload order as the
+     * materialised summary takes it (the first gap, the KV transfer's,
+     * far from the rest: the sketch's sums round by order) */
     snprintf(text, sizeof text, fmt, deploy[1]);
     char *tt = strstr(text, "false}");
     memcpy(tt, "true} ", 6);
     StreamOutputs o = {.json_requests = 1};
     StreamRun *r = xmalloc(sizeof *r);
     Err e = {0};
-    CHECK(streamrun(r, NULL, text, "cl.json", 0, 0, 0, &o, &e) < 0);
-    CHECK(e.refused);
-    CHECK_CONTAINS(e.msg, "disaggregated");
+    CHECK(streamrun(r, NULL, text, "cl.json", 0, 0, 0, &o, &e) == 0);
+    CHECK(r->cl != NULL && r->requests == 6000);
+    {
+        Scenario s;
+        Summary *m = xmalloc(sizeof *m);
+        Err em = {0};
+        CHECK(scenario_load_text(text, "cl.json", 0, 0, &s, &em) == 0);
+        Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &em);
+        CHECK(c && cluster_run(c, &em) == 0);
+        if (c) {
+            cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+            CHECK(r->sum.itl_s.n == m->itl_s.n && r->sum.itl_s.std == m->itl_s.std);
+            CHECK(r->sum.itl_s.p99 == m->itl_s.p99 && r->sum.itl_s.mean == m->itl_s.mean);
+        }
+        cluster_free(c);
+        scenario_free(&s);
+        free(m);
+    }
+    streamrun_free(r);
+    free(r);
+}
+
+/* Sessions stream (issue 36): `run`'s streamed path takes them itself (no
+ * refusal), makes every later turn as its predecessor leaves while
+ * holding only the turns in flight, and reports the materialised run's
+ * summary and tasks, on one replica and on a 4-replica prefix_affinity
+ * cluster with the prefix cache; so does a closed loop with a warm-up
+ * barrier, and sessions with cancellations. */
+static void test_streamrun_sessions(void)
+{
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 64, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true%s}, "
+                      "\"workload\": {\"kind\": \"sessions\", \"sessions\": 1500, \"rate_per_s\": 4, \"turns\": {\"dist\": "
+                      "\"uniform\", \"min\": 2, \"max\": 7}, \"system_prompt_tokens\": 1024, \"first_prompt_tokens\": "
+                      "200, \"new_tokens_per_turn\": 50, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 40, "
+                      "\"sigma\": 0.5, \"max\": 200}, \"think_ms\": %s%s}, "
+                      "\"report\": {\"token_times\": false}, \"seed\": 9%s}";
+    const char *think = "{\"dist\": \"exponential\", \"mean\": 2000}";
+    /* the third: a pool so small that most turns are rejected, and the
+     * next turn of each arrives at once (think 0), routed round robin, so
+     * a follow-up may leave on another replica before its predecessor is
+     * retired: its task waits for it */
+    static const char *const deploy[][3] = {
+        {"", "", ""},
+        {"", "", ", \"cluster\": {\"replicas\": 4, \"router\": \"prefix_affinity\"}"},
+        {", \"capacity_gib\": 0.2", "0", ", \"cluster\": {\"replicas\": 3, \"router\": \"round_robin\"}"},
+    };
+    char text[2048];
+    for (size_t k = 0; k < sizeof deploy / sizeof *deploy; k++) {
+        snprintf(text, sizeof text, fmt, deploy[k][0], *deploy[k][1] ? deploy[k][1] : think, "", deploy[k][2]);
+        Scenario s;
+        Err e = {0};
+        Summary *m = xmalloc(sizeof *m);
+        CHECK(scenario_load_text(text, "ss.json", 0, 0, &s, &e) == 0);
+        uint32_t n = s.wl.n;
+        CHECK(n > 4000);
+        if (k == 2) CHECK(s.kv.capacity_bytes < 1e9);
+        Cluster *c = th_failures ? NULL : cluster_new(&s, NULL, &e);
+        CHECK(c && cluster_run(c, &e) == 0);
+        if (c) cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e2 = {0};
+        CHECK(streamrun(r, NULL, text, "ss.json", 0, 0, 0, NULL, &e2) == 0);
+        if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+        CHECK(k ? r->cl != NULL : r->eng != NULL);
+        CHECK_INT(r->requests, n);
+        CHECK(r->peak_live > 0 && r->peak_live < n / 10);
+        if (k == 2) CHECK(r->tasks.held > 0);
+        if (c) {
+            if (k) same_rows(m, &r->sum);
+            CHECK_INT(r->sum.finished, m->finished);
+            CHECK_INT(r->sum.iterations, m->iterations);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.e2e_s.mean == m->e2e_s.mean);
+            CHECK(r->sum.tasks.has_tasks && m->tasks.has_tasks);
+            CHECK_INT(r->sum.tasks.tasks, 1500);
+            CHECK_INT(r->sum.rejected, m->rejected);
+            CHECK_INT(r->sum.tasks.complete, m->tasks.complete);
+            CHECK_INT(r->sum.tasks.turns, m->tasks.turns);
+            CHECK(r->sum.tasks.mean_total_s == m->tasks.mean_total_s);
+            for (int p = 0; p < TASK_N_PARTS; p++) CHECK(r->sum.tasks.mean_part_s[p] == m->tasks.mean_part_s[p]);
+        }
+        fprintf(stderr, "     %s: %u session turns streamed (%llu rejected, %llu left before their predecessor), at "
+                "most %u records held\n", k ? "cluster" : "replica", n, (unsigned long long)r->sum.rejected,
+                (unsigned long long)r->tasks.held, r->peak_live);
+        streamrun_free(r);
+        free(r);
+        cluster_free(c);
+        scenario_free(&s);
+        free(m);
+    }
+    /* a closed loop with a warm-up barrier and an engine profile's client
+     * (jitter, end spread) streams too, holding at most
+     * two requests per client (one that left, not yet retired, and the
+     * follow-up it triggered at once) */
+    const char *cl = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": {\"base\": "
+                     "\"sglang\", \"request_overhead\": {\"jitter_us\": 1000, \"end_spread_tokens\": 3}}, "
+                     "\"workload\": {\"kind\": "
+                     "\"closed_loop\", \"clients\": 16, \"count\": 3000, \"warmup_requests\": 40, "
+                     "\"prompt_tokens\": 300, \"output_tokens\": 20}, \"seed\": 3}";
+    StreamRun *rc = xmalloc(sizeof *rc);
+    Err ec = {0};
+    CHECK(streamrun(rc, NULL, cl, "cl.json", 0, 0, 0, NULL, &ec) == 0);
+    if (ec.msg[0]) fprintf(stderr, "  %s\n", ec.msg);
+    CHECK(rc->eng != NULL && rc->requests == 3000 && rc->peak_live <= 32); /* a leaver and its follow-up */
+    CHECK_INT(rc->sum.finished, 3000);
+    CHECK(rc->sum.tasks.has_tasks && rc->sum.tasks.tasks == 32 && rc->sum.tasks.complete == 32);
+    streamrun_free(rc);
+    free(rc);
+    /* cancellations stream: a cancelled turn's slot waits for its cancel
+     * event (never meeting the next request of that slot), its session
+     * goes on; the counts are the materialised run's */
+    snprintf(text, sizeof text, fmt, "", think, ", \"cancel\": {\"fraction\": 0.1, \"after_ms\": 500}", "");
+    Scenario sc;
+    Err em = {0};
+    CHECK(scenario_load_text(text, "ss.json", 0, 0, &sc, &em) == 0);
+    Engine *en = th_failures ? NULL : scenario_engine(&sc, NULL, &em);
+    CHECK(en && engine_run(en, &em) == 0);
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e = {0};
+    CHECK(streamrun(r, NULL, text, "ss.json", 0, 0, 0, NULL, &e) == 0);
+    if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
+    if (en) {
+        CHECK(engine_stats(en)->cancelled > 100);
+        CHECK_INT(r->sum.cancelled, engine_stats(en)->cancelled);
+        CHECK_INT(r->sum.finished, engine_stats(en)->finished);
+    }
+    CHECK(r->peak_live < 200);
+    engine_free(en);
+    scenario_free(&sc);
     streamrun_free(r);
     free(r);
 }
@@ -638,6 +766,7 @@ void suite_report(void)
     RUN(test_ordw_spills);
     RUN(test_streamrun_spill_same_bytes);
     RUN(test_streamrun_cluster);
+    RUN(test_streamrun_sessions);
     RUN(test_streamrun_warmup);
     RUN(test_streamrun_trace_rate);
 }

@@ -176,10 +176,15 @@ void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t id
     r->adapter = a->adapter;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) workload_set_deadline(w, idx, d);
-    if (a->rc && gsl_rng_uniform(a->rc) < a->cancel_fraction) {
-        int64_t t = gen_dist_time_draw_ns(&a->cancel_after, a->rc);
-        r->cancel_after_ns = t > 0 ? t : 1; /* 0 would mean "never" */
-    }
+    int64_t c = gen_attr_cancel(a);
+    if (c) w->reqs[idx].cancel_after_ns = c;
+}
+
+int64_t gen_attr_cancel(const GenAttrs *a)
+{
+    if (!a->rc || !(gsl_rng_uniform(a->rc) < a->cancel_fraction)) return 0;
+    int64_t t = gen_dist_time_draw_ns(&a->cancel_after, a->rc);
+    return t > 0 ? t : 1; /* 0 would mean "never" */
 }
 
 void gen_attr_free(GenAttrs *a)

@@ -70,6 +70,9 @@ int gen_attr_parse(const cJSON *obj, const char *where, const char *base_dir, ui
 const GenMix *gen_attr_pick(GenAttrs *a);
 /* Sets request idx's tenant, class, priority and deadline from m (or the
  * top level when m is NULL), and draws its cancellation. */
+/* "cancel": the next request's cancel delay (ns; its draws from
+ * WL_STREAM_CANCEL, one request at a time in workload order), 0 = none. */
+int64_t gen_attr_cancel(const GenAttrs *a);
 void gen_attr_apply(const GenAttrs *a, const GenMix *m, Workload *w, uint32_t idx);
 void gen_attr_free(GenAttrs *a);
 

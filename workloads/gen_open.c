@@ -367,6 +367,8 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
 struct WlStream {
     OpenGen g;
     TraceStream *trace;     /* a trace file instead of a generator */
+    SessStream *sess;       /* or sessions / agent tasks (chains) */
+    ClosedStream *closed;   /* or a closed loop (chains: one per client) */
     Workload *names;
 };
 
@@ -384,12 +386,32 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
         return st;
     }
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
+    if (cJSON_IsString(k) && (!strcmp(k->valuestring, "sessions") || !strcmp(k->valuestring, "agent"))) {
+        char sdir[1024];
+        workload_base_dir(where, sdir, sizeof sdir);
+        SessStream *ss = sess_stream_open(wj, where, sdir, seed, names, e);
+        if (!ss) return NULL;
+        WlStream *st = xcalloc(1, sizeof *st);
+        st->sess = ss;
+        st->names = names;
+        return st;
+    }
+    if (cJSON_IsString(k) && !strcmp(k->valuestring, "closed_loop")) {
+        char cdir[1024];
+        workload_base_dir(where, cdir, sizeof cdir);
+        ClosedStream *cs = closed_stream_open(wj, where, cdir, seed, names, e);
+        if (!cs) return NULL;
+        WlStream *st = xcalloc(1, sizeof *st);
+        st->closed = cs;
+        st->names = names;
+        return st;
+    }
     int ok = cJSON_IsString(k);
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
-        err_refuse(e, "%s: a streamed run takes an open-loop generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal or onoff) or a trace file; got %s (closed loops, sessions and request lists are "
+        err_refuse(e, "%s: a streamed run takes a generator (\"kind\": poisson, gamma, constant, piecewise, "
+                   "diurnal, onoff, closed_loop, sessions or agent) or a trace file; got %s (request lists are "
                    "materialised)", where,
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
@@ -408,6 +430,8 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
     if (st->trace) return trace_stream_next(st->trace, r, e);
+    if (st->sess) return sess_stream_next(st->sess, r, e);
+    if (st->closed) return closed_stream_next(st->closed, r, e);
     request_init(r);
     const GenMix *m = NULL;
     int got = open_gen_next(&st->g, WL_STREAM_MAX_REQUESTS, r, &m, e);
@@ -421,16 +445,57 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     if (a->adapter)
         return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters",
                           st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
-    /* a cancel event names a request slot, which a stream reuses */
-    if (a->rc)
-        return err_refuse(e, "%s.cancel: a streamed run does not model cancellations",
-                       st->g.where);
+    r->cancel_after_ns = gen_attr_cancel(a);
     return 1;
+}
+
+int workload_stream_chains(const WlStream *st) { return st->sess || st->closed; }
+
+int workload_stream_may_cancel(const WlStream *st)
+{
+    if (st->trace) return trace_stream_may_cancel(st->trace);
+    if (st->sess) return sess_stream_may_cancel(st->sess);
+    if (st->closed) return closed_stream_may_cancel(st->closed);
+    return st->g.attrs.rc != NULL;
+}
+
+int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns)
+{
+    if (st->closed) return closed_stream_follow(st->closed, pred, think_ns);
+    return st->sess ? sess_stream_follow(st->sess, pred, think_ns) : 0;
+}
+
+int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e)
+{
+    if (st->closed) return closed_stream_pull_follow(st->closed, chain, r, e);
+    if (!st->sess) return err_set(e, "internal: a follow-up from a stream without chains");
+    return sess_stream_pull_follow(st->sess, chain, r, e);
+}
+
+uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uint32_t *n_waiters)
+{
+    *first_waiter = *n_waiters = 0;
+    return st->closed ? closed_stream_barrier(st->closed, first_waiter, n_waiters) : 0;
+}
+
+void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, double jitter_s,
+                            double jitter_per_token_s)
+{
+    if (st->closed) closed_stream_client(st->closed, seed, end_spread, jitter_s, jitter_per_token_s);
+    if (st->sess) sess_stream_jitter(st->sess, seed, jitter_s, jitter_per_token_s);
+}
+
+void workload_stream_flat(WlStream *st)
+{
+    if (st->sess) sess_stream_flat(st->sess);
+    if (st->closed) closed_stream_flat(st->closed);
 }
 
 void workload_stream_free(WlStream *st)
 {
     if (!st) return;
+    sess_stream_free(st->sess);
+    closed_stream_free(st->closed);
     trace_stream_free(st->trace);
     open_gen_free(&st->g);
     free(st);

@@ -442,6 +442,8 @@ struct TraceStream {
     double speed;      /* the arrival factor: time_scale, or rate_per_s's from the first pass */
 };
 
+int trace_stream_may_cancel(const TraceStream *ts) { return ts->x.attrs.rc != NULL; }
+
 /* rate_per_s (xform_speed's factor over the kept arrivals): a first pass
  * over the file with a second reader and filter of its own (the same
  * sample draws), counting the records kept and their first and last
@@ -593,10 +595,9 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (adapter)
         return err_refuse(e, "%s: names LoRA adapter %u: a streamed run does not model adapters",
                        rw, adapter);
-    /* a cancel event names a request slot, which a stream reuses */
-    if (rec.cancel_after_ns > 0 || x->attrs.rc)
-        return err_refuse(e, "%s: cancels its request (cancel_after_ms or \"cancel\"): a streamed run does not model "
-                          "cancellations", rw);
+    /* as the materialised load: the "cancel" draw, then the record's own */
+    r->cancel_after_ns = gen_attr_cancel(&x->attrs);
+    if (rec.cancel_after_ns > 0) r->cancel_after_ns = rec.cancel_after_ns;
     /* content for a prefix cache: the reader's, valid until the next
      * record (the engine copies it into the request's slot) */
     if (rec.token_ids) {

@@ -401,6 +401,12 @@ static void finish_sort(Workload *w)
     free(key);
 }
 
+uint64_t workload_synth_key(const char *session_name)
+{
+    uint64_t key = str_hash(session_name);
+    return key ? key : 1;
+}
+
 /* Every turn of a session without stored ids gets the session's
  * synthetic ids (request.h request_token_id), keyed by its name. */
 static void finish_sessions(Workload *w)
@@ -410,8 +416,7 @@ static void finish_sessions(Workload *w)
         uint32_t s = w->session_of[i];
         Request *r = &w->reqs[i];
         if (s == WL_NO_SESSION || r->token_ids) continue;
-        uint64_t key = str_hash(w->sessions[s].name);
-        r->synth_key = key ? key : 1;
+        r->synth_key = workload_synth_key(w->sessions[s].name);
         r->synth_shared = w->sessions[s].shared_prefix_tokens;
         r->n_token_ids = r->prompt_tokens;
     }

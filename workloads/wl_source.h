@@ -42,7 +42,37 @@ typedef struct Request Request;
 TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
                                Workload *names, Err *e);
 int trace_stream_next(TraceStream *ts, Request *r, Err *e);
+int trace_stream_may_cancel(const TraceStream *ts);
 void trace_stream_free(TraceStream *ts);
+
+/* Sessions and agent tasks streamed (gen_session.c; workload.h's
+ * workload_stream_follow): first turns in arrival order, each later turn
+ * when its predecessor has left. */
+typedef struct SessStream SessStream;
+SessStream *sess_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                             Workload *names, Err *e);
+int sess_stream_next(SessStream *ss, Request *r, Err *e);
+int sess_stream_follow(SessStream *ss, const Request *pred, int64_t *think_ns);
+int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e);
+void sess_stream_flat(SessStream *ss);
+void sess_stream_jitter(SessStream *ss, uint64_t seed, double jitter_s, double jitter_per_token_s);
+void sess_stream_free(SessStream *ss);
+int sess_stream_may_cancel(const SessStream *ss);
+
+/* A closed loop streamed (gen_closed.c): the clients' first requests,
+ * then each client's next one when its previous one has left. */
+typedef struct ClosedStream ClosedStream;
+ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
+                                 Workload *names, Err *e);
+int closed_stream_next(ClosedStream *cs, Request *r, Err *e);
+int closed_stream_follow(ClosedStream *cs, const Request *pred, int64_t *think_ns);
+int closed_stream_pull_follow(ClosedStream *cs, uint32_t chain, Request *r, Err *e);
+void closed_stream_flat(ClosedStream *cs);
+void closed_stream_client(ClosedStream *cs, uint64_t seed, uint32_t end_spread, double jitter_s,
+                          double jitter_per_token_s);
+uint32_t closed_stream_barrier(const ClosedStream *cs, uint32_t *first_waiter, uint32_t *n_waiters);
+void closed_stream_free(ClosedStream *cs);
+int closed_stream_may_cancel(const ClosedStream *cs);
 
 extern const WlSource wl_source_list;     /* {"requests": [...], ...transforms} */
 extern const WlSource wl_source_trace;    /* {"trace": PATH, "format": F, ...transforms} */
