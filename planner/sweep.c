@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "outfile.h"
 #include "scenario.h"
+#include "streamrun.h"
 
 /* golden-section steps for the goodput peak: the bracket (two grid
  * intervals) shrinks to 0.618^8 = 2.1% of its width */
@@ -201,29 +202,13 @@ static void first_miss(const MetricsCfg *mc, const Summary *m, char *out, size_t
     }
 }
 
-int sweep_run_text(const char *text, const char *name, double seed, double rate, SweepRun *out, Err *e)
+/* One run's figures into out (rate and seed already there). */
+static void sweep_fill(const MetricsCfg *mc, const Summary *m, uint64_t rejected_kv, SweepRun *out)
 {
-    memset(out, 0, sizeof *out);
-    out->rate_per_s = rate;
-    out->seed = seed;
-    Scenario s;
-    if (scenario_load_text(text, name, 1, (uint64_t)seed, &s, e) < 0) return -1;
-    Cluster *c = cluster_new(&s, NULL, e);
-    if (!c || cluster_run(c, e) < 0) {
-        cluster_free(c);
-        scenario_free(&s);
-        return -1;
-    }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary *m = xmalloc(sizeof *m);
-    cluster_summarize(c, &s, slo_table, &mc, &rd, m);
     out->requests = m->requests;
     out->finished = m->finished;
     out->rejected = m->rejected;
-    for (uint32_t i = 0; i < s.wl.n; i++)
-        out->rejected_kv += s.wl.reqs[i].state == REQ_REJECTED && s.wl.reqs[i].reject_reason == REJECT_KV_TOO_SMALL;
+    out->rejected_kv = (uint32_t)rejected_kv;
     out->window_s = m->window_s;
     out->completion_rps = m->requests_per_s;
     out->goodput_rps = m->goodput_requests_per_s;
@@ -239,12 +224,51 @@ int sweep_run_text(const char *text, const char *name, double seed, double rate,
     }
     out->usd = m->cost_usd;
     out->verdict = m->verdict;
-    first_miss(&mc, m, out->miss, sizeof out->miss);
+    first_miss(mc, m, out->miss, sizeof out->miss);
     tightest(m, out);
     out->cost_queries = (double)m->cost_queries;
     out->cost_outside = (double)m->cost_outside;
     out->cost_worst_ratio = m->cost_worst_ratio;
     snprintf(out->cost_worst, sizeof out->cost_worst, "%s", m->cost_worst ? m->cost_worst : "");
+}
+
+/* A sweep's or a plan's run: streamed (sim/streamrun.h: memory follows the
+ * requests in flight, and without per-token times the decode fast path
+ * runs), or, where the streamed engine refuses the scenario (e->refused),
+ * materialised; the figures are the same either way. */
+int sweep_run_text(const char *text, const char *name, double seed, double rate, SweepRun *out, Err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->rate_per_s = rate;
+    out->seed = seed;
+    StreamRun *sr = xmalloc(sizeof *sr);
+    Err se = {0};
+    int src = streamrun(sr, NULL, text, name, 1, (uint64_t)seed, 0, NULL, &se);
+    if (src == 0) sweep_fill(&sr->mc, &sr->sum, sr->rejected_kv, out);
+    streamrun_free(sr);
+    free(sr);
+    if (src == 0) return 0;
+    if (!se.refused) {
+        *e = se;
+        return -1;
+    }
+    Scenario s;
+    if (scenario_load_text(text, name, 1, (uint64_t)seed, &s, e) < 0) return -1;
+    Cluster *c = cluster_new(&s, NULL, e);
+    if (!c || cluster_run(c, e) < 0) {
+        cluster_free(c);
+        scenario_free(&s);
+        return -1;
+    }
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mc;
+    RunData rd;
+    Summary *m = xmalloc(sizeof *m);
+    cluster_summarize(c, &s, slo_table, &mc, &rd, m);
+    uint64_t rejected_kv = 0;
+    for (uint32_t i = 0; i < s.wl.n; i++)
+        rejected_kv += s.wl.reqs[i].state == REQ_REJECTED && s.wl.reqs[i].reject_reason == REJECT_KV_TOO_SMALL;
+    sweep_fill(&mc, m, rejected_kv, out);
     free(m);
     cluster_free(c);
     scenario_free(&s);

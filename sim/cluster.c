@@ -91,7 +91,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     uint64_t tokens = 0;
     for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
     /* streamed: token times, if kept, are per slot (and ITL is taken from
-     * them in workload order as they are retired, cli/streamrun.c, as the
+     * them in workload order as they are retired, sim/streamrun.c, as the
      * materialised summary takes it) */
     if (s->wl_stream) c->slots = scenario_stream_slots(s);
     else if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);

@@ -91,6 +91,7 @@ static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q, tt);
+    r->rejected_kv += q->state == REQ_REJECTED && q->reject_reason == REJECT_KV_TOO_SMALL;
     if (r->itl_ordered) itl_ordered(r, q, tt);
     if (r->chains) tasks_acc_add(&r->tasks, q);
     if (r->csv) {

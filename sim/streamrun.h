@@ -1,7 +1,8 @@
 /*
  * streamrun.h -- a streamed run (issues 16, 36): `servesim run` whenever
- * the scenario and its outputs allow, and `servesim bench`.  The workload
- * (an open-loop generator or a sorted trace file) is pulled as simulated
+ * the scenario and its outputs allow, `servesim bench`, and each run of a
+ * sweep or a plan (planner/sweep.c sweep_run_text).  The workload (a
+ * generator, sessions, a closed loop or a sorted trace) is pulled as simulated
  * time reaches it; every request is folded into the metrics accumulators
  * as it leaves, its CSV row, token rows and JSON element handed to an
  * ordered writer (sim/ordw.h: written in workload order, held back in
@@ -51,6 +52,7 @@ typedef struct StreamRun {
     const EngineStats *rst[1];   /* the report's one replica row */
     StatAcc mfu, mbu;            /* per iteration, as metrics_summarize takes them from iteration records */
     uint32_t served;
+    uint64_t rejected_kv;        /* requests rejected as longer than the whole KV pool */
     /* With per-token times kept, a materialised run takes ITL from them in
      * workload order (metrics.c): the gaps of requests retired ahead of an
      * earlier one wait here (by seq - itl_base in a ring) so that r->itl
