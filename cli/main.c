@@ -104,7 +104,7 @@ static const char usage_run[] =
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
     "  --materialise          hold the whole workload and every request (the engine path a run takes\n"
-    "                         anyway for sessions, closed loops, request lists, LoRA, cancellation,\n"
+    "                         anyway for request lists, after links, a trace bootstrap,\n"
     "                         --iterations-csv, --trace-events, --vllm-json and --html);\n"
     "                         otherwise requests (one replica or a cluster's) are pulled as simulated\n"
     "                         time reaches them and memory follows the requests in flight; the\n"

@@ -896,19 +896,24 @@ static int parse_resources(const cJSON *root, const char *w, Scenario *s, Err *e
     return 0;
 }
 
-/* Requests name adapters only when the scenario has them. */
+int scenario_check_adapter(const Scenario *s, const char *w, const char *id, uint32_t adapter, Err *e)
+{
+    if (!adapter) return 0;
+    if (!s->has_lora)
+        return err_set(e, "%s: workload: request %s names adapter %u, but the scenario has no \"lora\" key "
+                          "(e.g. \"lora\": {\"adapters\": 100, \"rank\": 16})", w, id, adapter);
+    if (adapter > s->lora.adapters)
+        return err_set(e, "%s: workload: request %s names adapter %u, expected 1 .. lora.adapters (%u)", w, id, adapter,
+                       s->lora.adapters);
+    return 0;
+}
+
+/* Requests name adapters only when the scenario has them (a streamed
+ * workload's, as they are pulled: scenario_build.c stream_pull). */
 static int check_adapters(const Scenario *s, const char *w, Err *e)
 {
-    for (uint32_t i = 0; i < s->wl.n; i++) {
-        const Request *r = &s->wl.reqs[i];
-        if (!r->adapter) continue;
-        if (!s->has_lora)
-            return err_set(e, "%s: workload: request %s names adapter %u, but the scenario has no \"lora\" key "
-                              "(e.g. \"lora\": {\"adapters\": 100, \"rank\": 16})", w, r->id, r->adapter);
-        if (r->adapter > s->lora.adapters)
-            return err_set(e, "%s: workload: request %s names adapter %u, expected 1 .. lora.adapters (%u)", w, r->id,
-                           r->adapter, s->lora.adapters);
-    }
+    for (uint32_t i = 0; i < s->wl.n; i++)
+        if (scenario_check_adapter(s, w, s->wl.reqs[i].id, s->wl.reqs[i].adapter, e) < 0) return -1;
     if (s->has_lora) {
         double reps = 0;
         for (uint32_t p = 0; p < s->n_pools; p++) reps += s->pools[p].replicas;
@@ -1268,9 +1273,6 @@ int scenario_load_text_stream(const char *text, const char *name, int has_seed, 
     int rc = parse_root(root, name, has_seed, seed, s, e);
     cJSON_Delete(root);
     if (s->wl_stream == SCENARIO_STREAM_PENDING) s->wl_stream = NULL; /* failed before the workload */
-    if (rc == 0 && (s->has_lora || s->has_offload))
-        rc = err_refuse(e, "%s: a streamed run does not model LoRA adapters or weight offload (\"lora\", "
-                           "\"offload\")", name);
     if (rc < 0) scenario_free(s);
     return rc;
 }

@@ -133,6 +133,7 @@ typedef struct Scenario {
      * from wl_stream and hands each one that left to stream_retire (set
      * by the caller before scenario_engine or cluster_new). */
     WlStream *wl_stream;
+    uint64_t stream_pulled;  /* requests the stream gave (their positions, for messages) */
     void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
 } Scenario;
@@ -162,6 +163,9 @@ int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Sce
 /* Builds the engine over s->wl (the scenario must outlive it).  sink may be
  * NULL. */
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e);
+/* A request's LoRA adapter against the scenario's "lora" (0: none, always
+ * valid); w names the scenario and id the request in the message. */
+int scenario_check_adapter(const Scenario *s, const char *w, const char *id, uint32_t adapter, Err *e);
 /* One replica of a pool; tt: the cluster's shared token-time array;
  * slots: a streamed cluster's shared request records (scenario_stream_slots;
  * NULL: the replica's own stream, or s->wl). */

@@ -18,19 +18,30 @@
 #include "prefix.h"
 #include "rng.h"
 
+/* The next streamed request (ctx: the Scenario), its adapter checked as
+ * a materialised workload's are (scenario_check_adapter); its id, when
+ * the source gives none, is its position. */
 static int stream_pull(void *ctx, Request *r, Err *e)
 {
-    return workload_stream_next(ctx, r, e);
+    Scenario *s = ctx;
+    int got = workload_stream_next(s->wl_stream, r, e);
+    if (got > 0 && r->adapter) {
+        char id[32];
+        if (!r->id) snprintf(id, sizeof id, "%llu", (unsigned long long)s->stream_pulled);
+        if (scenario_check_adapter(s, s->source, r->id ? r->id : id, r->adapter, e) < 0) return -1;
+    }
+    s->stream_pulled += got > 0;
+    return got;
 }
 
 static int stream_follow(void *ctx, const Request *pred, int64_t *think_ns)
 {
-    return workload_stream_follow(ctx, pred, think_ns);
+    return workload_stream_follow(((Scenario *)ctx)->wl_stream, pred, think_ns);
 }
 
 static int stream_pull_follow(void *ctx, uint32_t chain, Request *r, Err *e)
 {
-    return workload_stream_pull_follow(ctx, chain, r, e);
+    return workload_stream_pull_follow(((Scenario *)ctx)->wl_stream, chain, r, e);
 }
 
 /* A stream with chains (sessions): follow-ups come from the source. */
@@ -53,7 +64,7 @@ Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
 
 Slots *scenario_stream_slots(Scenario *s)
 {
-    Slots *p = slots_new(stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, s->keep_token_times);
+    Slots *p = slots_new(stream_pull, s, s->stream_retire, s->stream_retire_ctx, s->keep_token_times);
     stream_chains(s, p);
     return p;
 }
@@ -219,7 +230,7 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     cfg.cancel_lag = s->engine.present && s->engine.overlap;
     if (slots) return engine_new_shared(&cfg, slots, e);
     if (s->wl_stream) {
-        Engine *eng = engine_new_stream(&cfg, stream_pull, s->wl_stream, s->stream_retire, s->stream_retire_ctx, e);
+        Engine *eng = engine_new_stream(&cfg, stream_pull, s, s->stream_retire, s->stream_retire_ctx, e);
         if (eng) stream_chains(s, engine_stream_slots(eng));
         return eng;
     }

@@ -913,9 +913,9 @@ static void test_stream_matches_batch(void)
          "\"workload\": {\"requests\": [{\"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
          "a streamed run takes a generator"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"lora\": {\"adapters\": 10, \"rank\": 16}, "
-         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 1, \"count\": 5, \"prompt_tokens\": 10, "
-         "\"output_tokens\": 5}}", "does not model LoRA adapters"},
+         "\"workload\": {\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/"
+         "AzureLLMInferenceTrace_code.csv\", \"format\": \"azure\", \"bootstrap_block_s\": 60}}",
+         "a block bootstrap rebuilds the whole trace"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         Err e2 = {0};

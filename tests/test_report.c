@@ -755,6 +755,61 @@ static void test_streamrun_trace_rate(void)
     free(m);
 }
 
+/* LoRA adapters and weight offload stream (issue 36): the Zipf-popular
+ * adapters of workloads/lora/lora_zipf100.json drawn as each request is
+ * pulled, the adapter cache's hits and loads those of the materialised run;
+ * an adapter past lora.adapters fails as the materialised load does. */
+static void test_streamrun_lora(void)
+{
+    Err e = {0};
+    size_t n;
+    char *text = read_file(SERVESIM_DATA_DIR "/workloads/lora/lora_zipf100.json", &n, &e);
+    CHECK(text != NULL);
+    if (!text) return;
+    Scenario s;
+    CHECK(scenario_load_text(text, "lora.json", 0, 0, &s, &e) == 0);
+    Summary *m = xmalloc(sizeof *m);
+    Engine *eng = th_failures ? NULL : scenario_engine(&s, NULL, &e);
+    CHECK(eng && engine_run(eng, &e) == 0);
+    if (eng) {
+        scenario_metrics_cfg(&s, &mc, slo_table, METRICS_CLS_MAX);
+        scenario_rundata(&s, eng, &rd);
+        metrics_summarize(&mc, &rd, m);
+    }
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e2 = {0};
+    CHECK(streamrun(r, NULL, text, "lora.json", 0, 0, 0, NULL, &e2) == 0);
+    if (e2.msg[0]) fprintf(stderr, "  %s\n", e2.msg);
+    CHECK(r->eng != NULL && r->requests == 1000);
+    if (eng && r->eng) {
+        CHECK(m->hooks.adapter_lookups > 0 && m->hooks.adapter_loads > 0);
+        CHECK_INT(r->sum.hooks.adapter_lookups, m->hooks.adapter_lookups);
+        CHECK_INT(r->sum.hooks.adapter_hits, m->hooks.adapter_hits);
+        CHECK_INT(r->sum.hooks.adapter_loads, m->hooks.adapter_loads);
+        CHECK(r->sum.ttft_s.mean == m->ttft_s.mean && r->sum.tpot_s.p99 == m->tpot_s.p99);
+    }
+    streamrun_free(r);
+    free(r);
+    engine_free(eng);
+    scenario_free(&s);
+    free(m);
+    /* an adapter the scenario does not have */
+    char *bad = strstr(text, "\"adapters\": 100");
+    CHECK(bad != NULL);
+    if (bad) memcpy(bad, "\"adapters\":  10", 15);
+    StreamRun *rb = xmalloc(sizeof *rb);
+    Err eb = {0}, em = {0};
+    CHECK(streamrun(rb, NULL, text, "lora.json", 0, 0, 0, NULL, &eb) < 0);
+    CHECK(!eb.refused);
+    CHECK_CONTAINS(eb.msg, "names adapter");
+    CHECK(scenario_load_text(text, "lora.json", 0, 0, &s, &em) < 0);
+    CHECK_CONTAINS(em.msg, "expected 1 .. lora.adapters (10)");
+    CHECK_CONTAINS(eb.msg, "expected 1 .. lora.adapters (10)");
+    streamrun_free(rb);
+    free(rb);
+    free(text);
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -769,4 +824,5 @@ void suite_report(void)
     RUN(test_streamrun_sessions);
     RUN(test_streamrun_warmup);
     RUN(test_streamrun_trace_rate);
+    RUN(test_streamrun_lora);
 }

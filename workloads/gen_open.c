@@ -442,9 +442,7 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     r->priority = m ? m->priority : a->priority;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
-    if (a->adapter)
-        return err_refuse(e, "%s: request %llu names LoRA adapter %u: a streamed run does not model adapters",
-                          st->g.where, (unsigned long long)(st->g.n - 1), a->adapter);
+    r->adapter = a->adapter;
     r->cancel_after_ns = gen_attr_cancel(a);
     return 1;
 }

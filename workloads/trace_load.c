@@ -591,10 +591,7 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     if (rec.priority) r->priority = rec.priority;
     if (rec.deadline_ns >= 0) d = rec.deadline_ns;
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
-    uint32_t adapter = rec.adapter ? rec.adapter : x->attrs.adapter;
-    if (adapter)
-        return err_refuse(e, "%s: names LoRA adapter %u: a streamed run does not model adapters",
-                       rw, adapter);
+    r->adapter = rec.adapter ? rec.adapter : x->attrs.adapter;
     /* as the materialised load: the "cancel" draw, then the record's own */
     r->cancel_after_ns = gen_attr_cancel(&x->attrs);
     if (rec.cancel_after_ns > 0) r->cancel_after_ns = rec.cancel_after_ns;
