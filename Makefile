@@ -235,6 +235,7 @@ fuzz: fuzz-build
 # the streamed Poisson runs' sizes; CI runs only the first (the 10^7 run
 # alone is about 30 s of CPU with the decode fast path)
 BENCH_SIZES ?= 1000000 10000000
+BENCH_SESSIONS ?= 1000000
 bench: deps
 	@$(MAKE) --no-print-directory servesim
 	./servesim bench --scenario workloads/bench_azure_conv.json
@@ -252,9 +253,12 @@ bench: deps
 	    > build/bench_cluster4_$$n.json; \
 	  /usr/bin/time -f "servesim run, default scenario on 4 replicas, $$n requests: %e s wall, %U s user, %M KB peak RSS" \
 	    ./servesim run build/bench_cluster4_$$n.json --quiet || exit 1; done
-	@# 10^6 multi-turn sessions (issue 36): follow-up turns streamed as their predecessors leave
-	@/usr/bin/time -f "10^6 sessions, 4 replicas, prefix_affinity: %e s wall, %U s user, %M KB peak RSS" \
-	  ./servesim run workloads/bench_sessions_cluster4.json --quiet || exit 1
+	@# BENCH_SESSIONS multi-turn sessions (issue 36; 10^6 by default, 2-3 min of CPU): follow-up
+	@# turns streamed as their predecessors leave
+	@sed "s/\"sessions\": 1000000,/\"sessions\": $(BENCH_SESSIONS),/" workloads/bench_sessions_cluster4.json \
+	  > build/bench_sessions_$(BENCH_SESSIONS).json
+	@/usr/bin/time -f "$(BENCH_SESSIONS) sessions, 4 replicas, prefix_affinity: %e s wall, %U s user, %M KB peak RSS" \
+	  ./servesim run build/bench_sessions_$(BENCH_SESSIONS).json --quiet || exit 1
 	@bash -c 'TIMEFORMAT="azure conv trace, whole process, full summary: %R s wall, %U s user"; \
 	  time ./servesim run workloads/bench_azure_conv.json --quiet; \
 	  TIMEFORMAT="azure conv trace, whole process, --json summary + requests: %R s wall, %U s user"; \
