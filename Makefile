@@ -180,7 +180,7 @@ valgrind: deps
 	@printf '#!/bin/sh\n# servesim under valgrind memcheck (make valgrind)\nexec valgrind $(VALGRIND_OPTS) "%s/servesim" "$$@"\n' \
 	  "$(CURDIR)" > $(BUILD)/valgrind/servesim
 	@chmod +x $(BUILD)/valgrind/servesim
-	SERVESIM_BIN=$(CURDIR)/$(BUILD)/valgrind/servesim ./$(BUILD)/test_servesim cli
+	SERVESIM_VALGRIND=1 SERVESIM_BIN=$(CURDIR)/$(BUILD)/valgrind/servesim ./$(BUILD)/test_servesim cli
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \

@@ -372,38 +372,33 @@ struct WlStream {
     Workload *names;
 };
 
+static WlStream *wl_stream_new(Workload *names)
+{
+    WlStream *st = xcalloc(1, sizeof *st);
+    st->names = names;
+    return st;
+}
+
 WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed, Workload *names, Err *e)
 {
     if (jsonio_expect_object(wj, where, e) < 0) return NULL;
+    char dir[1024];
+    workload_base_dir(where, dir, sizeof dir);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
+    WlStream *st = NULL;
     if (cJSON_GetObjectItemCaseSensitive(wj, "trace")) {
-        char tdir[1024];
-        workload_base_dir(where, tdir, sizeof tdir);
-        TraceStream *ts = trace_stream_open(wj, where, tdir, seed, names, e);
-        if (!ts) return NULL;
-        WlStream *st = xcalloc(1, sizeof *st);
-        st->trace = ts;
-        st->names = names;
+        TraceStream *ts = trace_stream_open(wj, where, dir, seed, names, e);
+        if (ts) (st = wl_stream_new(names))->trace = ts;
         return st;
     }
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
     if (cJSON_IsString(k) && (!strcmp(k->valuestring, "sessions") || !strcmp(k->valuestring, "agent"))) {
-        char sdir[1024];
-        workload_base_dir(where, sdir, sizeof sdir);
-        SessStream *ss = sess_stream_open(wj, where, sdir, seed, names, e);
-        if (!ss) return NULL;
-        WlStream *st = xcalloc(1, sizeof *st);
-        st->sess = ss;
-        st->names = names;
+        SessStream *ss = sess_stream_open(wj, where, dir, seed, names, e);
+        if (ss) (st = wl_stream_new(names))->sess = ss;
         return st;
     }
     if (cJSON_IsString(k) && !strcmp(k->valuestring, "closed_loop")) {
-        char cdir[1024];
-        workload_base_dir(where, cdir, sizeof cdir);
-        ClosedStream *cs = closed_stream_open(wj, where, cdir, seed, names, e);
-        if (!cs) return NULL;
-        WlStream *st = xcalloc(1, sizeof *st);
-        st->closed = cs;
-        st->names = names;
+        ClosedStream *cs = closed_stream_open(wj, where, dir, seed, names, e);
+        if (cs) (st = wl_stream_new(names))->closed = cs;
         return st;
     }
     int ok = cJSON_IsString(k);
@@ -416,10 +411,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
     }
-    char dir[1024];
-    workload_base_dir(where, dir, sizeof dir);
-    WlStream *st = xcalloc(1, sizeof *st);
-    st->names = names;
+    st = wl_stream_new(names);
     if (open_gen_init(&st->g, wj, where, dir, seed, names, WL_STREAM_MAX_REQUESTS, e) < 0) {
         workload_stream_free(st);
         return NULL;
