@@ -581,10 +581,6 @@ static char *sorted_rows(const char *path, size_t *n_rows)
     return out;
 }
 
-/* run (issue 36): the default scenario runs on the streamed path and
- * prints the same table and writes the same bytes as --materialise: the
- * JSON report with its requests array and token times, the CSV and the
- * token CSV in workload order; twice gives the same bytes. */
 static int same_file(const char *x, const char *y)
 {
     Err e;
@@ -596,6 +592,57 @@ static int same_file(const char *x, const char *y)
     return same;
 }
 
+/* Both ways, the same bytes: `run --materialise` and `run` of scen print
+ * the same table and write the same JSON report (requests and token times
+ * included), CSV and token CSV (each output only where its flag is set in
+ * outs: 'j', 'c', 't', or "s" for --summary-only JSON); the table holds
+ * table_has. */
+static const char *same_both_ways_in(const char *scen, const char *outs, const char *tag, const char *table_has)
+{
+    static char a[65536], b[65536], args[3000];
+    char f[2][3][600], flags[2][2000];
+    const char *ext[3] = {"json", "csv", "tok"};
+    for (int k = 0; k < 2; k++) {
+        for (int x = 0; x < 3; x++) snprintf(f[k][x], sizeof f[k][x], "%s/%s%d.%s", dir, tag, k, ext[x]);
+        size_t n = 0, m = sizeof flags[k];
+        flags[k][0] = '\0';
+        if (strchr(outs, 's')) n += (size_t)snprintf(flags[k] + n, m - n, " --summary-only --json %s", f[k][0]);
+        if (strchr(outs, 'j')) n += (size_t)snprintf(flags[k] + n, m - n, " --json %s", f[k][0]);
+        if (strchr(outs, 'c')) n += (size_t)snprintf(flags[k] + n, m - n, " --csv %s", f[k][1]);
+        if (strchr(outs, 't')) snprintf(flags[k] + n, m - n, " --tokens-csv %s", f[k][2]);
+    }
+    snprintf(args, sizeof args, "run --materialise %s%s", scen, flags[0]);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run %s%s", scen, flags[1]);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0);
+    CHECK_CONTAINS(b, table_has);
+    if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
+    if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
+    if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
+    if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
+    return b; /* the streamed run's table, until the next call */
+}
+
+static void same_both_ways(const char *scen, const char *outs, const char *tag)
+{
+    same_both_ways_in(scen, outs, tag, "replica ");
+}
+
+/* A scenario written to the test's directory; its path in scen. */
+static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
+{
+    const char *p = write_tmp(name, text);
+    CHECK(p != NULL);
+    if (p) snprintf(scen, n, "%s", p);
+    return p != NULL;
+}
+
+
+/* run (issue 36): the default scenario runs on the streamed path and
+ * prints the same table and writes the same bytes as --materialise: the
+ * JSON report with its requests array and token times, the CSV and the
+ * token CSV in workload order; twice gives the same bytes. */
 static void test_stream_run(void)
 {
     static char a[65536], b[65536], args[2600];
@@ -695,13 +742,7 @@ static void test_stream_warmup(void)
         "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 8, \"max\": 96}}",
         "{\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv\", "
         "\"format\": \"azure\", \"limit\": 500}"};
-    static char a[65536], b[65536];
-    char sc[512], args[3000], text[2048], ja[512], jb[512], ca[512], cb[512];
-    snprintf(sc, sizeof sc, "%s/warm.json", dir);
-    snprintf(ja, sizeof ja, "%s/wa.json", dir);
-    snprintf(jb, sizeof jb, "%s/wb.json", dir);
-    snprintf(ca, sizeof ca, "%s/wa.csv", dir);
-    snprintf(cb, sizeof cb, "%s/wb.csv", dir);
+    char text[2048], scen[600], tag[32];
     for (size_t w = 0; w < 2; w++)
         for (size_t m = th_step() > 1 ? w : 0; m < sizeof metrics / sizeof *metrics; m += th_step())
             for (int tt = m >= 4; tt < 2; tt++) {
@@ -709,21 +750,10 @@ static void test_stream_warmup(void)
                          "{\"kind\": \"chunked\", \"max_running\": 64, \"token_budget\": 2048}, \"workload\": %s, "
                          "\"metrics\": %s, \"report\": {\"token_times\": %s}, \"seed\": 3}", workload[w], metrics[m],
                          tt ? "true" : "false");
-                FILE *f = fopen(sc, "w");
-                CHECK(f != NULL);
-                if (!f) return;
-                fputs(text, f);
-                fclose(f);
-                snprintf(args, sizeof args, "run %s --materialise --json %s --csv %s", sc, ja, ca);
-                CHECK(testrun_cli(args, a, sizeof a) == 0);
-                snprintf(args, sizeof args, "run %s --json %s --csv %s", sc, jb, cb);
-                CHECK(testrun_cli(args, b, sizeof b) == 0);
-                CHECK(strcmp(a, b) == 0);
-                CHECK(same_file(ja, jb));
-                CHECK(same_file(ca, cb));
-                if (m != 4) CHECK_CONTAINS(b, "excluded as warm-up/cool-down");
-                else CHECK_CONTAINS(b, "throughput over the fixed window");
-                if (strcmp(a, b)) fprintf(stderr, "  differs: %s\n", text);
+                if (!tmp_scen(scen, sizeof scen, "warm.json", text)) return;
+                snprintf(tag, sizeof tag, "w%zu%zu%d", w, m, tt);
+                same_both_ways_in(scen, "jc", tag, m != 4 ? "excluded as warm-up/cool-down"
+                                                           : "throughput over the fixed window");
             }
 }
 
@@ -815,12 +845,7 @@ static void test_stream_trace(void)
     /* rate_per_s: the speed from a first pass over the file (the same
      * window, sample draws and limit), then streamed */
     snprintf(text, sizeof text, fmt, "\"rate_per_s\": 2, ");
-    snprintf(scen, sizeof scen, "%s", write_tmp("trace_stream_rate.json", text));
-    snprintf(args, sizeof args, "run %s --csv %s", scen, ca);
-    CHECK(testrun_cli(args, a, sizeof a) == 0);
-    snprintf(args, sizeof args, "run --materialise %s --csv %s", scen, cb);
-    CHECK(testrun_cli(args, b, sizeof b) == 0);
-    CHECK(strcmp(a, b) == 0 && same_file(ca, cb));
+    if (tmp_scen(scen, sizeof scen, "trace_stream_rate.json", text)) same_both_ways_in(scen, "c", "rate", "SLO verdict");
     /* a prefix cache on streamed requests (issue 36): the Mooncake trace's
      * block hashes copied into each slot, the cache's tables grown with the
      * slots; the same table, JSON report and CSV as materialised */
@@ -830,61 +855,7 @@ static void test_stream_trace(void)
                                "true}, \"workload\": {\"trace\": \"" SERVESIM_DATA_DIR
                                "/../shared/data/traces/mooncake_fast25/conversation_trace.jsonl\", \"format\": "
                                "\"mooncake\", \"limit\": 1500}, \"slo\": {\"ttft_ms\": 2000}, \"seed\": 3}");
-    char ja[600], jb[600];
-    snprintf(scen, sizeof scen, "%s", mc);
-    snprintf(ja, sizeof ja, "%s/mca.json", dir);
-    snprintf(jb, sizeof jb, "%s/mcb.json", dir);
-    snprintf(args, sizeof args, "run %s --csv %s --json %s", scen, ca, ja);
-    CHECK(testrun_cli(args, a, sizeof a) == 0);
-    snprintf(args, sizeof args, "run --materialise %s --csv %s --json %s", scen, cb, jb);
-    CHECK(testrun_cli(args, b, sizeof b) == 0);
-    CHECK(strcmp(a, b) == 0 && same_file(ca, cb) && same_file(ja, jb));
-    CHECK_CONTAINS(a, "requests: 1500 (");
-    CHECK_CONTAINS(a, "prefix cache: ");
-}
-
-/* Both ways, the same bytes: `run --materialise` and `run` of scen print
- * the same table and write the same JSON report (requests and token times
- * included), CSV and token CSV (each output only where its flag is set in
- * outs: 'j', 'c', 't', or "s" for --summary-only JSON). */
-static void same_both_ways_in(const char *scen, const char *outs, const char *tag, const char *table_has)
-{
-    static char a[65536], b[65536], args[3000];
-    char f[2][3][600], flags[2][2000];
-    const char *ext[3] = {"json", "csv", "tok"};
-    for (int k = 0; k < 2; k++) {
-        for (int x = 0; x < 3; x++) snprintf(f[k][x], sizeof f[k][x], "%s/%s%d.%s", dir, tag, k, ext[x]);
-        size_t n = 0, m = sizeof flags[k];
-        flags[k][0] = '\0';
-        if (strchr(outs, 's')) n += (size_t)snprintf(flags[k] + n, m - n, " --summary-only --json %s", f[k][0]);
-        if (strchr(outs, 'j')) n += (size_t)snprintf(flags[k] + n, m - n, " --json %s", f[k][0]);
-        if (strchr(outs, 'c')) n += (size_t)snprintf(flags[k] + n, m - n, " --csv %s", f[k][1]);
-        if (strchr(outs, 't')) snprintf(flags[k] + n, m - n, " --tokens-csv %s", f[k][2]);
-    }
-    snprintf(args, sizeof args, "run --materialise %s%s", scen, flags[0]);
-    CHECK(testrun_cli(args, a, sizeof a) == 0);
-    snprintf(args, sizeof args, "run %s%s", scen, flags[1]);
-    CHECK(testrun_cli(args, b, sizeof b) == 0);
-    CHECK(strcmp(a, b) == 0);
-    CHECK_CONTAINS(b, table_has);
-    if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
-    if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
-    if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
-    if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
-}
-
-static void same_both_ways(const char *scen, const char *outs, const char *tag)
-{
-    same_both_ways_in(scen, outs, tag, "replica ");
-}
-
-/* A scenario written to the test's directory; its path in scen. */
-static int tmp_scen(char *scen, size_t n, const char *name, const char *text)
-{
-    const char *p = write_tmp(name, text);
-    CHECK(p != NULL);
-    if (p) snprintf(scen, n, "%s", p);
-    return p != NULL;
+    CHECK_CONTAINS(same_both_ways_in(mc, "jc", "mc", "prefix cache: "), "requests: 1500 (");
 }
 
 /* Clusters stream (issue 36): every router pulls from the stream, and the
