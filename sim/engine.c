@@ -573,22 +573,23 @@ static void trigger(Engine *eng, uint32_t idx)
     evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, idx);
 }
 
+/* Streamed: the source makes r's chain's follow-up when it arrives (the
+ * event, pushed now as trigger() would push its arrival). */
+static void follow_up(Engine *eng, const Request *r)
+{
+    int64_t think;
+    if (slots_follow(eng->slots, r, &think))
+        evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, r->chain);
+}
+
 static void trigger_next(Engine *eng, const Request *r)
 {
     EngineBarrier *b = eng->cfg.barrier;
     if (eng->slots) {
-        /* streamed: the source makes the follow-up when it arrives (the
-         * event, pushed now as trigger() would push its arrival); a
-         * barrier's waiters are chains of their own */
-        int64_t think;
+        /* a barrier's waiters are chains of their own */
         if (r->barrier_member && b && b->left > 0 && --b->left == 0)
-            for (uint32_t i = 0; i < b->n_waiters; i++) {
-                Request w = {.chain = b->waiters[i]};
-                if (slots_follow(eng->slots, &w, &think))
-                    evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, w.chain);
-            }
-        if (slots_follow(eng->slots, r, &think))
-            evq_push(eng->evq, eng->now_ns + think + eng->cfg.trigger_delay_ns, ENGINE_EV_FOLLOW, r->chain);
+            for (uint32_t i = 0; i < b->n_waiters; i++) follow_up(eng, &(Request){.chain = b->waiters[i]});
+        follow_up(eng, r);
         return;
     }
     if (r->barrier_member && b && b->left > 0 && --b->left == 0)

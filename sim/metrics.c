@@ -552,7 +552,6 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
     statacc_init(&a->e2e, lim);
     statacc_init(&a->queue, lim);
     statacc_init(&a->itl_max, lim);
-    statacc_init(&a->itl_in, lim);
     a->n_groups = cfg->n_cls > 1 ? out->n_cls : 1;
     out->verdict_per_class = cfg->n_cls > 1;
     a->verdict = xmalloc(a->n_groups * 4 * sizeof *a->verdict);
@@ -575,7 +574,7 @@ static const Slo *group_slo(const MetricsCfg *cfg, uint32_t g)
  * completion). */
 /* metrics_included for one streamed request: its arrival against the
  * stream's first and last, its rank (seq) against the stream's length. */
-static int acc_included(const MetricsCfg *cfg, const Request *r)
+int metrics_acc_included(const MetricsCfg *cfg, const Request *r)
 {
     if (!cfg->stream_known || !arrived(r)) return 1;
     if (cfg->warmup_s > 0 || cfg->cooldown_s > 0) {
@@ -586,7 +585,6 @@ static int acc_included(const MetricsCfg *cfg, const Request *r)
     return !(r->seq < cfg->warmup_requests || r->seq + cfg->cooldown_requests >= cfg->stream_n);
 }
 
-int metrics_acc_included(const MetricsCfg *cfg, const Request *r) { return acc_included(cfg, r); }
 
 /* An iteration begun after the latest included finish, and the sums
  * before it. */
@@ -644,16 +642,11 @@ void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt)
     const MetricsCfg *cfg = a->cfg;
     Summary *out = a->out;
     out->requests++;
-    if (tt) a->has_tt = 1;
-    if (!acc_included(cfg, r)) {
+    if (!metrics_acc_included(cfg, r)) {
         a->excluded = 1;
         return;
     }
     out->included++;
-    /* the gaps metrics_summarize takes from the token times, should any
-     * request be left out (the engine's accumulator then holds too many) */
-    if (tt && r->state == REQ_FINISHED)
-        for (uint32_t k = 1; k < r->generated; k++) statacc_add(&a->itl_in, (double)(tt[k] - tt[k - 1]) / 1e9);
     if (arrived(r) && r->t_arrive_ns < a->t0) a->t0 = r->t_arrive_ns;
     unsigned miss = metrics_misses(cfg, r);
     if (r->cls < out->n_cls) {
@@ -749,8 +742,9 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     metrics_dist_acc(&a->e2e, &out->e2e_s);
     metrics_dist_acc(&a->queue, &out->queue_s);
     metrics_dist_acc(&a->itl_max, &out->itl_max_s);
-    if (a->excluded && a->has_tt) metrics_dist_acc(&a->itl_in, &out->itl_s);
-    else if (itl && !a->excluded && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(itl, &out->itl_s);
+    /* the engine's gaps are every request's: none when some are left out
+     * (a caller with token times takes them in order: streamrun.c) */
+    if (itl && !a->excluded && out->unfinished == 0 && out->cancelled == 0) metrics_dist_acc(itl, &out->itl_s);
     else metrics_dist(NULL, 0, &out->itl_s);
     /* the verdict, in verdict()'s order */
     for (uint32_t g = 0; g < a->n_groups; g++) {
@@ -782,7 +776,6 @@ void metrics_acc_free(MetricsAcc *a)
     statacc_free(&a->e2e);
     statacc_free(&a->queue);
     statacc_free(&a->itl_max);
-    statacc_free(&a->itl_in);
     free(a->marks);
     for (uint32_t k = 0; a->verdict && k < a->n_groups * 4; k++) statacc_free(&a->verdict[k]);
     free(a->verdict);

@@ -279,8 +279,6 @@ typedef struct MetricsAcc {
     uint32_t ok[6], good_all;
     int64_t t0, t1;
     int excluded;                              /* a request was left out (warm-up, cool-down) */
-    int has_tt;                                /* token times came with the requests */
-    StatAcc itl_in;                            /* their gaps, included requests only */
     /* Utilisation over the window when requests are left out
      * (metrics_acc_iteration): the sums from the window's start, those at
      * the latest included finish (t1), and the iterations begun since,

@@ -957,7 +957,7 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
     while (got > 0 && (whole || !has_t0))
         if ((got = workload_stream_next(pre, &r, e)) > 0) {
             if (n == 0) lo = r.t_arrive_ns;
-            /* the first request past the warm-up (metrics.c acc_included
+            /* the first request past the warm-up (metrics.c metrics_acc_included
              * checks the cool-down): the window's start */
             if (!has_t0 && n >= m->warmup_requests && r.t_arrive_ns >= lo + warm_ns) {
                 t0 = r.t_arrive_ns;
