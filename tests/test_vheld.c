@@ -165,6 +165,20 @@ static void test_validate_several_files(void)
     th_rm_tree(dir);
 }
 
+/* validate --fit --loso of dir/rows<k>.csv: its JSON (r<k>.json) parsed,
+ * NULL (a failed check) when it did not run. */
+static cJSON *fit_loso(const char *b, const char *dir, int k)
+{
+    char args[256], path[600];
+    Err e = {0};
+    snprintf(args, sizeof args, "rows%d.csv --fit --loso --no-rows --jobs 2 --json r%d.json", k, k);
+    CHECK_INT(validate_in(b, dir, args), 0);
+    snprintf(path, sizeof path, "%s/r%d.json", dir, k);
+    cJSON *r = jsonio_parse_file(path, &e);
+    CHECK(r != NULL);
+    return r;
+}
+
 /* Leave-one-engine-out leaves the whole family out: with one vLLM row's
  * measured TPOT made 1000 times larger, the vLLM rows' leave-one-engine-out
  * predictions (fitted on TensorRT-LLM's rows alone) are the same to the
@@ -182,16 +196,10 @@ static void test_validate_loeo_excludes_engine(void)
     CHECK(mkdtemp(dir) != NULL);
     static const char *const poison[3] = {NULL, "v2", "f2"};
     cJSON *r[3];
-    Err e = {0};
     for (int k = 0; k < 3; k++) {
-        char args[256];
         snprintf(path, sizeof path, "%s/rows%d.csv", dir, k);
         held_csv(path, 0, 10, poison[k], NULL);
-        snprintf(args, sizeof args, "rows%d.csv --fit --loso --no-rows --jobs 2 --json r%d.json", k, k);
-        CHECK_INT(validate_in(b, dir, args), 0);
-        snprintf(path, sizeof path, "%s/r%d.json", dir, k);
-        r[k] = jsonio_parse_file(path, &e);
-        CHECK(r[k] != NULL);
+        r[k] = fit_loso(b, dir, k);
     }
     CHECK(out_has(dir, "      leave-one-engine-out   "));
     CHECK(out_has(dir, "per engine family"));
@@ -254,12 +262,7 @@ static void test_validate_loeo_own_fits(void)
                     tpot * (k && i == 15 ? 1000 : 1));
         }
         fclose(f);
-        char args[256];
-        snprintf(args, sizeof args, "rows%d.csv --fit --loso --no-rows --jobs 2 --json r%d.json", k, k);
-        CHECK_INT(validate_in(b, dir, args), 0);
-        snprintf(path, sizeof path, "%s/r%d.json", dir, k);
-        r[k] = jsonio_parse_file(path, &e);
-        CHECK(r[k] != NULL);
+        r[k] = fit_loso(b, dir, k);
     }
     CHECK(out_has(dir, "(own rows, 12 rows)"));
     /* and they carry the host time fitted on TensorRT-LLM's rows (about
