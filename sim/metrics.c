@@ -42,6 +42,30 @@ unsigned metrics_misses(const MetricsCfg *cfg, const Request *r)
     return m;
 }
 
+/* The q-quantile of v[0..n) (n > 0) by selection, interpolated exactly as
+ * gsl_stats_quantile_from_sorted_data does, for ranks at or above *base
+ * (every value below it already at most those above: selection leaves v
+ * partitioned around the rank it returns); *base moves past that rank. */
+static double select_quantile(double *v, size_t n, size_t *base, double q)
+{
+    double index = q * (double)(n - 1);
+    size_t lhs = (size_t)index;
+    double delta = index - (double)lhs, x;
+    if (lhs < *base) lhs = *base; /* NEVER: the ranks increase */
+    double a = gsl_stats_select(v + *base, 1, n - *base, lhs - *base);
+    if (lhs == n - 1 || delta == 0) {
+        x = a;
+    } else {
+        /* the next order statistic: the least value above rank lhs */
+        double b = v[lhs + 1];
+        for (size_t i = lhs + 2; i < n; i++)
+            if (v[i] < b) b = v[i];
+        x = (1 - delta) * a + delta * b;
+    }
+    *base = lhs + 1 < n ? lhs + 1 : n - 1;
+    return x;
+}
+
 /* Quantiles of an unsorted sample in O(n): order statistics by selection,
  * in increasing rank, each on the part above the previous one (selection
  * leaves v partitioned around the rank it returns), interpolated exactly
@@ -62,23 +86,7 @@ static void dist_select(double *v, size_t n, Dist *d)
     d->std = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
     d->max = mx;
     size_t base = 0;
-    for (int j = 0; j < 4; j++) {
-        double index = qs[j] * (double)(n - 1);
-        size_t lhs = (size_t)index;
-        double delta = index - (double)lhs;
-        if (lhs < base) lhs = base; /* NEVER: the ranks increase */
-        double a = gsl_stats_select(v + base, 1, n - base, lhs - base);
-        if (lhs == n - 1 || delta == 0) {
-            *out[j] = a;
-        } else {
-            /* the next order statistic: the least value above rank lhs */
-            double b = v[lhs + 1];
-            for (size_t i = lhs + 2; i < n; i++)
-                if (v[i] < b) b = v[i];
-            *out[j] = (1 - delta) * a + delta * b;
-        }
-        base = lhs + 1 < n ? lhs + 1 : n - 1;
-    }
+    for (int j = 0; j < 4; j++) *out[j] = select_quantile(v, n, &base, qs[j]);
 }
 
 void metrics_dist(double *v, uint64_t n, Dist *d)
@@ -302,8 +310,8 @@ static void verdict(const MetricsCfg *cfg, const RunData *rd, const unsigned cha
                 if (!isnan(x)) v[k++] = x;
             }
             if (k == 0) continue; /* no request of this class has the metric */
-            gsl_sort(v, 1, k);
-            double q = gsl_stats_quantile_from_sorted_data(v, 1, k, pct / 100.0);
+            size_t base = 0; /* the one order statistic it needs: selection, not a sort */
+            double q = select_quantile(v, k, &base, pct / 100.0);
             verdict_add(out, g, m, pct, target[m], q >= VERDICT_NEVER / 10 ? INFINITY : q, k);
         }
         if (slo->attainment > 0) {

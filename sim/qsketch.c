@@ -54,86 +54,42 @@ static void grow(QSketch *s, uint32_t b)
     s->n_buckets = nb;
 }
 
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
+/* The sums in doubles from here on (the integers would overflow). */
+static void go_inexact(QSketch *s)
+{
+    if (s->inexact) return;
+    s->inexact = 1;
+    s->sum = (double)s->isum;
+    s->sumsq = (double)s->isumsq;
+}
+
+/* sum += count d, sumsq += count d^2: exact while the integers hold them.
+ * |d| < 2^63 and count < 2^64, so count |d| < 2^127 and d^2 < 2^126. */
+static void add_sums(QSketch *s, int64_t d, uint64_t count)
+{
+    if (!s->inexact) {
+        i128 dd = d, lin = dd * (i128)count, sum;
+        u128 sq = (u128)(dd < 0 ? -dd : dd), sq2, tot;
+        sq *= sq;
+        if (!__builtin_add_overflow(s->isum, lin, &sum) && !__builtin_mul_overflow(sq, (u128)count, &sq2) &&
+            !__builtin_add_overflow(s->isumsq, sq2, &tot)) {
+            s->isum = sum;
+            s->isumsq = tot;
+            return;
+        }
+        go_inexact(s);
+    }
+    double x = (double)d;
+    s->sum += x * (double)count;
+    s->sumsq += x * x * (double)count;
+}
+
 void qsketch_add(QSketch *s, int64_t v)
 {
-    if (v < 0) v = 0;
-    uint32_t b = bucket_of((uint64_t)v);
-    if (b >= s->n_buckets) grow(s, b);
-    s->counts[b]++;
-    if (s->n++ == 0) s->shift = (double)v;
-    if (v < s->min) s->min = v;
-    if (v > s->max) s->max = v;
-    double d = (double)v - s->shift;
-    s->sum += d;
-    s->sumsq += d * d;
-}
-
-/* s + x + x + ... (count additions, each rounded to nearest even), with
- * s >= 0 and x > 0.  Inside one binade [2^(e-1), 2^e) every sum is a
- * multiple of its ulp u, and an addition that stays in it adds x rounded to
- * a multiple of u: q = x - (x mod u), plus u when x mod u > u / 2 -- the
- * same increment each time.  A tie (x mod u = u / 2) rounds to the even
- * multiple: once s / u is even, the increment is q, plus u when q / u is
- * odd, each time.  So a stretch of additions is one exact multiplication;
- * s = 0, an odd s at a tie, or a sum about to leave the binade takes a
- * single addition. */
-static double add_n_pos(double s, double x, uint64_t count)
-{
-    while (count > 0) {
-        if (!(s > 0) || !isfinite(s) || !isfinite(x)) {
-            s += x;
-            count--;
-            continue;
-        }
-        int e;
-        frexp(s, &e);
-        /* u is a power of two: x / u, its floor and the products are exact */
-        const double top = ldexp(1.0, e), u = ldexp(1.0, e - 53), q = floor(x / u) * u, r = x - q;
-        double inc;
-        if (r == u / 2) {
-            const double su = s / u;
-            if (su != 2 * floor(su / 2)) {
-                s += x;
-                count--;
-                continue;
-            }
-            const double qu = q / u;
-            inc = q + (qu != 2 * floor(qu / 2) ? u : 0);
-        } else {
-            inc = q + (r > u / 2 ? u : 0);
-        }
-        if (inc == 0) return s; /* absorbed every time */
-        /* step j (0-based) stays in the binade when s + j inc + x + u < top,
-         * i.e. x < (top - u) - (s + j inc): both sides exact */
-        const double lim = top - u;
-        if (!(x < lim - s)) {
-            s += x;
-            count--;
-            continue;
-        }
-        double kd = floor((lim - s - x) / inc) + 1;
-        uint64_t k = kd >= (double)count ? count : (uint64_t)kd;
-        while (k > 1 && !(x < lim - (s + (double)(k - 1) * inc))) k--;
-        s += (double)k * inc; /* a multiple of u below top: exact */
-        count -= k;
-    }
-    return s;
-}
-
-/* count additions of x to s, as a loop of s += x would leave s. */
-static double add_n(double s, double x, uint64_t count)
-{
-    /* whole numbers whose every partial sum stays below 2^52: all exact */
-    if (fabs(x) < 4503599627370496.0 && fabs(s) < 4503599627370496.0 && x == (double)(int64_t)x &&
-        s == (double)(int64_t)s && fabs(s) + (double)count * fabs(x) < 4503599627370496.0)
-        return s + (double)count * x;
-    while (count > 0 && x != 0) {
-        if (s >= 0 && x > 0) return add_n_pos(s, x, count);
-        if (s <= 0 && x < 0) return -add_n_pos(-s, -x, count); /* rounding is symmetric */
-        s += x;
-        count--;
-    }
-    return s;
+    qsketch_add_n(s, v, 1);
 }
 
 void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
@@ -143,13 +99,11 @@ void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
     uint32_t b = bucket_of((uint64_t)v);
     if (b >= s->n_buckets) grow(s, b);
     s->counts[b] += count;
-    if (s->n == 0) s->shift = (double)v;
+    if (s->n == 0) s->shift = v;
     s->n += count;
     if (v < s->min) s->min = v;
     if (v > s->max) s->max = v;
-    double d = (double)v - s->shift;
-    s->sum = add_n(s->sum, d, count);
-    s->sumsq = add_n(s->sumsq, d * d, count);
+    add_sums(s, v - s->shift, count);
 }
 
 void qsketch_merge(QSketch *dst, const QSketch *src)
@@ -160,11 +114,31 @@ void qsketch_merge(QSketch *dst, const QSketch *src)
         if (src->counts[b]) top = b;
     grow(dst, top);
     for (uint32_t b = 0; b <= top && b < src->n_buckets; b++) dst->counts[b] += src->counts[b];
-    /* re-express src's shifted sums against dst's shift */
+        /* re-express src's shifted sums against dst's shift: with k = the
+     * shifts' difference, sum (d + k) = S + n k, sum (d + k)^2 = Q + 2 k S
+     * + n k^2 */
     if (dst->n == 0) dst->shift = src->shift;
-    double k = src->shift - dst->shift, nb = (double)src->n;
-    dst->sumsq += src->sumsq + 2 * k * src->sum + nb * k * k;
-    dst->sum += src->sum + nb * k;
+    int64_t k = src->shift - dst->shift;
+    if (!dst->inexact && !src->inexact) {
+        i128 kk = k, nb = (i128)src->n, lin, t, s2;
+        u128 q;
+        if (!__builtin_mul_overflow(nb, kk, &lin) && !__builtin_add_overflow(src->isum, lin, &lin) &&
+            !__builtin_mul_overflow(2 * kk, src->isum, &t) && !__builtin_mul_overflow(lin - src->isum, kk, &s2) &&
+            !__builtin_add_overflow(t, s2, &t) && !__builtin_add_overflow((i128)src->isumsq, t, &t) && t >= 0 &&
+            !__builtin_add_overflow(dst->isumsq, (u128)t, &q) && !__builtin_add_overflow(dst->isum, lin, &lin)) {
+            dst->isum = lin;
+            dst->isumsq = q;
+        } else {
+            go_inexact(dst);
+        }
+    }
+    if (dst->inexact || src->inexact) {
+        go_inexact(dst);
+        double kd = (double)k, nb = (double)src->n;
+        double ss = src->inexact ? src->sum : (double)src->isum, sq = src->inexact ? src->sumsq : (double)src->isumsq;
+        dst->sumsq += sq + 2 * kd * ss + nb * kd * kd;
+        dst->sum += ss + nb * kd;
+    }
     dst->n += src->n;
     if (src->min < dst->min) dst->min = src->min;
     if (src->max > dst->max) dst->max = src->max;
@@ -203,13 +177,25 @@ double qsketch_quantile(const QSketch *s, double q)
 
 double qsketch_mean(const QSketch *s)
 {
-    return s->n ? s->shift + s->sum / (double)s->n : NAN;
+    return s->n ? (double)s->shift + (s->inexact ? s->sum : (double)s->isum) / (double)s->n : NAN;
 }
 
 double qsketch_sd(const QSketch *s)
 {
     if (s->n < 2) return 0;
-    double n = (double)s->n, var = (s->sumsq - s->sum * s->sum / n) / (n - 1);
+    double n = (double)s->n, var;
+    if (s->inexact) {
+        var = (s->sumsq - s->sum * s->sum / n) / (n - 1);
+    } else {
+        /* n Q - S^2 = n (n - 1) var, exact when it fits */
+        i128 nq, s2, num;
+        if (s->isumsq <= (u128)(((u128)1 << 126) - 1) && !__builtin_mul_overflow((i128)s->n, (i128)s->isumsq, &nq) &&
+            !__builtin_mul_overflow(s->isum, s->isum, &s2) && !__builtin_sub_overflow(nq, s2, &num))
+            var = (double)num / n / (n - 1);
+        else /* long double: the difference cancels most of the digits */
+            var = (double)(((long double)s->isumsq - (long double)s->isum * (long double)s->isum / (long double)n) /
+                           (long double)(n - 1));
+    }
     return var > 0 ? sqrt(var) : 0;
 }
 

@@ -35,8 +35,13 @@ typedef struct QSketch {
     uint32_t n_buckets;       /* allocated counters */
     uint64_t n;
     int64_t min, max;
-    double shift;             /* the first value: sums are of (v - shift), in ns (the shifted-data
+    int64_t shift;            /* the first value: sums are of d = v - shift, in ns (the shifted-data
                                  variance, stable while shift is near the mean) */
+    /* sum d and sum d^2, exact in 128-bit integers while they fit; past
+     * that (2^127: some 10^14 gaps of an hour) in doubles from then on */
+    __extension__ __int128 isum;
+    __extension__ unsigned __int128 isumsq;
+    int inexact;              /* the doubles below hold the sums */
     double sum, sumsq;
 } QSketch;
 
@@ -44,8 +49,7 @@ void qsketch_init(QSketch *s);
 void qsketch_free(QSketch *s);
 void qsketch_add(QSketch *s, int64_t v);
 /* count copies of v: the state count qsketch_add calls leave, bit for bit
- * (one bucket update; the shifted sums as count rounded additions would
- * leave them, a binade at a time). */
+ * (one bucket update; the integer sums grow by count d and count d^2). */
 void qsketch_add_n(QSketch *s, int64_t v, uint64_t count);
 /* dst += src (the counts add; exact). */
 void qsketch_merge(QSketch *dst, const QSketch *src);

@@ -652,8 +652,22 @@ static void test_qsketch_error_bound(void)
     qsketch_merge(&a, &b);
     CHECK_INT(a.n, N);
     for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) CHECK(qsketch_quantile(&a, qs[k]) == qsketch_quantile(&all, qs[k]));
-    CHECK_REL(qsketch_mean(&a), qsketch_mean(&all), 1e-12);
-    CHECK_REL(qsketch_sd(&a), qsketch_sd(&all), 1e-9);
+    /* integer sums: a merge is exact (n Q - S^2 does not depend on the shift) */
+    CHECK_REL(qsketch_mean(&a), qsketch_mean(&all), 1e-15);
+    CHECK(qsketch_sd(&a) == qsketch_sd(&all));
+    /* sums exact where doubles round: 10^6 copies of 2^52 + 1 ns */
+    QSketch big;
+    qsketch_init(&big);
+    qsketch_add(&big, 0);
+    qsketch_add_n(&big, ((int64_t)1 << 52) + 1, 1000000);
+    CHECK(!big.inexact);
+    CHECK(big.isum % 1000000 == 0 && big.isum / 1000000 == ((int64_t)1 << 52) + 1);
+    CHECK_REL(qsketch_sd(&big), (((double)((int64_t)1 << 52) + 1) * sqrt(1.0 / 1000001)), 1e-12);
+    /* past 2^127 the sums go on in doubles: the mean stays right */
+    qsketch_add_n(&big, (int64_t)1 << 62, (uint64_t)1 << 62);
+    CHECK(big.inexact);
+    CHECK_REL(qsketch_mean(&big), (double)((int64_t)1 << 62), 1e-6);
+    qsketch_free(&big);
     /* small values are exact; a bucket's lower edge is the worst case */
     QSketch t;
     qsketch_init(&t);
