@@ -236,8 +236,21 @@ fuzz: fuzz-build
 # alone is about 30 s of CPU with the decode fast path)
 BENCH_SIZES ?= 1000000 10000000
 BENCH_SESSIONS ?= 1000000
+# The previous release: the commit that landed at the last stop (update it
+# when a stop lands). make bench builds it in build/prev (git archive, its
+# own make) and times the Azure conversation bench with it beside this one;
+# a clone without that commit says so and goes on.
+BENCH_PREV ?= bea567b
 bench: deps
 	@$(MAKE) --no-print-directory servesim
+	@if git cat-file -e "$(BENCH_PREV)^{commit}" 2>/dev/null; then \
+	  if [ "$$(cat build/prev/REV 2>/dev/null)" != "$$(git rev-parse $(BENCH_PREV))" ]; then \
+	    rm -rf build/prev && mkdir -p build/prev && git archive "$(BENCH_PREV)" | tar -x -C build/prev && \
+	    $(MAKE) --no-print-directory -C build/prev servesim >build/prev.log 2>&1 && \
+	    git rev-parse $(BENCH_PREV) > build/prev/REV || { tail -n 20 build/prev.log; exit 1; }; fi; \
+	  echo "the previous release ($(BENCH_PREV)), the same scenario:"; \
+	  build/prev/servesim bench --scenario workloads/bench_azure_conv.json | sed 's/^/  prev: /'; \
+	  else echo "bench: the previous release $(BENCH_PREV) is not in this clone: no side-by-side"; fi
 	./servesim bench --scenario workloads/bench_azure_conv.json
 	./servesim bench --scenario workloads/bench_azure_conv.json --exact-stats
 	@for n in $(BENCH_SIZES); do echo "./servesim bench --requests $$n"; ./servesim bench --requests $$n || exit 1; done
