@@ -57,10 +57,12 @@ static int stream_pull_follow(void *ctx, uint32_t chain, Request *r, Err *e)
     return got;
 }
 
-/* A stream with chains (sessions): follow-ups come from the source. */
+/* A stream with chains (sessions): follow-ups come from the source; and
+ * the arrivals to whoever asked for them. */
 static void stream_chains(Scenario *s, Slots *p)
 {
     if (workload_stream_chains(s->wl_stream)) slots_set_follow(p, stream_follow, stream_pull_follow);
+    slots_set_arrive(p, s->stream_arrive, s->stream_arrive_ctx);
 }
 
 double scenario_gpus(const Scenario *s)
