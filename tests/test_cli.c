@@ -992,6 +992,55 @@ static void test_stream_closed(void)
     }
 }
 
+/* Warm-up and cool-down by count and warm-up by time stream with chains
+ * (issue 36): sessions on one replica and on a 2-replica prefix_affinity
+ * cluster, closed loops whose clients all start at once (the tie at the
+ * start straddles a small warm-up; think 0: every follow-up arrives as
+ * its predecessor leaves), ranked as they arrive; the materialised run's
+ * table (window means and energy), JSON, CSV and token CSV.
+ * test_report.c test_streamrun_chain_warmup shows they stream. */
+static void test_stream_chain_warmup(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 32, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                      "%s, \"metrics\": %s, \"slo\": {\"ttft_ms\": 500}, \"seed\": 4%s}";
+    const char *sess = "{\"kind\": \"sessions\", \"sessions\": 120, \"rate_per_s\": 3, \"turns\": {\"dist\": "
+                       "\"uniform\", \"min\": 1, \"max\": 7}, \"system_prompt_tokens\": 512, \"first_prompt_tokens\": "
+                       "{\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 0.6}, \"new_tokens_per_turn\": 60, "
+                       "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 60, \"sigma\": 0.5, \"max\": 400}, "
+                       "\"think_ms\": {\"dist\": \"exponential\", \"mean\": 1500}}";
+    const char *closed = "{\"kind\": \"closed_loop\", \"clients\": 24, \"count\": 900, \"think_ms\": %s, "
+                         "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 600, \"sigma\": 0.6}, "
+                         "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 50, \"sigma\": 0.6, \"max\": 400}}";
+    const char *cl2 = ", \"cluster\": {\"replicas\": 2, \"router\": \"prefix_affinity\"}";
+    static const struct {
+        int closed;
+        const char *think, *metrics;
+        int cluster;
+    } cases[] = {
+        {0, "", "{\"warmup_requests\": 50}", 0},
+        {0, "", "{\"cooldown_requests\": 40}", 0},
+        {0, "", "{\"warmup_s\": 10}", 0},
+        {0, "", "{\"warmup_requests\": 30, \"cooldown_requests\": 60}", 1},
+        {0, "", "{\"warmup_s\": 8, \"cooldown_requests\": 25}", 1},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_requests\": 10}", 0},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_requests\": 100, \"cooldown_requests\": 50}", 0},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_s\": 2}", 0},
+        {1, "0", "{\"warmup_requests\": 10, \"cooldown_requests\": 5}", 0},
+        {1, "0", "{\"warmup_requests\": 30, \"warmup_s\": 1, \"cooldown_requests\": 100}", 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k += th_step()) {
+        char w[1024], tag[32];
+        if (cases[k].closed) snprintf(w, sizeof w, closed, cases[k].think);
+        else snprintf(w, sizeof w, "%s", sess);
+        snprintf(text, sizeof text, fmt, w, cases[k].metrics, cases[k].cluster ? cl2 : "");
+        snprintf(tag, sizeof tag, "cw%zu", k);
+        if (!tmp_scen(scen, sizeof scen, "chain_warm.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, "excluded as warm-up/cool-down");
+    }
+}
+
 /* LoRA adapters stream in chains (issue 36): a session's adapter drawn
  * once when it starts, a closed loop's per request as it is made (the
  * materialised draw order), with the adapter cache on one replica and
@@ -1092,6 +1141,7 @@ void suite_cli(void)
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
     RUN(test_stream_closed);
+    RUN(test_stream_chain_warmup);
     RUN(test_stream_chain_lora);
     RUN(test_stream_cancel);
     RUN(test_issue17_commands);
