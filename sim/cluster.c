@@ -379,6 +379,7 @@ int cluster_run(Cluster *c, Err *e)
     while (evq_pop(&c->q, &ev)) {
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
+                if (c->slots) slots_arrive(c->slots, ev.arg);
                 if (!req(c, ev.arg)->triggered) push_next_arrival(c);
                 arrive(c, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FOLLOW) {

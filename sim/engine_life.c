@@ -259,6 +259,7 @@ int engine_stream_run(Engine *eng, Err *e)
     while (evq_pop(eng->evq, &ev)) {
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
+                slots_arrive(eng->slots, ev.arg);
                 stream_pull(eng);
                 engine_enqueue(eng, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FOLLOW) {

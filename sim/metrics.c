@@ -594,6 +594,150 @@ int metrics_acc_included(const MetricsCfg *cfg, const Request *r)
 }
 
 
+/* ------------------------------------------- chains: ranks by arrival */
+
+/* A chain's requests arrive as the run says, so a request's rank by
+ * arrival (metrics_included: by time, ties by workload index = seq) is
+ * counted: when it arrives, the arrivals at earlier times are all known
+ * (r->arrive_rank); those at its own time form its group, closed once
+ * time passes it.  Only a group that straddles a count threshold (the
+ * warm-up's W, the cool-down's n - C) needs its members ordered by seq:
+ * it is kept, sorted (at most two).  Any other member's rank may be taken
+ * as the group's base: the decision is the same for all of them. */
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The count thresholds a rank is tested against (0, 1 or 2 of them). */
+static uint32_t acc_thresholds(const MetricsCfg *cfg, int64_t thr[2])
+{
+    uint32_t n = 0;
+    if (cfg->warmup_requests) thr[n++] = cfg->warmup_requests;
+    if (cfg->cooldown_requests) thr[n++] = (int64_t)cfg->stream_n - (int64_t)cfg->cooldown_requests;
+    return n;
+}
+
+static void acc_group_close(MetricsAcc *a)
+{
+    if (!a->g_open) return;
+    a->g_open = 0;
+    int64_t thr[2];
+    uint32_t n_thr = acc_thresholds(a->cfg, thr);
+    int straddles = 0;
+    for (uint32_t k = 0; k < n_thr; k++)
+        straddles |= (int64_t)a->g_base < thr[k] && thr[k] < (int64_t)(a->g_base + a->g_n);
+    if (!straddles || a->g_n < 2) return;
+    if (a->n_crit == 2) { /* NEVER: two thresholds, one group each */
+        a->unsettled = 1;
+        return;
+    }
+    struct AccGroup *g = &a->crit[a->n_crit++];
+    g->t = a->g_t;
+    g->base = a->g_base;
+    g->n = a->g_n;
+    g->seq = xmalloc(a->g_n * sizeof *g->seq);
+    memcpy(g->seq, a->g_seq, a->g_n * sizeof *g->seq);
+    qsort(g->seq, g->n, sizeof *g->seq, cmp_u64);
+}
+
+static void acc_sum(MetricsAcc *a, double ov, uint32_t running, uint32_t waiting, uint64_t kv_used)
+{
+    a->sums.run += ov * running;
+    a->sums.wait += ov * waiting;
+    a->sums.kv += ov * (double)kv_used;
+    a->sums.busy += ov;
+}
+
+void metrics_acc_arrive(MetricsAcc *a, Request *r)
+{
+    const MetricsCfg *cfg = a->cfg;
+    if (!cfg || !cfg->stream_chains) return;
+    int64_t t = r->t_arrive_ns;
+    if (a->n_arr == 0) a->lo_ns = t;
+    if (!a->g_open || t > a->g_t) {
+        if (!a->g_open && a->n_arr && t == a->g_t) a->unsettled = 1; /* NEVER: time passed it */
+        acc_group_close(a);
+        a->g_open = 1;
+        a->g_t = t;
+        a->g_base = a->n_arr;
+        a->g_n = 0;
+    }
+    if (a->g_n == a->g_cap) {
+        a->g_cap = a->g_cap ? 2 * a->g_cap : 16;
+        a->g_seq = xrealloc(a->g_seq, a->g_cap * sizeof *a->g_seq);
+    }
+    a->g_seq[a->g_n++] = r->seq;
+    r->arrive_rank = a->g_base;
+    a->n_arr++;
+    /* the window's start: the first arrival of rank >= W past the warm-up
+     * time; the iterations begun before it are summed now */
+    if (a->t0_known || a->n_arr <= cfg->warmup_requests || t < a->lo_ns + llround(cfg->warmup_s * 1e9)) return;
+    a->t0_known = 1;
+    a->t0_ns = t;
+    for (uint32_t k = 0; k < a->n_pend; k++) {
+        const struct AccIter *it = &a->pend[k];
+        acc_sum(a, overlap_ns(it->t, it->t + it->dur, t, INT64_MAX), it->running, it->waiting, it->kv);
+    }
+    a->n_pend = 0;
+}
+
+/* r's rank among the arrivals of its open group: those with a smaller seq
+ * so far; unsettled when more arrivals could still move it across a
+ * threshold. */
+static uint64_t acc_open_rank(MetricsAcc *a, const Request *r)
+{
+    uint64_t rank = r->arrive_rank;
+    for (size_t k = 0; k < a->g_n; k++) rank += a->g_seq[k] < r->seq;
+    const MetricsCfg *cfg = a->cfg;
+    uint64_t more = cfg->cooldown_requests ? cfg->stream_n - a->n_arr : UINT64_MAX;
+    int64_t thr[2];
+    uint32_t n_thr = acc_thresholds(cfg, thr);
+    for (uint32_t k = 0; k < n_thr; k++)
+        if ((int64_t)rank < thr[k] && (more == UINT64_MAX || (int64_t)(rank + more) >= thr[k])) a->unsettled = 1;
+    return rank;
+}
+
+/* metrics_included for a chain's request r as it leaves. */
+static int acc_chain_included(MetricsAcc *a, const Request *r)
+{
+    const MetricsCfg *cfg = a->cfg;
+    if (!arrived(r)) return 1;
+    /* it left at t_finish: time has passed every arrival before that */
+    if (a->g_open && r->t_finish_ns > a->g_t) acc_group_close(a);
+    if (cfg->warmup_s > 0 && r->t_arrive_ns < a->lo_ns + llround(cfg->warmup_s * 1e9)) return 0;
+    if (!cfg->warmup_requests && !cfg->cooldown_requests) return 1;
+    uint64_t rank = r->arrive_rank;
+    if (a->g_open && r->t_arrive_ns == a->g_t) rank = acc_open_rank(a, r);
+    for (uint32_t k = 0; k < a->n_crit; k++) {
+        const struct AccGroup *g = &a->crit[k];
+        if (g->t != r->t_arrive_ns) continue;
+        size_t lo = 0, hi = g->n; /* members with a smaller seq */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->seq[mid] < r->seq) lo = mid + 1;
+            else hi = mid;
+        }
+        rank = g->base + lo;
+    }
+    return !(rank < cfg->warmup_requests || rank + cfg->cooldown_requests >= cfg->stream_n);
+}
+
+int metrics_acc_check(const MetricsAcc *a, Err *e)
+{
+    const MetricsCfg *cfg = a->cfg;
+    if (!cfg || !cfg->stream_chains) return 0;
+    if (a->unsettled)
+        return err_refuse(e, "a streamed chain's request left before its rank by arrival was settled (warm-up or "
+                             "cool-down by count); the run is made materialised");
+    if (cfg->cooldown_requests && a->n_arr != cfg->stream_n)
+        return err_refuse(e, "internal: %llu requests arrived, the first pass counted %llu; the run is made "
+                             "materialised", (unsigned long long)a->n_arr, (unsigned long long)cfg->stream_n);
+    return 0;
+}
+
 /* An iteration begun after the latest included finish, and the sums
  * before it. */
 typedef struct WinMark {
@@ -621,15 +765,25 @@ void metrics_acc_iteration(MetricsAcc *a, int64_t t_ns, int64_t dur_ns, uint32_t
         }
         a->marks[(a->m_head + a->m_len++) % a->m_cap] = (WinMark){t_ns, a->sums};
     }
+    if (!cfg->has_window && cfg->stream_chains && !a->t0_known) {
+        /* a chain's window starts at an arrival still to come (at or after
+         * now): this iteration waits for it, those already ended never
+         * reach it */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < a->n_pend; i++)
+            if (a->pend[i].t + a->pend[i].dur > t_ns) a->pend[k++] = a->pend[i];
+        a->n_pend = k;
+        if (k == sizeof a->pend / sizeof *a->pend) a->unsettled = 1; /* NEVER: iterations of one engine */
+        else a->pend[a->n_pend++] = (struct AccIter){t_ns, dur_ns, running, waiting, kv_used};
+        return;
+    }
     /* utilisation()'s terms: the overlap with [t0, t1], every iteration
      * counted here ending by t1 (t1 is an iteration's end); a fixed
      * window's own bounds */
+    int64_t t0 = cfg->stream_chains ? a->t0_ns : cfg->stream_t0_ns;
     double ov = cfg->has_window ? overlap_ns(t_ns, t_ns + dur_ns, cfg->window_t0_ns, cfg->window_t1_ns)
-                                : overlap_ns(t_ns, t_ns + dur_ns, cfg->stream_t0_ns, INT64_MAX);
-    a->sums.run += ov * running;
-    a->sums.wait += ov * waiting;
-    a->sums.kv += ov * (double)kv_used;
-    a->sums.busy += ov;
+                                : overlap_ns(t_ns, t_ns + dur_ns, t0, INT64_MAX);
+    acc_sum(a, ov, running, waiting, kv_used);
 }
 
 /* An included request finished at t: the sums over the iterations begun
@@ -650,7 +804,8 @@ void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt)
     const MetricsCfg *cfg = a->cfg;
     Summary *out = a->out;
     out->requests++;
-    if (!metrics_acc_included(cfg, r)) {
+    a->last_in = cfg->stream_chains ? acc_chain_included(a, r) : metrics_acc_included(cfg, r);
+    if (!a->last_in) {
         a->excluded = 1;
         return;
     }
@@ -785,6 +940,8 @@ void metrics_acc_free(MetricsAcc *a)
     statacc_free(&a->queue);
     statacc_free(&a->itl_max);
     free(a->marks);
+    free(a->g_seq);
+    for (uint32_t k = 0; k < a->n_crit; k++) free(a->crit[k].seq);
     for (uint32_t k = 0; a->verdict && k < a->n_groups * 4; k++) statacc_free(&a->verdict[k]);
     free(a->verdict);
     free(a->members);

@@ -79,6 +79,11 @@ typedef struct MetricsCfg {
      * request's rank by arrival is its Request.seq.  0: not known, and a
      * streamed run with warm-up or cool-down is refused. */
     int stream_known;
+    /* Chains (sessions, closed loops): a request's rank is not its seq but
+     * its place among the arrivals (metrics_acc_arrive), ties by seq; the
+     * first arrival and the window's start come from them too, and
+     * stream_n from a first pass that counts every request. */
+    int stream_chains;
     uint64_t stream_n;
     int64_t stream_lo_ns, stream_hi_ns;
     int64_t stream_t0_ns;     /* the first included request's arrival: the window's start */
@@ -288,6 +293,27 @@ typedef struct MetricsAcc {
     int64_t t1_marked;
     struct WinMark *marks;
     size_t m_head, m_len, m_cap;
+    int last_in;                               /* the last request added was included */
+    /* Chains (MetricsCfg.stream_chains): the arrivals so far, the first
+     * one's time, the group of arrivals at the latest time (its time, the
+     * arrivals before it, its seqs; open until time passes it) and the
+     * groups that straddle a count threshold (their ranks go by seq); the
+     * window's start once known (the iterations begun before it wait in
+     * pend); unsettled: a request left while its rank could still move
+     * (the run is refused). */
+    uint64_t n_arr;
+    int64_t lo_ns, g_t;
+    uint64_t g_base;
+    int g_open;
+    uint64_t *g_seq;
+    size_t g_n, g_cap;
+    struct AccGroup { int64_t t; uint64_t base; uint64_t *seq; size_t n; } crit[2];
+    uint32_t n_crit;
+    int t0_known;
+    int64_t t0_ns;
+    struct AccIter { int64_t t, dur; uint32_t running, waiting; uint64_t kv; } pend[8];
+    uint32_t n_pend;
+    int unsettled;
 } MetricsAcc;
 
 int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e);
@@ -295,8 +321,15 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
  * token times (NULL when none are kept).  One that the warm-up or
  * cool-down leaves out is only counted. */
 void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt);
-/* 1 when the warm-up and cool-down leave r in (metrics_acc_add's test). */
+/* 1 when the warm-up and cool-down leave r in (metrics_acc_add's test
+ * for a stream without chains). */
 int metrics_acc_included(const MetricsCfg *cfg, const Request *r);
+/* A streamed chain's request r arrives (in simulated-time order): its
+ * rank's base (r->arrive_rank) is stamped, and the window's start found. */
+void metrics_acc_arrive(MetricsAcc *a, Request *r);
+/* -1 (refused) when a chain's ranks could not be settled or its arrivals
+ * are not the count the first pass gave; else 0. */
+int metrics_acc_check(const MetricsAcc *a, Err *e);
 /* One iteration of a single engine whose run keeps iteration records
  * (report.iterations), begun at t_ns for dur_ns with running and waiting
  * requests and kv_used blocks: when the warm-up or cool-down leaves

@@ -106,6 +106,7 @@ typedef struct Request {
     uint32_t idx;              /* this record's index in the engine's array */
     uint32_t prefix_hit_tokens;/* prompt tokens found in the prefix cache at first admission */
     uint64_t seq;              /* its position in the workload (a stream's pull order) */
+    uint64_t arrive_rank;      /* a streamed chain's: requests arrived before its arrival time (metrics.h) */
     uint32_t spec_rounds;      /* speculative rounds verified */
     uint32_t spec_drafted;     /* draft tokens proposed */
     uint32_t spec_accepted;    /* draft tokens accepted */

@@ -939,14 +939,18 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
 {
     MetricsCfg *m = &s->metrics;
     if (!(m->warmup_s > 0 || m->cooldown_s > 0 || m->warmup_requests || m->cooldown_requests)) return 0;
-    /* a chain's later requests arrive when the run says: neither the last
-     * arrival nor the window's first is known before it */
-    if (workload_stream_chains(s->wl_stream))
-        return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model metrics warm-up or "
-                             "cool-down", p);
+    /* a chain's later requests arrive when the run says: their ranks,
+     * the first arrival and the window's start are counted as they arrive
+     * (metrics.c metrics_acc_arrive), the count by this pass; the last
+     * arrival is the run's */
+    const int chains = workload_stream_chains(s->wl_stream);
+    if (chains && m->cooldown_s > 0)
+        return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model a metrics cool-down by "
+                             "time (cooldown_s): its last arrival is the run's", p);
     Workload names;
     workload_init(&names, s->wl.kind);
     WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+    if (pre && chains) workload_stream_flat(pre); /* every request, later turns included */
     const int whole = m->cooldown_s > 0 || m->cooldown_requests;
     const int64_t warm_ns = llround(m->warmup_s * 1e9);
     uint64_t n = 0;
@@ -970,6 +974,7 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
     workload_free(&names);
     if (got < 0) return -1;
     m->stream_known = 1;
+    m->stream_chains = chains;
     m->stream_lo_ns = lo;
     m->stream_hi_ns = hi;
     m->stream_t0_ns = t0;

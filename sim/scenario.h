@@ -136,6 +136,9 @@ typedef struct Scenario {
     uint64_t stream_pulled;  /* requests the stream gave (their positions, for messages) */
     void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
+    /* optional: each streamed request as it arrives (slots.h slots_set_arrive) */
+    void (*stream_arrive)(void *ctx, Request *r);
+    void *stream_arrive_ctx;
 } Scenario;
 
 /* report.token_times when the scenario does not say: per-token times are

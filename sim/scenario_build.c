@@ -18,18 +18,27 @@
 #include "prefix.h"
 #include "rng.h"
 
-/* The next streamed request (ctx: the Scenario), its adapter checked as
- * a materialised workload's are (scenario_check_adapter); its id, when
- * the source gives none, is its position. */
+/* A streamed request's adapter checked as a materialised workload's are
+ * (scenario_check_adapter); its id, when the source gives none, is its
+ * position.  A chain's requests arrive out of workload order, so the first
+ * bad one found need not be the one the materialised load names: that is
+ * refused (the run is made materialised and reports it). */
+static int stream_check_adapter(Scenario *s, const Request *r, Err *e)
+{
+    if (!r->adapter) return 0;
+    char id[32];
+    if (!r->id) snprintf(id, sizeof id, "%llu", (unsigned long long)s->stream_pulled);
+    if (scenario_check_adapter(s, s->source, r->id ? r->id : id, r->adapter, e) == 0) return 0;
+    e->refused = workload_stream_chains(s->wl_stream);
+    return -1;
+}
+
+/* The next streamed request (ctx: the Scenario), its adapter checked. */
 static int stream_pull(void *ctx, Request *r, Err *e)
 {
     Scenario *s = ctx;
     int got = workload_stream_next(s->wl_stream, r, e);
-    if (got > 0 && r->adapter) {
-        char id[32];
-        if (!r->id) snprintf(id, sizeof id, "%llu", (unsigned long long)s->stream_pulled);
-        if (scenario_check_adapter(s, s->source, r->id ? r->id : id, r->adapter, e) < 0) return -1;
-    }
+    if (got > 0 && stream_check_adapter(s, r, e) < 0) return -1;
     s->stream_pulled += got > 0;
     return got;
 }
@@ -41,13 +50,19 @@ static int stream_follow(void *ctx, const Request *pred, int64_t *think_ns)
 
 static int stream_pull_follow(void *ctx, uint32_t chain, Request *r, Err *e)
 {
-    return workload_stream_pull_follow(((Scenario *)ctx)->wl_stream, chain, r, e);
+    Scenario *s = ctx;
+    int got = workload_stream_pull_follow(s->wl_stream, chain, r, e);
+    if (got > 0 && stream_check_adapter(s, r, e) < 0) return -1;
+    s->stream_pulled += got > 0;
+    return got;
 }
 
-/* A stream with chains (sessions): follow-ups come from the source. */
+/* A stream with chains (sessions): follow-ups come from the source; and
+ * the arrivals to whoever asked for them. */
 static void stream_chains(Scenario *s, Slots *p)
 {
     if (workload_stream_chains(s->wl_stream)) slots_set_follow(p, stream_follow, stream_pull_follow);
+    slots_set_arrive(p, s->stream_arrive, s->stream_arrive_ctx);
 }
 
 double scenario_gpus(const Scenario *s)

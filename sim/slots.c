@@ -29,6 +29,8 @@ struct Slots {
     SlotsPullFollow pull_follow;
     SlotsRetire retire;
     void *retire_ctx;
+    SlotsArrive arrive;            /* optional (slots_set_arrive) */
+    void *arrive_ctx;
     int keep_tt;
     int done, failed;
     Err err;
@@ -117,6 +119,17 @@ void slots_set_follow(Slots *p, SlotsFollow follow, SlotsPullFollow pull_follow)
     p->pull_follow = pull_follow;
 }
 
+void slots_set_arrive(Slots *p, SlotsArrive arrive, void *ctx)
+{
+    p->arrive = arrive;
+    p->arrive_ctx = ctx;
+}
+
+void slots_arrive(Slots *p, uint32_t k)
+{
+    if (p->arrive) p->arrive(p->arrive_ctx, &p->reqs[k]);
+}
+
 int slots_follow(Slots *p, const Request *pred, int64_t *think_ns)
 {
     if (!p->follow || pred->chain == REQ_NONE) return 0;
@@ -164,6 +177,7 @@ int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot)
     r->triggered = 1;
     r->t_arrive_ns = t_ns;
     if (r->deadline_after_ns >= 0) r->deadline_ns = t_ns + r->deadline_after_ns;
+    slots_arrive(p, k);
     *slot = k;
     return 1;
 }

@@ -47,6 +47,13 @@ int slots_follow(Slots *p, const Request *pred, int64_t *think_ns);
  * 0 on an error (slots_error). */
 int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot);
 void slots_free(Slots *p);
+/* Arrivals (a streamed run's metrics rank requests by them): arrive is
+ * handed each request as it arrives, in simulated-time order -- a pulled
+ * one when its arrival event comes (the engine or cluster calls
+ * slots_arrive), a follow-up as slots_pull_follow makes it. */
+typedef void (*SlotsArrive)(void *ctx, Request *r);
+void slots_set_arrive(Slots *p, SlotsArrive arrive, void *ctx);
+void slots_arrive(Slots *p, uint32_t k);
 /* The next request into a free slot (*slot): its id copied (the source's,
  * up to 63 characters, or its position in the stream), its prefix-cache
  * content copied, its run-time fields reset, seq its position.  1, or 0 at

@@ -31,10 +31,11 @@ static void itl_take(StreamRun *r, const int64_t *ns, uint32_t n)
 }
 
 /* q's gaps into r->itl in workload order (as metrics_summarize adds them
- * from the token times: the included finished requests'). */
+ * from the token times: the included finished requests'; metrics_acc_add
+ * has just decided q). */
 static void itl_ordered(StreamRun *r, const Request *q, const int64_t *tt)
 {
-    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 && metrics_acc_included(&r->mc, q)
+    uint32_t n = q->state == REQ_FINISHED && tt && q->generated > 1 && r->acc.last_in
                      ? q->generated - 1 : 0;
     if (q->seq == r->itl_base) {
         for (uint32_t k = 0; k < n; k++) statacc_add(&r->itl, (double)(tt[k + 1] - tt[k]) / 1e9);
@@ -85,6 +86,11 @@ static void task_row(void *ctx, const TaskRow *t, const char *first_id)
     if (r->n_task_rows++) fputs(", ", r->tasks_body);
     fwrite(text, 1, n, r->tasks_body);
     free(text);
+}
+
+static void arrive(void *ctx, Request *q)
+{
+    metrics_acc_arrive(&((StreamRun *)ctx)->acc, q);
 }
 
 static void retire(void *ctx, const Request *q, const int64_t *tt)
@@ -200,6 +206,10 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
+    if (r->mc.stream_chains) {
+        s->stream_arrive = arrive;
+        s->stream_arrive_ctx = r;
+    }
     tasks_acc_init(&r->tasks);
     r->chains = workload_stream_chains(s->wl_stream);
     if (r->chains && o->json_requests) {
@@ -237,6 +247,7 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (r->itl_ordered && r->itl_base != r->requests)
         return err_set(e, "internal: %llu of %llu requests' gaps taken in order", (unsigned long long)r->itl_base,
                        (unsigned long long)r->requests);
+    if (metrics_acc_check(&r->acc, e) < 0) return -1;
     metrics_acc_finish(&r->acc, rd.st, r->itl_ordered ? &r->itl : rd.itl);
     /* from the token times, the finished requests' gaps whatever else
      * left, as metrics_summarize takes them */

@@ -992,6 +992,101 @@ static void test_stream_closed(void)
     }
 }
 
+/* Warm-up and cool-down by count and warm-up by time stream with chains
+ * (issue 36): sessions on one replica and on a 2-replica prefix_affinity
+ * cluster, closed loops whose clients all start at once (the tie at the
+ * start straddles a small warm-up; think 0: every follow-up arrives as
+ * its predecessor leaves), ranked as they arrive; the materialised run's
+ * table (window means and energy), JSON, CSV and token CSV.
+ * test_report.c test_streamrun_chain_warmup shows they stream. */
+static void test_stream_chain_warmup(void)
+{
+    char text[2048], scen[600];
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 32, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"workload\": "
+                      "%s, \"metrics\": %s, \"slo\": {\"ttft_ms\": 500}, \"seed\": 4%s}";
+    const char *sess = "{\"kind\": \"sessions\", \"sessions\": 120, \"rate_per_s\": 3, \"turns\": {\"dist\": "
+                       "\"uniform\", \"min\": 1, \"max\": 7}, \"system_prompt_tokens\": 512, \"first_prompt_tokens\": "
+                       "{\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 0.6}, \"new_tokens_per_turn\": 60, "
+                       "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 60, \"sigma\": 0.5, \"max\": 400}, "
+                       "\"think_ms\": {\"dist\": \"exponential\", \"mean\": 1500}}";
+    const char *closed = "{\"kind\": \"closed_loop\", \"clients\": 24, \"count\": 900, \"think_ms\": %s, "
+                         "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 600, \"sigma\": 0.6}, "
+                         "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 50, \"sigma\": 0.6, \"max\": 400}}";
+    const char *cl2 = ", \"cluster\": {\"replicas\": 2, \"router\": \"prefix_affinity\"}";
+    static const struct {
+        int closed;
+        const char *think, *metrics;
+        int cluster;
+    } cases[] = {
+        {0, "", "{\"warmup_requests\": 50}", 0},
+        {0, "", "{\"cooldown_requests\": 40}", 0},
+        {0, "", "{\"warmup_s\": 10}", 0},
+        {0, "", "{\"warmup_requests\": 30, \"cooldown_requests\": 60}", 1},
+        {0, "", "{\"warmup_s\": 8, \"cooldown_requests\": 25}", 1},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_requests\": 10}", 0},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_requests\": 100, \"cooldown_requests\": 50}", 0},
+        {1, "{\"dist\": \"exponential\", \"mean\": 200}", "{\"warmup_s\": 2}", 0},
+        {1, "0", "{\"warmup_requests\": 10, \"cooldown_requests\": 5}", 0},
+        {1, "0", "{\"warmup_requests\": 30, \"warmup_s\": 1, \"cooldown_requests\": 100}", 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k += th_step()) {
+        char w[1024], tag[32];
+        if (cases[k].closed) snprintf(w, sizeof w, closed, cases[k].think);
+        else snprintf(w, sizeof w, "%s", sess);
+        snprintf(text, sizeof text, fmt, w, cases[k].metrics, cases[k].cluster ? cl2 : "");
+        snprintf(tag, sizeof tag, "cw%zu", k);
+        if (!tmp_scen(scen, sizeof scen, "chain_warm.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, "excluded as warm-up/cool-down");
+    }
+}
+
+/* LoRA adapters stream in chains (issue 36): a session's adapter drawn
+ * once when it starts, a closed loop's per request as it is made (the
+ * materialised draw order), with the adapter cache on one replica and
+ * adapter_affinity on two; the materialised run's bytes.  An adapter past
+ * lora.adapters fails with the materialised load's message (the streamed
+ * run refuses and falls back: a chain meets its requests out of workload
+ * order).  test_report.c test_streamrun_chains shows they stream. */
+static void test_stream_chain_lora(void)
+{
+    char text[2048], scen[600];
+    const char *lora = "\"lora\": {\"adapters\": 20, \"rank\": 16, \"targets\": [\"q\", \"v\"], \"gpu_slots\": "
+                       "4, \"max_per_batch\": 4}";
+    const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+                      "\"max_running\": 32, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, %s, "
+                      "\"workload\": %s, \"slo\": {\"ttft_ms\": 500}, \"seed\": 4%s}";
+    static const char *const wl[] = {
+        "{\"kind\": \"sessions\", \"sessions\": 80, \"rate_per_s\": 3, \"turns\": {\"dist\": \"uniform\", "
+        "\"min\": 1, \"max\": 6}, \"system_prompt_tokens\": 256, \"first_prompt_tokens\": 200, "
+        "\"new_tokens_per_turn\": 60, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 60, \"sigma\": "
+        "0.5, \"max\": 300}, \"think_ms\": 800, \"adapters\": {\"count\": %d, \"zipf_s\": 1.0}}",
+        "{\"kind\": \"closed_loop\", \"clients\": 16, \"count\": 400, \"think_ms\": 100, \"prompt_tokens\": "
+        "500, \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 50, \"sigma\": 0.6, \"max\": 300}, "
+        "\"adapters\": {\"count\": %d, \"zipf_s\": 1.0, \"base_share\": 0.2}}"};
+    static const char *const deploy[] = {"", ", \"cluster\": {\"replicas\": 2, \"router\": \"adapter_affinity\"}"};
+    for (size_t k = 0; k < 4; k += th_step()) {
+        char w[1024], tag[32];
+        snprintf(w, sizeof w, wl[k % 2], 20);
+        snprintf(text, sizeof text, fmt, lora, w, deploy[k / 2]);
+        snprintf(tag, sizeof tag, "lo%zu", k);
+        if (!tmp_scen(scen, sizeof scen, "chain_lora.json", text)) return;
+        same_both_ways_in(scen, "jct", tag, k / 2 ? "replica " : "adapters: ");
+    }
+    /* adapters 1 .. 30 drawn, 20 in the scenario */
+    static char a[65536], b[65536], args[1024];
+    char w[1024];
+    snprintf(w, sizeof w, wl[1], 30);
+    snprintf(text, sizeof text, fmt, lora, w, "");
+    if (!tmp_scen(scen, sizeof scen, "chain_lora_bad.json", text)) return;
+    snprintf(args, sizeof args, "run --materialise %s", scen);
+    CHECK_INT(testrun_cli(args, a, sizeof a), 1);
+    snprintf(args, sizeof args, "run %s", scen);
+    CHECK_INT(testrun_cli(args, b, sizeof b), 1);
+    CHECK(strcmp(a, b) == 0);
+    CHECK_CONTAINS(b, "chain_lora_bad.json: workload: request c15.0 names adapter 25, expected 1 .. lora.adapters (20)");
+}
+
 /* Cancellations stream (issue 36): the agent example (cancelled calls in
  * chains), an open loop on 3 replicas with vLLM's overlap scheduler (a
  * cancelled request's blocks outlive the iteration launched with it) and
@@ -1046,6 +1141,8 @@ void suite_cli(void)
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
     RUN(test_stream_closed);
+    RUN(test_stream_chain_warmup);
+    RUN(test_stream_chain_lora);
     RUN(test_stream_cancel);
     RUN(test_issue17_commands);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -796,6 +796,88 @@ static void test_streamrun_lora(void)
     free(text);
 }
 
+/* Chains exclude warm-up and cool-down themselves (issue 36): `run`'s
+ * streamed path takes sessions and closed loops (every client's first
+ * request at once: a tie that straddles the warm-up count) with warm-up
+ * by count and time and cool-down by count (no refusal), ranking the
+ * requests as they arrive, and reports the materialised counts,
+ * statistics, window means and energy; cool-down by time is refused. */
+static void test_streamrun_chain_warmup(void)
+{
+    static const char *const wl[] = {
+        "{\"kind\": \"sessions\", \"sessions\": 300, \"rate_per_s\": 4, \"turns\": {\"dist\": \"uniform\", "
+        "\"min\": 1, \"max\": 6}, \"first_prompt_tokens\": 200, \"new_tokens_per_turn\": 60, \"output_tokens\": "
+        "{\"dist\": \"lognormal\", \"median\": 60, \"sigma\": 0.5}, \"think_ms\": 800}",
+        "{\"kind\": \"closed_loop\", \"clients\": 24, \"count\": 1500, \"prompt_tokens\": 500, "
+        "\"output_tokens\": {\"dist\": \"lognormal\", \"median\": 40, \"sigma\": 0.5}, \"think_ms\": 50}"};
+    static const char *const metrics[] = {"{\"warmup_requests\": 10, \"cooldown_requests\": 200}",
+                                          "{\"warmup_s\": 20, \"warmup_requests\": 5}"};
+    for (size_t k = 0; k < 4; k += th_step()) {
+        char text[1500];
+        snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                 "\"workload\": %s, \"metrics\": %s, \"report\": {\"token_times\": false}, \"seed\": 5}",
+                 wl[k % 2], metrics[k / 2]);
+        Summary *m = xmalloc(sizeof *m);
+        StreamRun *r = xmalloc(sizeof *r);
+        if (one_engine_both_ways(text, "chainw.json", m, r)) {
+            CHECK(r->eng != NULL && r->requests == m->requests && r->peak_live < m->requests / 10);
+            CHECK(m->included < m->requests && m->included > m->requests / 2);
+            CHECK_INT(r->sum.included, m->included);
+            CHECK_INT(r->sum.completed, m->completed);
+            CHECK_INT(r->sum.output_tokens, m->output_tokens);
+            CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.tpot_s.mean == m->tpot_s.mean);
+            CHECK(r->sum.window_s == m->window_s && r->sum.good == m->good);
+            CHECK(r->sum.mean_running == m->mean_running && r->sum.mean_waiting == m->mean_waiting);
+            CHECK(r->sum.kv_mean_used_blocks == m->kv_mean_used_blocks && r->sum.energy_j == m->energy_j);
+        }
+        streamrun_free(r);
+        free(r);
+        free(m);
+    }
+    char text[1500];
+    snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+             "\"workload\": %s, \"metrics\": {\"cooldown_s\": 5}, \"seed\": 5}", wl[0]);
+    StreamRun *r = xmalloc(sizeof *r);
+    Err e = {0};
+    CHECK(streamrun(r, NULL, text, "chainw.json", 0, 0, 0, NULL, &e) < 0 && e.refused);
+    streamrun_free(r);
+    free(r);
+}
+
+/* Chains stream with LoRA adapters (issue 36): `run`'s streamed path
+ * takes sessions and a closed loop with adapters itself (no refusal),
+ * holding the requests in flight, with the materialised adapter cache's
+ * lookups, hits and loads and summary. */
+static void test_streamrun_chains(void)
+{
+    static const char *const wl[] = {
+        "{\"kind\": \"sessions\", \"sessions\": 300, \"rate_per_s\": 3, \"turns\": {\"dist\": \"uniform\", "
+        "\"min\": 1, \"max\": 6}, \"first_prompt_tokens\": 200, \"new_tokens_per_turn\": 60, \"output_tokens\": "
+        "60, \"think_ms\": 800, \"adapters\": {\"count\": 20, \"zipf_s\": 1.0}}",
+        "{\"kind\": \"closed_loop\", \"clients\": 16, \"count\": 1500, \"prompt_tokens\": 500, "
+        "\"output_tokens\": 40, \"adapters\": {\"count\": 20, \"zipf_s\": 1.0}}"};
+    for (size_t k = 0; k < 2; k++) {
+        char text[1500];
+        snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                 "\"lora\": {\"adapters\": 20, \"rank\": 16, \"targets\": [\"q\", \"v\"], \"gpu_slots\": 4, "
+                 "\"max_per_batch\": 4}, \"workload\": %s, \"report\": {\"token_times\": false}, \"seed\": 5}",
+                 wl[k]);
+        Summary *m = xmalloc(sizeof *m);
+        StreamRun *r = xmalloc(sizeof *r);
+        if (one_engine_both_ways(text, "chain.json", m, r)) {
+            CHECK(r->eng != NULL && r->requests == m->requests && r->peak_live < m->requests / 10);
+            CHECK(m->hooks.adapter_lookups > 0 && m->hooks.adapter_loads > 0);
+            CHECK_INT(r->sum.hooks.adapter_lookups, m->hooks.adapter_lookups);
+            CHECK_INT(r->sum.hooks.adapter_hits, m->hooks.adapter_hits);
+            CHECK_INT(r->sum.hooks.adapter_loads, m->hooks.adapter_loads);
+            CHECK(r->sum.ttft_s.mean == m->ttft_s.mean && r->sum.e2e_s.p99 == m->e2e_s.p99);
+        }
+        streamrun_free(r);
+        free(r);
+        free(m);
+    }
+}
+
 void suite_report(void);
 void suite_report(void)
 {
@@ -811,4 +893,6 @@ void suite_report(void)
     RUN(test_streamrun_warmup);
     RUN(test_streamrun_trace_rate);
     RUN(test_streamrun_lora);
+    RUN(test_streamrun_chains);
+    RUN(test_streamrun_chain_warmup);
 }

@@ -76,6 +76,7 @@ typedef struct ClosedReq {
     int64_t cancel_after_ns;    /* a stream's "cancel" draw (the build's is gen_attr_apply's) */
     int64_t think_ns;           /* after the client's previous request (0 for its first) */
     const GenMix *m;
+    uint32_t adapter;           /* its LoRA adapter (its pick's) */
 } ClosedReq;
 
 static void closed_gen_free(ClosedGen *g)
@@ -130,6 +131,7 @@ static void closed_gen_next(ClosedGen *g, const ClosedReq *src, ClosedReq *q)
 {
     uint64_t i = g->i++;
     const GenMix *m = q->m = gen_attr_pick(&g->attrs);
+    q->adapter = g->attrs.adapter;
     if (src) {
         /* a reused dataset entry: request i - N's prompt and lengths */
         q->prompt = src->prompt;
@@ -232,11 +234,8 @@ ClosedStream *closed_stream_open(const cJSON *wj, const char *where, const char 
         closed_stream_free(cs);
         return NULL;
     }
-    const GenAttrs *a = &cs->g.attrs;
-    const char *no = a->adapter || a->n_adapters ? "LoRA adapters"
-                     : cs->g.entries > CLOSED_STREAM_MAX_ENTRIES ? "more than 10^6 dataset entries" : NULL;
-    if (no) {
-        err_refuse(e, "%s: a streamed closed loop does not model %s", where, no);
+    if (cs->g.entries > CLOSED_STREAM_MAX_ENTRIES) {
+        err_refuse(e, "%s: a streamed closed loop does not model more than 10^6 dataset entries", where);
         closed_stream_free(cs);
         return NULL;
     }
@@ -360,6 +359,7 @@ static void closed_fill(ClosedStream *cs, uint64_t i, Request *r)
     r->tenant = m ? m->tenant : a->tenant;
     r->cls = m ? m->cls : a->cls;
     r->priority = m ? m->priority : a->priority;
+    r->adapter = q->adapter;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     if (k == 0 && (warm || g->wn == 0)) {
         r->t_arrive_ns = g->t0_ns;

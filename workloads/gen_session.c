@@ -69,6 +69,7 @@ typedef struct SessGen {
     /* the last session made: its start, mix pick and turns */
     int64_t t_arrive_ns;
     const GenMix *m;
+    uint32_t adapter;           /* its LoRA adapter (the pick's: one per session) */
     SessTurn *turn;
     uint32_t n_turn, cap_turn;
 } SessGen;
@@ -142,6 +143,7 @@ static int sess_gen_next(SessGen *g)
     g->t_s += gsl_ran_exponential(g->ra, 1.0 / g->rate);
     g->t_arrive_ns = llround(g->t_s * 1e9);
     const GenMix *m = g->m = gen_attr_pick(&g->attrs);
+    g->adapter = g->attrs.adapter;
     uint32_t k_turns = gen_dist_len_draw(&g->turns, g->rk);
     uint64_t prompt = (uint64_t)g->sys + gen_dist_len_draw(m && m->has_prompt ? &m->prompt : &g->first, g->rp);
     if (prompt > (uint64_t)g->max_prompt) prompt = (uint64_t)g->max_prompt;
@@ -209,6 +211,7 @@ typedef struct SessLive {
     uint32_t s, k, n;           /* session, its turn now, its turns */
     uint64_t seq_base;          /* turn 1's position in the materialised workload */
     const GenMix *m;
+    uint32_t adapter;
     SessTurn *turn;             /* kept with the record, reused by the next session */
     uint32_t cap_turn;
     uint32_t next_free;
@@ -247,12 +250,6 @@ SessStream *sess_stream_open(const cJSON *wj, const char *where, const char *bas
         sess_stream_free(ss);
         return NULL;
     }
-    const GenAttrs *a = &ss->g.attrs;
-    if (a->adapter || a->n_adapters) {
-        err_refuse(e, "%s: LoRA adapters: a streamed run does not model adapters", where);
-        sess_stream_free(ss);
-        return NULL;
-    }
     return ss;
 }
 
@@ -269,9 +266,10 @@ void sess_stream_free(SessStream *ss)
     free(ss);
 }
 
-/* Turn k of session s (of n turns) into r, its mix m's attributes. */
+/* Turn k of session s (of n turns) into r, its mix m's attributes and
+ * the session's adapter. */
 static void sess_fill(SessStream *ss, Request *r, uint32_t s, uint32_t k, uint32_t n, const SessTurn *t,
-                      const GenMix *m)
+                      const GenMix *m, uint32_t adapter)
 {
     const GenAttrs *a = &ss->g.attrs;
     request_init(r);
@@ -282,6 +280,7 @@ static void sess_fill(SessStream *ss, Request *r, uint32_t s, uint32_t k, uint32
     r->tenant = m ? m->tenant : a->tenant;
     r->cls = m ? m->cls : a->cls;
     r->priority = m ? m->priority : a->priority;
+    r->adapter = adapter;
     int64_t d = m ? m->deadline_ns : a->deadline_ns;
     char name[32];
     snprintf(name, sizeof name, "s%u", s);
@@ -313,7 +312,7 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
             ss->flat_k = 0;
         }
         uint32_t k = ss->flat_k++;
-        sess_fill(ss, r, g->s - 1, k, g->n_turn, &g->turn[k], g->m);
+        sess_fill(ss, r, g->s - 1, k, g->n_turn, &g->turn[k], g->m, g->adapter);
         return 1;
     }
     if (!sess_gen_next(g)) return 0;
@@ -325,7 +324,7 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
         double mean = ss->jitter_s + ss->jitter_per_token_s * g->turn[k - 1].output;
         g->turn[k].think_ns += mean > 0 ? llround(gsl_ran_exponential(ss->rj, mean) * 1e9) : 0;
     }
-    sess_fill(ss, r, s, 0, n, &g->turn[0], g->m);
+    sess_fill(ss, r, s, 0, n, &g->turn[0], g->m, g->adapter);
     r->seq = s;
     if (n < 2) return 1;
     /* the session's later turns wait in a record until each arrives */
@@ -348,6 +347,7 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
     l->k = 0;
     l->n = n;
     l->m = g->m;
+    l->adapter = g->adapter;
     l->seq_base = (uint64_t)g->n_sessions + ss->follow_seq;
     ss->follow_seq += n - 1;
     r->chain = h;
@@ -369,7 +369,7 @@ int sess_stream_pull_follow(SessStream *ss, uint32_t chain, Request *r, Err *e)
         return err_set(e, "internal: %s: session record %u has no next turn", ss->where, chain);
     SessLive *l = &ss->live[chain];
     uint32_t k = ++l->k;
-    sess_fill(ss, r, l->s, k, l->n, &l->turn[k], l->m);
+    sess_fill(ss, r, l->s, k, l->n, &l->turn[k], l->m, l->adapter);
     r->seq = l->seq_base + k - 1;
     if (k + 1 < l->n) {
         r->chain = chain;
