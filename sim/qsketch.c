@@ -106,6 +106,24 @@ void qsketch_add_n(QSketch *s, int64_t v, uint64_t count)
     add_sums(s, v - s->shift, count);
 }
 
+/* dst's exact sums += src's shifted by k (src's shift - dst's): with
+ * S, Q src's sums and n its count, sum (d + k) = S + n k and
+ * sum (d + k)^2 = Q + k (S + (S + n k)).  0 (dst untouched) where an
+ * integer would overflow. */
+static int merge_exact(QSketch *dst, const QSketch *src, int64_t k)
+{
+    i128 kk = k, lin, t, q2;
+    u128 q;
+    if (__builtin_mul_overflow((i128)src->n, kk, &lin) || __builtin_add_overflow(src->isum, lin, &lin) ||
+        __builtin_add_overflow(src->isum, lin, &t) || __builtin_mul_overflow(t, kk, &t) ||
+        src->isumsq > (u128)(((u128)1 << 126) - 1) || __builtin_add_overflow((i128)src->isumsq, t, &q2) || q2 < 0 ||
+        __builtin_add_overflow(dst->isumsq, (u128)q2, &q) || __builtin_add_overflow(dst->isum, lin, &lin))
+        return 0;
+    dst->isum = lin;
+    dst->isumsq = q;
+    return 1;
+}
+
 void qsketch_merge(QSketch *dst, const QSketch *src)
 {
     if (src->n == 0) return;
@@ -114,25 +132,10 @@ void qsketch_merge(QSketch *dst, const QSketch *src)
         if (src->counts[b]) top = b;
     grow(dst, top);
     for (uint32_t b = 0; b <= top && b < src->n_buckets; b++) dst->counts[b] += src->counts[b];
-        /* re-express src's shifted sums against dst's shift: with k = the
-     * shifts' difference, sum (d + k) = S + n k, sum (d + k)^2 = Q + 2 k S
-     * + n k^2 */
+    /* re-express src's shifted sums against dst's shift */
     if (dst->n == 0) dst->shift = src->shift;
     int64_t k = src->shift - dst->shift;
-    if (!dst->inexact && !src->inexact) {
-        i128 kk = k, nb = (i128)src->n, lin, t, s2;
-        u128 q;
-        if (!__builtin_mul_overflow(nb, kk, &lin) && !__builtin_add_overflow(src->isum, lin, &lin) &&
-            !__builtin_mul_overflow(2 * kk, src->isum, &t) && !__builtin_mul_overflow(lin - src->isum, kk, &s2) &&
-            !__builtin_add_overflow(t, s2, &t) && !__builtin_add_overflow((i128)src->isumsq, t, &t) && t >= 0 &&
-            !__builtin_add_overflow(dst->isumsq, (u128)t, &q) && !__builtin_add_overflow(dst->isum, lin, &lin)) {
-            dst->isum = lin;
-            dst->isumsq = q;
-        } else {
-            go_inexact(dst);
-        }
-    }
-    if (dst->inexact || src->inexact) {
+    if (dst->inexact || src->inexact || !merge_exact(dst, src, k)) {
         go_inexact(dst);
         double kd = (double)k, nb = (double)src->n;
         double ss = src->inexact ? src->sum : (double)src->isum, sq = src->inexact ? src->sumsq : (double)src->isumsq;

@@ -100,12 +100,12 @@ static int make_reports(void)
     return testrun_cli(args, out, sizeof out) == 0 ? 0 : -1;
 }
 
-static int reports_made;
+static int reports_rc;
 
 static void test_plot_cdf(void)
 {
     static char args[1024];
-    CHECK(reports_made == 0);
+    CHECK(reports_rc == 0);
     snprintf(args, sizeof args, "%s/c.json %s/s.json", dir, dir);
     plot_both("cdf", args, "cdf");
     /* the CDF's points are the report's per-request TTFTs, sorted, in ms */
@@ -1051,7 +1051,7 @@ void suite_plots(void)
         fprintf(stderr, "  cannot create a temporary directory like %s\n", dir);
         return;
     }
-    reports_made = make_reports();
+    reports_rc = make_reports();
     have_gnuplot = system("gnuplot --version >/dev/null 2>&1") == 0;
     have_chromium = system("chromium --version >/dev/null 2>&1") == 0;
     if (!have_gnuplot)
