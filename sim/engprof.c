@@ -13,6 +13,7 @@ void engprof_init(EngineProfile *p)
 {
     memset(p, 0, sizeof *p);
     p->fp8_checkpoint_kv = -1;
+    p->online_fp8 = -1;
     p->prefix_cache = -1;
     p->kv_rule = ENGKV_HW;
 }
@@ -55,7 +56,7 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
     static const char *const keys[] = {"name", "version", "source", "sources", "kernel_tables", "scheduler",
                                        "cuda_graph_sizes", "mixed_batch_graphs", "iter_overhead",
                                        "overlap_scheduler", "request_overhead", "front_end", "large_allreduce", "kv", "base",
-                                       "launch", NULL};
+                                       "launch", "online_fp8", NULL};
     char k[300];
     engprof_free(p);
     engprof_init(p);
@@ -140,6 +141,12 @@ int engprof_from_json(const cJSON *obj, const char *where, EngineProfile *p, Err
             jsonio_num(v, "above_tokens", k, 1, 0, 1e7, &p->ar_above_tokens, e) < 0 ||
             jsonio_num(v, "link_fraction", k, 1, 0, 1, &p->ar_link_fraction, e) < 0)
             return -1;
+    }
+    {
+        static const char *const q8[] = {"fp8", "fp8_block", NULL};
+        int d = -1;
+        if (jsonio_enum(obj, "online_fp8", where, 0, q8, &d, e) < 0) return -1;
+        p->online_fp8 = d < 0 ? -1 : d == 0 ? DTYPE_FP8 : DTYPE_FP8_BLOCK;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(obj, "kv"))) {
         static const char *const kk[] = {"fp8_checkpoint", "memory", "fraction", "prefix_cache", NULL};

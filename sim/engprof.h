@@ -88,6 +88,11 @@
  *                                all-reduces are exposed (fitted for the
  *                                Splitwise rows, validate/README.md);
  *                                link_fraction 0: none
+ *   "online_fp8": "fp8"|"fp8_block"  the engine quantises a BF16 checkpoint
+ *                                to FP8 at load when asked, in this format
+ *                                (vLLM's --quantization fp8: per-tensor);
+ *                                absent: an FP8 run loads a pre-quantised
+ *                                checkpoint (the model's fp8_checkpoint)
  *   "kv": {"fp8_checkpoint": "fp8"|"bf16",  KV dtype for FP8/FP4 weights
  *          "memory": "total_fraction"|"free_fraction", "fraction": 0.9}
  *          total_fraction (vLLM gpu_memory_utilization, SGLang
@@ -133,6 +138,8 @@ typedef struct EngineProfile {
     double ar_above_tokens;      /* large_allreduce (ar_link_fraction 0: none) */
     double ar_link_fraction;
     int fp8_checkpoint_kv;       /* -1 = keep the scenario's KV dtype; else a Dtype */
+    int online_fp8;              /* -1 = none; else the Dtype of GEMMs an FP8 run of a BF16 checkpoint
+                                  * quantised at load ("online_fp8") runs */
     int prefix_cache;            /* -1 = the scenario's; else the engine's default prefix caching (kv.prefix_cache) */
     EngKvRule kv_rule;
     double kv_fraction;

@@ -216,6 +216,24 @@ static const char *const splitwise_cols[] = {"model", "hardware", "prompt_size",
 
 static void vrows_floor(VRow *r);
 
+/* The GEMM format of an FP8 run of the checkpoint hf_id on engine: where
+ * hf_id names no FP8 release (every pre-quantised one in models/ says "FP8"
+ * in its name: Qwen/Qwen3-32B-FP8, nvidia/Llama-3.1-8B-Instruct-FP8) and
+ * the engine file says it quantises a BF16 checkpoint at load
+ * ("online_fp8": vLLM's --quantization fp8, per-tensor), that format;
+ * else -1 (the model's published FP8 checkpoint, "fp8_checkpoint"). */
+static int vrows_online_fp8(const char *engine, const char *hf_id)
+{
+    for (const char *c = hf_id; *c; c++)
+        if (!strncasecmp(c, "fp8", 3)) return -1;
+    EngineProfile ep;
+    engprof_init(&ep);
+    Err e = {0};
+    int d = engprof_load(engine, &ep, &e) == 0 ? ep.online_fp8 : -1;
+    engprof_free(&ep);
+    return d;
+}
+
 static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
 {
     snprintf(r->id, sizeof r->id, "%s", COL(S_ID)[0] ? COL(S_ID) : "(no id)");
@@ -305,7 +323,11 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         Err e = {0};
         int have = model_load(model, md, &e) == 0;
         if (have) {
-            if (!strcmp(dt, "fp8") && md->fp8_checkpoint == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
+            if (!strcmp(dt, "fp8")) {
+                int q8 = vrows_online_fp8(r->engine, COL(S_MODEL));
+                if (q8 < 0) q8 = md->fp8_checkpoint;
+                if (q8 == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
+            }
             int hw_ok = hw_load(gpu, hd, &e) == 0;
             if (hw_ok) r->gpu_mem_bytes = hd->mem_bytes;
             if (!strcmp(dt, "nvfp4") && hw_ok && !(hd->peak_flops[DTYPE_NVFP4] > 0))
