@@ -11,7 +11,8 @@
 struct Slots {
     Request *reqs;
     uint32_t n;                    /* slots allocated */
-    char (*ids)[64];               /* each slot's id: the stream's (a trace's own), or its position */
+    char **ids;                    /* each slot's id: the stream's (a trace's own), or its position */
+    uint32_t *id_cap;              /* ... its buffer's size (grown, never shrunk) */
     /* report.token_times: each slot's own token times (tt[k][0 ..
      * generated)), grown to the request's output_tokens when it is pulled
      * and reused by the next request of that slot */
@@ -47,6 +48,9 @@ static void grow(Slots *p)
     p->reqs = xrealloc(p->reqs, cap * sizeof *p->reqs);
     memset(p->reqs + old, 0, (cap - old) * sizeof *p->reqs);
     p->ids = xrealloc(p->ids, cap * sizeof *p->ids);
+    p->id_cap = xrealloc(p->id_cap, cap * sizeof *p->id_cap);
+    memset(p->ids + old, 0, (cap - old) * sizeof *p->ids);
+    memset(p->id_cap + old, 0, (cap - old) * sizeof *p->id_cap);
     for (uint32_t k = 0; k < old; k++) p->reqs[k].id = p->ids[k];
     p->free_slots = xrealloc(p->free_slots, cap * sizeof *p->free_slots);
     p->held = xrealloc(p->held, cap);
@@ -90,7 +94,9 @@ void slots_free(Slots *p)
         free(p->hash[k]);
     }
     free(p->reqs);
+    for (uint32_t k = 0; k < p->n; k++) free(p->ids[k]);
     free(p->ids);
+    free(p->id_cap);
     free(p->tt);
     free(p->tt_cap);
     free(p->tok);
@@ -139,9 +145,13 @@ int slots_follow(Slots *p, const Request *pred, int64_t *think_ns)
 /* Slot k's copies of the stream's buffers, its run-time fields reset. */
 static void slot_fill(Slots *p, uint32_t k, Request *r)
 {
-    if (r->id) snprintf(p->ids[k], sizeof p->ids[k], "%s", r->id);
-    else snprintf(p->ids[k], sizeof p->ids[k], "%llu", (unsigned long long)p->pulled);
-    r->id = p->ids[k];
+    char num[24];
+    const char *id = r->id;
+    if (!id) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)p->pulled);
+        id = num;
+    }
+    r->id = p->ids[k] = slot_copy(p->ids[k], &p->id_cap[k], id, (uint32_t)strlen(id) + 1, 1);
     if (r->token_ids && r->n_token_ids)
         r->token_ids = p->tok[k] = slot_copy(p->tok[k], &p->tok_cap[k], r->token_ids, r->n_token_ids,
                                              sizeof *r->token_ids);

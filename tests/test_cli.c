@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "model.h"
+#include "streamrun.h"
 #include "testhelp.h"
 #include "testrun.h"
 
@@ -811,6 +812,50 @@ static void test_token_times_auto(void)
     free(t);
 }
 
+/* A trace's ids of any length stream (issue 36): each slot keeps its own
+ * copy, grown as a longer id comes; 300-character ids give the
+ * materialised run's table, CSV and JSON, and the streamed engine takes
+ * the trace itself (streamrun does not refuse it). */
+static void test_stream_long_ids(void)
+{
+    char *csv = xmalloc(1 << 16), scen[600], text[1200];
+    size_t n = (size_t)snprintf(csv, 1 << 16, "arrival_ms,prompt_tokens,output_tokens,id\n");
+    for (int i = 0; i < 60; i++) {
+        n += (size_t)snprintf(csv + n, (1 << 16) - n, "%d,%d,%d,", i * 40, 100 + 7 * i, 5 + i % 9);
+        /* ids of 1 to 300 characters, the long ones ending apart */
+        int len = i % 3 == 0 ? 300 : 1 + i;
+        for (int k = 0; k < len - 3; k++) csv[n++] = (char)('a' + (i + k) % 26);
+        n += (size_t)snprintf(csv + n, (1 << 16) - n, "%03d\n", i);
+    }
+    const char *tp = write_tmp("long_ids.csv", csv);
+    CHECK(tp != NULL);
+    snprintf(text, sizeof text,
+             "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\", "
+             "\"max_running\": 8}, \"workload\": {\"trace\": \"%s\", \"format\": \"csv\"}}", tp ? tp : "");
+    if (tmp_scen(scen, sizeof scen, "long_ids.json", text)) {
+        const char *t = same_both_ways_in(scen, "jc", "longid", "requests: 60 (60 finished");
+        CHECK(t != NULL);
+        char path[700], *out;
+        snprintf(path, sizeof path, "%s/longid1.csv", dir);
+        Err e = {0};
+        out = read_file(path, NULL, &e);
+        /* a 300-character id, whole, in its row */
+        char want[320];
+        for (int k = 0; k < 297; k++) want[k] = (char)('a' + (57 + k) % 26);
+        snprintf(want + 297, sizeof want - 297, "057");
+        CHECK(out && strstr(out, want));
+        free(out);
+        StreamRun *r = xmalloc(sizeof *r);
+        Err se = {0};
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) == 0);
+        CHECK(!se.refused);
+        CHECK_INT(r->requests, 60);
+        streamrun_free(r);
+        free(r);
+    }
+    free(csv);
+}
+
 /* run --stream of a trace file: the Azure code trace with a window, a
  * sample, time_scale, max_context and a class mix prints the same table
  * and writes the same CSV rows (ids are the records' ordinals) as the
@@ -1138,6 +1183,7 @@ void suite_cli(void)
     RUN(test_stream_warmup);
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
+    RUN(test_stream_long_ids);
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
     RUN(test_stream_closed);

@@ -437,7 +437,8 @@ struct TraceStream {
     TraceReader *tr;
     Workload *names;
     char file[1024];
-    char id[64];
+    char *id;          /* the record's id (grown, never shrunk) */
+    size_t id_cap;
     uint64_t n;
     double speed;      /* the arrival factor: time_scale, or rate_per_s's from the first pass */
 };
@@ -491,6 +492,7 @@ void trace_stream_free(TraceStream *ts)
     if (!ts) return;
     if (ts->tr) trace_reader_close(ts->tr);
     xform_free(&ts->x);
+    free(ts->id);
     free(ts);
 }
 
@@ -576,11 +578,18 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     r->output_tokens = out;
     r->max_output_tokens = maxo;
     r->correct = rec.correct;
-    if (rec.id && strlen(rec.id) >= sizeof ts->id)
-        return err_refuse(e, "%s: id \"%.40s...\" is longer than the %zu characters a streamed run keeps", rw,
-                          rec.id, sizeof ts->id - 1);
-    if (rec.id) snprintf(ts->id, sizeof ts->id, "%s", rec.id);
-    else snprintf(ts->id, sizeof ts->id, "%llu", (unsigned long long)rec.ordinal);
+    char num[24];
+    const char *id = rec.id;
+    if (!id) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)rec.ordinal);
+        id = num;
+    }
+    size_t idn = strlen(id) + 1;
+    if (ts->id_cap < idn) {
+        ts->id = xrealloc(ts->id, idn);
+        ts->id_cap = idn;
+    }
+    memcpy(ts->id, id, idn);
     r->id = ts->id;
     r->tenant = m ? m->tenant : x->attrs.tenant;
     r->cls = m ? m->cls : x->attrs.cls;
