@@ -898,18 +898,23 @@ static void record_iteration(Engine *eng, int64_t dur_ns, const CostBreakdown *c
     st->t_overhead_s += cb->overhead_s;
     if (eng->cfg.sink.on_iteration)
         eng->cfg.sink.on_iteration(eng->cfg.sink.ctx, eng->replica, eng->now_ns, dur_ns, gn ? &view : pl, cb, used);
-    if (!eng->cfg.keep_iterations) return;
+    if (!eng->cfg.keep_iterations && !eng->cfg.sink.on_record) return;
     uint64_t pre = 0;
     for (uint32_t i = 0; i < pl->n; i++)
         if (pl->items[i].kind == ITEM_PREFILL) pre += pl->items[i].c;
+    IterRecord rec = {.t_start_ns = eng->now_ns, .dur_ns = dur_ns, .n_prefill = pl->n_prefill,
+                      .n_decode = pl->n_decode + gn, .new_tokens = pl->new_tokens + gn, .prefill_tokens = pre,
+                      .kv_used_blocks = used, .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops,
+                      .bytes = cb->bytes};
+    /* NEVER with a deferred end (a cluster's group step, engine_end_at,
+     * which lengthens the kept record): streamed records are of one replica */
+    if (eng->cfg.sink.on_record) eng->cfg.sink.on_record(eng->cfg.sink.ctx, &rec);
+    if (!eng->cfg.keep_iterations) return;
     if (eng->n_iters == eng->cap_iters) {
         eng->cap_iters = eng->cap_iters ? eng->cap_iters * 2 : 1024;
         eng->iters = xrealloc(eng->iters, eng->cap_iters * sizeof *eng->iters);
     }
-    eng->iters[eng->n_iters++] = (IterRecord){
-        .t_start_ns = eng->now_ns, .dur_ns = dur_ns, .n_prefill = pl->n_prefill,
-        .n_decode = pl->n_decode + gn, .new_tokens = pl->new_tokens + gn, .prefill_tokens = pre, .kv_used_blocks = used,
-        .running = eng->n_running, .waiting = eng->w_len, .flops = cb->flops, .bytes = cb->bytes};
+    eng->iters[eng->n_iters++] = rec;
 }
 
 /* Batch hooks that reorder the waiting queue (policy.h BatchHook.order). */

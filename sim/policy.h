@@ -173,6 +173,7 @@ typedef struct CostModel {
 /* Observes the run as it happens (per-iteration CSV, trace events, live
  * plots).  Every entry is optional; the engine calls them in simulated-time
  * order.  A sink must not change engine state. */
+struct IterRecord;
 typedef struct MetricsSink {
     void *ctx;
     /* An iteration of replica `replica` was priced and starts now (t_ns);
@@ -187,6 +188,10 @@ typedef struct MetricsSink {
      * new_tokens), never its items -- during the engine's decode fast path
      * the items' h lag.  With 0 an on_iteration sink turns the fast path off. */
     int plan_counts_only;
+    /* Optional: each iteration's record (engine.h IterRecord), as
+     * report.iterations keeps it, made whether or not the engine keeps
+     * them (a streamed run writes --iterations-csv from it). */
+    void (*on_record)(void *ctx, const struct IterRecord *it);
 } MetricsSink;
 
 /* --------------------------------------------- interfaces of later parts */

@@ -733,6 +733,25 @@ void report_csv_row(FILE *f, const MetricsCfg *cfg, const Request *r)
     }
 }
 
+void report_iterations_header(FILE *f)
+{
+    fprintf(f, "iteration,start_s,duration_s,prefill_requests,decode_requests,new_tokens,prefill_tokens,"
+               "decode_tokens,flops,bytes,mfu,mbu,kv_used_blocks,running,waiting\n");
+}
+
+void report_iteration_row(FILE *f, const MetricsCfg *cfg, uint64_t k, const IterRecord *it)
+{
+    double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
+    double d = (double)it->dur_ns / 1e9;
+    fprintf(f, "%llu,%.9f,%.9f,%u,%u,%llu,%llu,%llu,%.6g,%.6g,", (unsigned long long)k, ns_s(it->t_start_ns), d,
+            it->n_prefill, it->n_decode, (unsigned long long)it->new_tokens, (unsigned long long)it->prefill_tokens,
+            (unsigned long long)(it->new_tokens - it->prefill_tokens), it->flops, it->bytes);
+    csv_num(f, cfg->peak_flops_per_gpu > 0 && it->flops > 0 ? it->flops / (cfg->peak_flops_per_gpu * gpus * d) : NAN);
+    fputc(',', f);
+    csv_num(f, cfg->mem_bw_per_gpu > 0 && it->bytes > 0 ? it->bytes / (cfg->mem_bw_per_gpu * gpus * d) : NAN);
+    fprintf(f, ",%llu,%u,%u\n", (unsigned long long)it->kv_used_blocks, it->running, it->waiting);
+}
+
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e)
 {
     if (!rd->iters && rd->st && rd->st->iterations)
@@ -740,21 +759,8 @@ int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData
     OutFile o;
     FILE *f = csv_open(&o, path, e);
     if (!f) return -1;
-    double gpus = cfg->price.gpus > 0 ? cfg->price.gpus : 1;
-    fprintf(f, "iteration,start_s,duration_s,prefill_requests,decode_requests,new_tokens,prefill_tokens,"
-               "decode_tokens,flops,bytes,mfu,mbu,kv_used_blocks,running,waiting\n");
-    for (uint64_t k = 0; k < rd->n_iters; k++) {
-        const IterRecord *it = &rd->iters[k];
-        double d = (double)it->dur_ns / 1e9;
-        fprintf(f, "%llu,%.9f,%.9f,%u,%u,%llu,%llu,%llu,%.6g,%.6g,", (unsigned long long)k, ns_s(it->t_start_ns), d,
-                it->n_prefill, it->n_decode, (unsigned long long)it->new_tokens,
-                (unsigned long long)it->prefill_tokens, (unsigned long long)(it->new_tokens - it->prefill_tokens),
-                it->flops, it->bytes);
-        csv_num(f, cfg->peak_flops_per_gpu > 0 && it->flops > 0 ? it->flops / (cfg->peak_flops_per_gpu * gpus * d) : NAN);
-        fputc(',', f);
-        csv_num(f, cfg->mem_bw_per_gpu > 0 && it->bytes > 0 ? it->bytes / (cfg->mem_bw_per_gpu * gpus * d) : NAN);
-        fprintf(f, ",%llu,%u,%u\n", (unsigned long long)it->kv_used_blocks, it->running, it->waiting);
-    }
+    report_iterations_header(f);
+    for (uint64_t k = 0; k < rd->n_iters; k++) report_iteration_row(f, cfg, k, &rd->iters[k]);
     return csv_close(&o, e);
 }
 

@@ -52,6 +52,10 @@ size_t report_request_json_text(const MetricsCfg *cfg, const Request *r, const i
 /* The same for one row of report_json's "tasks" array (tasks.h). */
 size_t report_task_json_text(const TaskRow *t, const char *first_id, char **text);
 int report_iterations_csv(const char *path, const MetricsCfg *cfg, const RunData *rd, Err *e);
+/* Its header and its row k, for a writer that has the records one at a
+ * time (a streamed run, sim/streamrun.c). */
+void report_iterations_header(FILE *f);
+void report_iteration_row(FILE *f, const MetricsCfg *cfg, uint64_t k, const IterRecord *it);
 /* vLLM benchmark_serving result keys: duration, completed, total_input_tokens,
  * total_output_tokens, request_throughput, request_goodput, output_throughput,
  * total_token_throughput, {mean,median,std,p90,p95,p99}_{ttft,tpot,itl,e2el}_ms,

@@ -132,6 +132,14 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
 }
 
+/* One iteration's row of --iterations-csv, as it is priced (the records
+ * come in iteration order: one replica). */
+static void on_record(void *ctx, const IterRecord *it)
+{
+    StreamRun *r = ctx;
+    report_iteration_row(r->iter, &r->mc, r->n_iter_rows++, it);
+}
+
 /* An ordered output file: opened, its header written. */
 static FILE *open_ordered(OutFile *o, Ordw *w, const char *path, const char *header, size_t mem, Err *e)
 {
@@ -204,6 +212,21 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         if (!(r->json_body = tmpfile())) return err_set(e, "cannot create a temporary file for the JSON requests");
         ordw_init(&r->json_w, r->json_body, ", ", o->mem_limit);
     }
+    if (o->iter_csv) {
+        /* the materialised run's messages, before anything runs */
+        if (!s->keep_iterations)
+            return err_set(e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)",
+                           s->source);
+        uint32_t reps = 0;
+        for (uint32_t p = 0; p < s->n_pools; p++) reps += s->pools[p].replicas;
+        if (reps > 1)
+            return err_set(e, "--iterations-csv: per-iteration records are kept for a single replica; this run has "
+                              "%u (use --trace-events for every replica's iterations)", reps);
+        OutFile tmp;
+        if (!(r->iter = outfile_open(&tmp, o->iter_csv, e))) return -1;
+        r->iter_o = tmp;
+        report_iterations_header(r->iter);
+    }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
     if (r->mc.stream_chains) {
@@ -218,7 +241,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         r->tasks.ctx = r;
     }
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
-        MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1};
+        MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1,
+                            .on_record = r->iter ? on_record : NULL};
         /* a materialised run of one replica keeps its iterations, and its
          * means over a window that leaves requests out come from them */
         r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
@@ -262,6 +286,10 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);
         metrics_dist_acc(&r->mbu, &r->sum.mbu);
+    }
+    if (r->iter) {
+        r->iter = NULL;
+        if (outfile_commit(&r->iter_o, e) < 0) return -1;
     }
     if (commit_ordered(&r->csv, &r->csv_o, &r->csv_w, r->requests, e) < 0) return -1;
     if (commit_ordered(&r->tok, &r->tok_o, &r->tok_w, r->requests, e) < 0) return -1;
@@ -330,7 +358,8 @@ void streamrun_free(StreamRun *r)
 {
     if (r->csv) outfile_abort(&r->csv_o);
     if (r->tok) outfile_abort(&r->tok_o);
-    r->csv = r->tok = NULL;
+    if (r->iter) outfile_abort(&r->iter_o);
+    r->csv = r->tok = r->iter = NULL;
     ordw_free(&r->csv_w);
     ordw_free(&r->tok_w);
     ordw_free(&r->json_w);

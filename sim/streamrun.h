@@ -25,6 +25,7 @@
 typedef struct StreamOutputs {
     const char *csv;        /* per-request rows (report_requests_csv's file) */
     const char *tokens_csv; /* every token's time (report_tokens_csv's file) */
+    const char *iter_csv;   /* every iteration (report_iterations_csv's file; one replica) */
     int json_requests;      /* keep the JSON "requests" array for streamrun_write_json */
     size_t mem_limit;       /* the ordered writers' memory before a spill (0: ORDW_MEM_DEFAULT) */
     const char *window;     /* --window-ms T0,T1 (mcfg_parse_window_arg), or NULL */
@@ -39,7 +40,9 @@ typedef struct StreamRun {
     Summary sum;
     Engine *eng;                 /* one replica, or NULL ... */
     Cluster *cl;                 /* ... several (cluster.h): the router takes the stream */
-    OutFile csv_o, tok_o;
+    OutFile csv_o, tok_o, iter_o;
+    FILE *iter;                  /* --iterations-csv, written as iterations end (NULL: not written) */
+    uint64_t n_iter_rows;
     Ordw csv_w, tok_w, json_w;
     FILE *csv, *tok, *json_body; /* NULL: not written */
     FILE *ms;                    /* one record's text (open_memstream) */

@@ -812,6 +812,64 @@ static void test_token_times_auto(void)
     free(t);
 }
 
+/* --iterations-csv streams (issue 36): one replica's rows are written as
+ * its iterations end, the materialised run's bytes (the decode fast path
+ * on), and streamrun takes it itself; report.iterations false and several
+ * replicas fail with the materialised run's messages. */
+static void test_stream_iterations_csv(void)
+{
+    static char a[65536], b[65536], args[2600];
+    char ia[600], ib[600];
+    snprintf(ia, sizeof ia, "%s/ia.csv", dir);
+    snprintf(ib, sizeof ib, "%s/ib.csv", dir);
+    snprintf(args, sizeof args, "run --materialise --iterations-csv %s", ia);
+    CHECK(testrun_cli(args, a, sizeof a) == 0);
+    snprintf(args, sizeof args, "run --iterations-csv %s", ib);
+    CHECK(testrun_cli(args, b, sizeof b) == 0);
+    CHECK(strcmp(a, b) == 0);
+    CHECK(same_file(ia, ib));
+    Err e = {0};
+    size_t n = 0;
+    char *t = read_file(ib, &n, &e);
+    /* the default run's 15,411 iterations and the header */
+    size_t lines = 0;
+    for (size_t k = 0; t && k < n; k++) lines += t[k] == '\n';
+    CHECK_INT(lines, 15412);
+    CHECK(t && !strncmp(t, "iteration,start_s,duration_s,", 29));
+    free(t);
+    StreamRun *r = xmalloc(sizeof *r);
+    StreamOutputs so = {.iter_csv = ib};
+    Err se = {0};
+    CHECK(streamrun(r, NULL, scenario_default_json, "(default)", 0, 0, 0, &so, &se) == 0);
+    CHECK(!se.refused);
+    CHECK_INT(r->n_iter_rows, 15411);
+    streamrun_free(r);
+    free(r);
+    CHECK(same_file(ia, ib));
+    static const char *const bad[] = {
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+        "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 2, \"count\": 20, \"prompt_tokens\": 50, "
+        "\"output_tokens\": 5}, \"report\": {\"iterations\": false}}",
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
+        "\"cluster\": {\"replicas\": 2}, \"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 2, \"count\": 20, "
+        "\"prompt_tokens\": 50, \"output_tokens\": 5}}"};
+    static const char *const why[] = {"need report.iterations (it is false)",
+                                      "kept for a single replica; this run has 2"};
+    for (int k = 0; k < 2; k++) {
+        char scen[600];
+        if (!tmp_scen(scen, sizeof scen, k ? "itbad1.json" : "itbad0.json", bad[k])) continue;
+        snprintf(args, sizeof args, "run --materialise %s --iterations-csv %s/ic.csv", scen, dir);
+        CHECK(testrun_cli(args, a, sizeof a) != 0);
+        snprintf(args, sizeof args, "run %s --iterations-csv %s/ic.csv", scen, dir);
+        CHECK(testrun_cli(args, b, sizeof b) != 0);
+        CHECK_CONTAINS(a, why[k]);
+        CHECK(strcmp(a, b) == 0);
+        char ic[640];
+        snprintf(ic, sizeof ic, "%s/ic.csv", dir);
+        CHECK(access(ic, F_OK) != 0);
+    }
+}
+
 /* A trace's ids of any length stream (issue 36): each slot keeps its own
  * copy, grown as a longer id comes; 300-character ids give the
  * materialised run's table, CSV and JSON, and the streamed engine takes
@@ -1184,6 +1242,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_long_ids);
+    RUN(test_stream_iterations_csv);
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);
     RUN(test_stream_closed);
