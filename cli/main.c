@@ -105,7 +105,7 @@ static const char usage_run[] =
     "  --print-default        print the embedded default scenario and exit\n"
     "  --materialise          hold the whole workload and every request (the engine path a run takes\n"
     "                         anyway for request lists, after links, a trace bootstrap,\n"
-    "                         --trace-events, --vllm-json and --html);\n"
+    "                         --trace-events and --html);\n"
     "                         otherwise requests (one replica or a cluster's) are pulled as simulated\n"
     "                         time reaches them and memory follows the requests in flight; the\n"
     "                         outputs are the same\n"
@@ -288,7 +288,7 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
 
 /* `run` on the streamed path (streamrun.h) when the scenario and outputs
  * allow it: the table, --json (the requests array included unless
- * --summary-only), --csv, --tokens-csv and --iterations-csv, the same bytes as the
+ * --summary-only), --csv, --tokens-csv, --iterations-csv and --vllm-json, the same bytes as the
  * materialised run.  RUN_MATERIALISE: the scenario is valid but not
  * streamable (e.refused); nothing was printed or written. */
 #define RUN_MATERIALISE (-2)
@@ -296,7 +296,7 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
 {
     Err e = {0};
     StreamRun *r = xmalloc(sizeof *r);
-    StreamOutputs so = {.csv = out->csv, .tokens_csv = out->tokens_csv, .iter_csv = out->iter_csv,
+    StreamOutputs so = {.csv = out->csv, .tokens_csv = out->tokens_csv, .iter_csv = out->iter_csv, .vllm = out->vllm != NULL,
                         .json_requests = out->json && !out->summary_only, .window = out->window};
     int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats, &so,
                        &e);
@@ -323,6 +323,7 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
             rc = so.json_requests ? streamrun_write_json(r, root, out->json, &e) : write_json(root, out->json, &e);
             cJSON_Delete(root);
         }
+        if (rc == 0 && out->vllm) rc = streamrun_write_vllm(r, out->vllm, &e);
     }
     streamrun_free(r);
     free(r);
@@ -367,9 +368,9 @@ static int cmd_run(int argc, char **argv)
     }
     Err e = {0};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
-    /* one path for what it takes; traces, the vLLM file and the page
-     * need the whole run held */
-    if (!materialise && !out.trace && !out.vllm && !html_dir &&
+    /* one path for what it takes; traces and the page need the whole run
+     * held */
+    if (!materialise && !out.trace && !html_dir &&
         !out.trace_window && !out.trace_requests && !out.trace_ids && !out.trace_engine_only) {
         int rc = run_streamed(path, has_seed, seed, &out);
         if (rc != RUN_MATERIALISE) return rc;

@@ -65,9 +65,10 @@ static int put_out(Ordw *w, uint64_t seq, const char *text, size_t len, Err *e)
     if (seq != w->next)
         return err_set(e, "internal: ordered output: record %llu where %llu was due", (unsigned long long)seq,
                        (unsigned long long)w->next);
-    if (w->written && w->sep[0]) fputs(w->sep, w->out);
+    /* an empty record writes nothing, not even a separator */
+    if (len && w->written && w->sep[0]) fputs(w->sep, w->out);
     if (len && fwrite(text, 1, len, w->out) != len) return err_set(e, "ordered output: write error");
-    w->written++;
+    w->written += len > 0;
     w->next++;
     return 0;
 }

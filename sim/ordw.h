@@ -33,10 +33,10 @@ typedef struct OrdwRec {
 
 typedef struct Ordw {
     FILE *out;
-    const char *sep;   /* written between two records ("" for none) */
+    const char *sep;   /* written between two non-empty records ("" for none) */
     size_t mem_limit;
     uint64_t next;     /* the next sequence number the output takes */
-    uint64_t written;
+    uint64_t written;  /* non-empty records written */
     OrdwRec *heap;
     size_t n_heap, cap_heap;
     char *arena;

@@ -777,7 +777,7 @@ static void vllm_stats(cJSON *o, const char *name, const Dist *d)
     }
 }
 
-cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary *m)
+cJSON *report_vllm_head(const MetricsCfg *cfg, const Summary *m)
 {
     cJSON *o = cJSON_CreateObject();
     jsonio_add_num(o, "duration", m->window_s);
@@ -796,20 +796,40 @@ cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary 
     vllm_stats(o, "tpot", &m->tpot_s);
     vllm_stats(o, "itl", &m->itl_s);
     vllm_stats(o, "e2el", &m->e2e_s);
-    cJSON *in = cJSON_AddArrayToObject(o, "input_lens"), *out = cJSON_AddArrayToObject(o, "output_lens");
-    cJSON *tt = cJSON_AddArrayToObject(o, "ttfts"), *itls = cJSON_AddArrayToObject(o, "itls");
+    return o;
+}
+
+const char *const report_vllm_arrays[REPORT_VLLM_ARRAYS] = {"input_lens", "output_lens", "ttfts", "itls"};
+
+/* A finished request's element of each array; tt: its token times, or NULL */
+static void vllm_items(const MetricsCfg *cfg, const Request *r, const int64_t *tt, cJSON *it[REPORT_VLLM_ARRAYS])
+{
+    it[0] = cJSON_CreateNumber(r->prompt_tokens);
+    it[1] = cJSON_CreateNumber(r->output_tokens);
+    it[2] = cJSON_CreateNumber(ns_s(metrics_ttft_ns(cfg, r)));
+    it[3] = cJSON_CreateArray();
+    if (tt)
+        for (uint32_t k = 1; k < r->generated; k++) cJSON_AddItemToArray(it[3], cJSON_CreateNumber(ns_s(tt[k] - tt[k - 1])));
+}
+
+void report_vllm_texts(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char *text[REPORT_VLLM_ARRAYS],
+                       size_t n[REPORT_VLLM_ARRAYS])
+{
+    cJSON *it[REPORT_VLLM_ARRAYS];
+    vllm_items(cfg, r, tt, it);
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) n[a] = element_text(report_vllm_arrays[a], it[a], &text[a]);
+}
+
+cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary *m)
+{
+    cJSON *o = report_vllm_head(cfg, m), *arr[REPORT_VLLM_ARRAYS];
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) arr[a] = cJSON_AddArrayToObject(o, report_vllm_arrays[a]);
     for (uint32_t i = 0; i < rd->n; i++) {
         const Request *r = &rd->reqs[i];
         if (r->state != REQ_FINISHED) continue;
-        cJSON_AddItemToArray(in, cJSON_CreateNumber(r->prompt_tokens));
-        cJSON_AddItemToArray(out, cJSON_CreateNumber(r->output_tokens));
-        cJSON_AddItemToArray(tt, cJSON_CreateNumber(ns_s(metrics_ttft_ns(cfg, r))));
-        cJSON *a = cJSON_CreateArray();
-        if (rd->token_times)
-            for (uint32_t k = 1; k < r->generated; k++)
-                cJSON_AddItemToArray(a, cJSON_CreateNumber(ns_s(rd->token_times[r->token_off + k] -
-                                                                rd->token_times[r->token_off + k - 1])));
-        cJSON_AddItemToArray(itls, a);
+        cJSON *it[REPORT_VLLM_ARRAYS];
+        vllm_items(cfg, r, rd->token_times ? rd->token_times + r->token_off : NULL, it);
+        for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) cJSON_AddItemToArray(arr[a], it[a]);
     }
     return o;
 }

@@ -61,5 +61,14 @@ void report_iteration_row(FILE *f, const MetricsCfg *cfg, uint64_t k, const Iter
  * total_token_throughput, {mean,median,std,p90,p95,p99}_{ttft,tpot,itl,e2el}_ms,
  * and the per-request input_lens, output_lens, ttfts, itls. */
 cJSON *report_vllm_json(const MetricsCfg *cfg, const RunData *rd, const Summary *sum);
+/* The same for a writer that has the requests one at a time (a streamed
+ * run): the object without the per-request arrays, their keys in order,
+ * and a finished request's element of each (as printed inside the file;
+ * tt: its token times, or NULL; each text freed by the caller). */
+#define REPORT_VLLM_ARRAYS 4
+extern const char *const report_vllm_arrays[REPORT_VLLM_ARRAYS];
+cJSON *report_vllm_head(const MetricsCfg *cfg, const Summary *sum);
+void report_vllm_texts(const MetricsCfg *cfg, const Request *r, const int64_t *tt, char *text[REPORT_VLLM_ARRAYS],
+                       size_t n[REPORT_VLLM_ARRAYS]);
 
 #endif

@@ -110,6 +110,17 @@ static void retire(void *ctx, const Request *q, const int64_t *tt)
         report_tokens_rows(r->ms, q, tt);
         ordered(r, &r->tok_w, q->seq);
     }
+    if (r->vl_body[0] && !r->wfailed) {
+        char *text[REPORT_VLLM_ARRAYS] = {0};
+        size_t n[REPORT_VLLM_ARRAYS] = {0};
+        /* the arrays list finished requests: another's records are empty */
+        if (q->state == REQ_FINISHED) report_vllm_texts(&r->mc, q, r->s.keep_token_times ? tt : NULL, text, n);
+        for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) {
+            if (!r->wfailed && ordw_add(&r->vl_w[a], q->seq, text[a] ? text[a] : "", n[a], &r->werr) < 0)
+                r->wfailed = 1;
+            free(text[a]);
+        }
+    }
     if (r->json_body && !r->wfailed) {
         char *text;
         size_t n = report_request_json_text(&r->mc, q, r->s.keep_token_times ? tt : NULL, &text);
@@ -185,7 +196,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
      * tokens inside it from their times, and with cancellations the
      * materialised summary takes ITL from the finished requests' token
      * times while the gaps streamed as emitted include the cancelled ones' */
-    if (!o->tokens_csv && !o->json_requests && !s->metrics.has_window && !s->stream_cancels) s->keep_token_times = 0;
+    if (!o->tokens_csv && !o->json_requests && !o->vllm && !s->metrics.has_window && !s->stream_cancels)
+        s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
      * when it keeps them: so does this one (itl_ordered), not from the
      * gaps as emitted, whose sketch sums round differently past 2^52 */
@@ -226,6 +238,10 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         if (!(r->iter = outfile_open(&tmp, o->iter_csv, e))) return -1;
         r->iter_o = tmp;
         report_iterations_header(r->iter);
+    }
+    for (int a = 0; o->vllm && a < REPORT_VLLM_ARRAYS; a++) {
+        if (!(r->vl_body[a] = tmpfile())) return err_set(e, "cannot create a temporary file for the vLLM arrays");
+        ordw_init(&r->vl_w[a], r->vl_body[a], ", ", o->mem_limit);
     }
     s->stream_retire = retire;
     s->stream_retire_ctx = r;
@@ -294,6 +310,8 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
     if (commit_ordered(&r->csv, &r->csv_o, &r->csv_w, r->requests, e) < 0) return -1;
     if (commit_ordered(&r->tok, &r->tok_o, &r->tok_w, r->requests, e) < 0) return -1;
     if (r->json_body && ordw_finish(&r->json_w, r->requests, e) < 0) return -1;
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++)
+        if (r->vl_body[a] && ordw_finish(&r->vl_w[a], r->requests, e) < 0) return -1;
     return 0;
 }
 
@@ -354,6 +372,44 @@ int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err 
     return outfile_commit(&o, e);
 }
 
+int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
+{
+    static const char *const ph[REPORT_VLLM_ARRAYS] = {"@v0", "@v1", "@v2", "@v3"};
+    if (!r->vl_body[0]) return err_set(e, "internal: %s: the run kept no vLLM arrays", path);
+    cJSON *root = report_vllm_head(&r->mc, &r->sum);
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) cJSON_AddRawToObject(root, report_vllm_arrays[a], ph[a]);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return err_set(e, "%s: cannot render JSON", path);
+    char *at[REPORT_VLLM_ARRAYS];
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++)
+        if (!(at[a] = placeholder(text, ph[a])) || (a && at[a] < at[a - 1])) {
+            cJSON_free(text);
+            return err_set(e, "internal: %s: the vLLM file has no placeholder %s", path, ph[a]);
+        }
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) {
+        cJSON_free(text);
+        return -1;
+    }
+    const char *rest = text;
+    int bad = 0;
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) {
+        fwrite(rest, 1, (size_t)(at[a] + 1 - rest), f);
+        bad |= copy_array(f, r->vl_body[a]);
+        rest = at[a] + 1 + strlen(ph[a]);
+    }
+    fputs(rest, f);
+    fputc('\n', f);
+    cJSON_free(text);
+    if (bad) {
+        outfile_abort(&o);
+        return err_set(e, "%s: cannot read back the vLLM arrays' temporary files", path);
+    }
+    return outfile_commit(&o, e);
+}
+
 void streamrun_free(StreamRun *r)
 {
     if (r->csv) outfile_abort(&r->csv_o);
@@ -365,6 +421,11 @@ void streamrun_free(StreamRun *r)
     ordw_free(&r->json_w);
     if (r->json_body) fclose(r->json_body);
     r->json_body = NULL;
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) {
+        ordw_free(&r->vl_w[a]);
+        if (r->vl_body[a]) fclose(r->vl_body[a]);
+        r->vl_body[a] = NULL;
+    }
     if (r->tasks_body) fclose(r->tasks_body);
     r->tasks_body = NULL;
     tasks_acc_free(&r->tasks);

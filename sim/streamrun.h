@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "ordw.h"
 #include "outfile.h"
+#include "report.h"
 #include "scenario.h"
 #include "tasks.h"
 
@@ -26,6 +27,7 @@ typedef struct StreamOutputs {
     const char *csv;        /* per-request rows (report_requests_csv's file) */
     const char *tokens_csv; /* every token's time (report_tokens_csv's file) */
     const char *iter_csv;   /* every iteration (report_iterations_csv's file; one replica) */
+    int vllm;               /* keep the vLLM file's per-request arrays for streamrun_write_vllm */
     int json_requests;      /* keep the JSON "requests" array for streamrun_write_json */
     size_t mem_limit;       /* the ordered writers' memory before a spill (0: ORDW_MEM_DEFAULT) */
     const char *window;     /* --window-ms T0,T1 (mcfg_parse_window_arg), or NULL */
@@ -42,6 +44,8 @@ typedef struct StreamRun {
     Cluster *cl;                 /* ... several (cluster.h): the router takes the stream */
     OutFile csv_o, tok_o, iter_o;
     FILE *iter;                  /* --iterations-csv, written as iterations end (NULL: not written) */
+    Ordw vl_w[REPORT_VLLM_ARRAYS];  /* the vLLM file's per-request arrays, in workload order ... */
+    FILE *vl_body[REPORT_VLLM_ARRAYS]; /* ... into temporary files (NULL: not kept) */
     uint64_t n_iter_rows;
     Ordw csv_w, tok_w, json_w;
     FILE *csv, *tok, *json_body; /* NULL: not written */
@@ -89,5 +93,8 @@ void streamrun_rundata(const StreamRun *r, RunData *rd);
 /* ... and "tasks" (chains: summary.tasks.has_tasks) under this one. */
 #define STREAMRUN_TASKS_RAW "@t"
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e);
+/* Writes the vLLM benchmark file (report_vllm_json's bytes) of a run made
+ * with StreamOutputs.vllm. */
+int streamrun_write_vllm(StreamRun *r, const char *path, Err *e);
 
 #endif

@@ -596,21 +596,22 @@ static int same_file(const char *x, const char *y)
 /* Both ways, the same bytes: `run --materialise` and `run` of scen print
  * the same table and write the same JSON report (requests and token times
  * included), CSV and token CSV (each output only where its flag is set in
- * outs: 'j', 'c', 't', or "s" for --summary-only JSON); the table holds
+ * outs: 'j', 'c', 't', 'v' for --vllm-json, or "s" for --summary-only JSON); the table holds
  * table_has. */
 static const char *same_both_ways_in(const char *scen, const char *outs, const char *tag, const char *table_has)
 {
-    static char a[65536], b[65536], args[3000];
-    char f[2][3][600], flags[2][2000];
-    const char *ext[3] = {"json", "csv", "tok"};
+    static char a[65536], b[65536], args[6000];
+    char f[2][4][600], flags[2][2600];
+    const char *ext[4] = {"json", "csv", "tok", "vllm"};
     for (int k = 0; k < 2; k++) {
-        for (int x = 0; x < 3; x++) snprintf(f[k][x], sizeof f[k][x], "%s/%s%d.%s", dir, tag, k, ext[x]);
+        for (int x = 0; x < 4; x++) snprintf(f[k][x], sizeof f[k][x], "%s/%s%d.%s", dir, tag, k, ext[x]);
         size_t n = 0, m = sizeof flags[k];
         flags[k][0] = '\0';
         if (strchr(outs, 's')) n += (size_t)snprintf(flags[k] + n, m - n, " --summary-only --json %s", f[k][0]);
         if (strchr(outs, 'j')) n += (size_t)snprintf(flags[k] + n, m - n, " --json %s", f[k][0]);
         if (strchr(outs, 'c')) n += (size_t)snprintf(flags[k] + n, m - n, " --csv %s", f[k][1]);
-        if (strchr(outs, 't')) snprintf(flags[k] + n, m - n, " --tokens-csv %s", f[k][2]);
+        if (strchr(outs, 't')) n += (size_t)snprintf(flags[k] + n, m - n, " --tokens-csv %s", f[k][2]);
+        if (strchr(outs, 'v')) snprintf(flags[k] + n, m - n, " --vllm-json %s", f[k][3]);
     }
     snprintf(args, sizeof args, "run --materialise %s%s", scen, flags[0]);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
@@ -621,6 +622,7 @@ static const char *same_both_ways_in(const char *scen, const char *outs, const c
     if (strchr(outs, 'j') || strchr(outs, 's')) CHECK(same_file(f[0][0], f[1][0]));
     if (strchr(outs, 'c')) CHECK(same_file(f[0][1], f[1][1]));
     if (strchr(outs, 't')) CHECK(same_file(f[0][2], f[1][2]));
+    if (strchr(outs, 'v')) CHECK(same_file(f[0][3], f[1][3]));
     if (strcmp(a, b) != 0) fprintf(stderr, "  %s: the tables differ\n", tag);
     return b; /* the streamed run's table, until the next call */
 }
@@ -846,6 +848,21 @@ static void test_stream_iterations_csv(void)
     streamrun_free(r);
     free(r);
     CHECK(same_file(ia, ib));
+    /* --vllm-json likewise: its per-request arrays in workload order from
+     * ordered writers (the cancellation cases of test_stream_cancel compare
+     * a cluster's and a disaggregated run's too) */
+    same_both_ways_in("", "sv", "vl", "SLO verdict");
+    r = xmalloc(sizeof *r);
+    StreamOutputs sv = {.vllm = 1};
+    se = (Err){0};
+    CHECK(streamrun(r, NULL, scenario_default_json, "(default)", 0, 0, 0, &sv, &se) == 0);
+    CHECK(!se.refused);
+    snprintf(ia, sizeof ia, "%s/vl1.vllm", dir);
+    snprintf(ib, sizeof ib, "%s/vl2.vllm", dir);
+    CHECK(streamrun_write_vllm(r, ib, &se) == 0);
+    CHECK(same_file(ia, ib));
+    streamrun_free(r);
+    free(r);
     static const char *const bad[] = {
         "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
         "\"workload\": {\"kind\": \"poisson\", \"rate_per_s\": 2, \"count\": 20, \"prompt_tokens\": 50, "
@@ -1198,7 +1215,7 @@ static void test_stream_chain_lora(void)
 static void test_stream_cancel(void)
 {
     char text[2048], scen[600];
-    same_both_ways_in(SERVESIM_DATA_DIR "/workloads/agent_coding_tasks.json", "jct", "can0", "6 cancelled");
+    same_both_ways_in(SERVESIM_DATA_DIR "/workloads/agent_coding_tasks.json", "jctv", "can0", "6 cancelled");
     const char *fmt = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", %s\"workload\": {\"kind\": "
                       "\"poisson\", \"rate_per_s\": 30, \"count\": 800, \"prompt_tokens\": {\"dist\": "
                       "\"lognormal\", \"median\": 800, \"sigma\": 0.8, \"max\": 8192}, \"output_tokens\": "
@@ -1214,7 +1231,7 @@ static void test_stream_cancel(void)
         snprintf(tag, sizeof tag, "can%zu", k + 1);
         snprintf(text, sizeof text, fmt, cases[k][0], cases[k][1]);
         if (!tmp_scen(scen, sizeof scen, "cancel_stream.json", text)) return;
-        same_both_ways_in(scen, "jct", tag, "cancelled)");
+        same_both_ways_in(scen, "jctv", tag, "cancelled)");
         same_both_ways_in(scen, "", tag, "ITL  ");
     }
 }
