@@ -1142,7 +1142,9 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "kind");
         memset(&s->wl, 0, sizeof s->wl);
         workload_init(&s->wl, cJSON_IsString(k) ? k->valuestring
-                              : cJSON_GetObjectItemCaseSensitive(v, "trace") ? "trace" : "stream");
+                              : cJSON_GetObjectItemCaseSensitive(v, "trace")    ? "trace"
+                              : cJSON_GetObjectItemCaseSensitive(v, "requests") ? "requests"
+                                                                                : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
         /* a trace's records may cancel: with per-token times asked for,

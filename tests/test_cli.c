@@ -887,6 +887,79 @@ static void test_stream_iterations_csv(void)
     }
 }
 
+/* Workloads only a whole reading can order stream too (issue 36): a
+ * request list (classes, tenants, deadlines, cancellations), a JSON-lines
+ * trace out of arrival order and an Azure trace's block bootstrap are read
+ * whole by the materialised loader and handed to the streamed engine in
+ * its order: the materialised run's table, JSON, CSV and vLLM file, and
+ * streamrun takes each itself.  A list with an "after" link is still run
+ * materialised (streamrun refuses it), with the same bytes. */
+static void test_stream_whole_lists(void)
+{
+    char *list = xmalloc(1 << 16), *lines = xmalloc(1 << 16), scen[600];
+    size_t n = (size_t)snprintf(list, 1 << 16, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", "
+                                "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 6, \"token_budget\": 512}, "
+                                "\"slo\": {\"ttft_ms\": 300}, \"workload\": {\"requests\": [");
+    size_t m = 0;
+    for (int i = 0; i < 40; i++) {
+        /* arrivals out of order: every fifth one earlier than its neighbours */
+        double t = i % 5 == 4 ? 13.0 * i - 40 : 13.0 * i;
+        n += (size_t)snprintf(list + n, (1 << 16) - n,
+                              "%s{\"id\": \"q%d\", \"arrival_ms\": %.1f, \"prompt_tokens\": %d, "
+                              "\"output_tokens\": %d, \"class\": \"%s\", \"tenant\": \"%s\"%s%s}",
+                              i ? ", " : "", i, t, 60 + 37 * (i % 7), 3 + i % 11, i % 3 ? "chat" : "batch",
+                              i % 2 ? "t1" : "t2", i % 4 == 1 ? ", \"deadline_ms\": 250" : "",
+                              i % 9 == 2 ? ", \"cancel_after_ms\": 30" : "");
+        m += (size_t)snprintf(lines + m, (1 << 16) - m,
+                              "{\"id\": \"j%d\", \"arrival_ms\": %.1f, \"prompt_tokens\": %d, \"output_tokens\": %d}\n",
+                              i, t, 90 + 11 * i, 4 + i % 5);
+    }
+    snprintf(list + n, (1 << 16) - n, "]}}");
+    char tp[600], text[2048];
+    const char *w = write_tmp("unsorted.jsonl", lines);
+    snprintf(tp, sizeof tp, "%s", w ? w : "");
+    static const char *const tags[] = {"wl0", "wl1", "wl2"};
+    for (int k = 0; k < 3; k++) {
+        if (k == 1)
+            snprintf(text, sizeof text,
+                     "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                     "\"continuous\", \"max_running\": 4}, \"workload\": {\"trace\": \"%s\", \"format\": \"json\"}}",
+                     tp);
+        if (k == 2)
+            snprintf(text, sizeof text,
+                     "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                     "\"chunked\", \"max_running\": 64, \"token_budget\": 2048}, \"workload\": {\"trace\": \""
+                     SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv\", "
+                     "\"format\": \"azure\", \"window_s\": [0, 600], \"bootstrap_block_s\": 60}, \"seed\": 7}");
+        if (!tmp_scen(scen, sizeof scen, "whole.json", k ? text : list)) continue;
+        same_both_ways_in(scen, "jcv", tags[k], "requests: ");
+        StreamRun *r = xmalloc(sizeof *r);
+        Err se = {0};
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) == 0);
+        CHECK(!se.refused);
+        CHECK(r->requests > (k == 2 ? 500u : 39u));
+        streamrun_free(r);
+        free(r);
+    }
+    /* a link: the list runs materialised */
+    const char *linked = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                         "\"continuous\"}, \"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, "
+                         "\"prompt_tokens\": 20, \"output_tokens\": 4}, {\"id\": \"b\", \"after\": \"a\", \"tool_ms\": 5, "
+                         "\"prompt_tokens\": 30, \"output_tokens\": 4}]}}";
+    if (tmp_scen(scen, sizeof scen, "linked.json", linked)) {
+        same_both_ways_in(scen, "jc", "wl3", "requests: 2 (2 finished");
+        StreamRun *r = xmalloc(sizeof *r);
+        Err se = {0};
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) < 0);
+        CHECK(se.refused);
+        CHECK_CONTAINS(se.msg, "\"after\" links");
+        streamrun_free(r);
+        free(r);
+    }
+    free(list);
+    free(lines);
+}
+
 /* A trace's ids of any length stream (issue 36): each slot keeps its own
  * copy, grown as a longer id comes; 300-character ids give the
  * materialised run's table, CSV and JSON, and the streamed engine takes
@@ -1259,6 +1332,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_long_ids);
+    RUN(test_stream_whole_lists);
     RUN(test_stream_iterations_csv);
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);

@@ -924,12 +924,13 @@ static void test_stream_matches_batch(void)
      * materialised path), naming why */
     const char *bad[][2] = {
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"requests\": [{\"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
-         "a streamed run takes a generator"},
+         "\"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}, "
+         "{\"id\": \"b\", \"after\": \"a\", \"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
+         "\"after\" links and parallel sampling are run materialised"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"trace\": \"" SERVESIM_DATA_DIR "/../shared/data/traces/azure_llm_2023/"
-         "AzureLLMInferenceTrace_code.csv\", \"format\": \"azure\", \"bootstrap_block_s\": 60}}",
-         "a block bootstrap rebuilds the whole trace"},
+         "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 2, \"count\": 10, \"prompt_tokens\": 10, "
+         "\"output_tokens\": 5}, \"metrics\": {\"cooldown_s\": 1}}",
+         "does not model a metrics cool-down by time"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         Err e2 = {0};

@@ -364,8 +364,53 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
 
 /* ------------------------------------------------------------ streaming */
 
+/* A workload that only its whole reading can order (a request list, a
+ * trace of an unsorted format, a block bootstrap): read whole by the
+ * materialised loader, then handed out in its order (arrival; the same
+ * requests and order as a materialised run's).  Memory is the workload's,
+ * as the input's own; the engine's stays the requests in flight.  Links
+ * ("after") and parallel sampling are the engine's chains, not streamed
+ * from here: refused. */
+typedef struct ListStream {
+    Workload w;
+    uint32_t next;
+} ListStream;
+
+static void list_stream_free(ListStream *ls)
+{
+    if (!ls) return;
+    workload_free(&ls->w);
+    free(ls);
+}
+
+static ListStream *list_stream_open(const cJSON *wj, const char *where, const char *dir, uint64_t seed,
+                                    Workload *names, Err *e)
+{
+    ListStream *ls = xcalloc(1, sizeof *ls);
+    if (workload_from_json_dir(wj, where, dir, seed, &ls->w, e) < 0) {
+        free(ls);
+        return NULL;
+    }
+    const Workload *w = &ls->w;
+    int linked = w->n_triggered > 0;
+    for (uint32_t i = 0; i < w->n && !linked; i++)
+        linked = w->reqs[i].next_req != REQ_NONE || w->reqs[i].branch_of != REQ_NONE ||
+                 w->reqs[i].next_branch != REQ_NONE;
+    if (linked) {
+        err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links and parallel sampling are "
+                   "run materialised", where);
+        list_stream_free(ls);
+        return NULL;
+    }
+    /* the names in the same order: the requests' indices hold in names */
+    for (uint32_t k = 1; k < w->n_tenants; k++) workload_tenant(names, w->tenant_names[k]);
+    for (uint32_t k = 1; k < w->n_classes; k++) workload_class(names, w->class_names[k]);
+    return ls;
+}
+
 struct WlStream {
     OpenGen g;
+    ListStream *list;       /* a workload read whole (list_stream_open) */
     TraceStream *trace;     /* a trace file instead of a generator */
     SessStream *sess;       /* or sessions / agent tasks (chains) */
     ClosedStream *closed;   /* or a closed loop (chains: one per client) */
@@ -389,6 +434,13 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
     if (cJSON_GetObjectItemCaseSensitive(wj, "trace")) {
         TraceStream *ts = trace_stream_open(wj, where, dir, seed, names, e);
         if (ts) (st = wl_stream_new(names))->trace = ts;
+        if (ts || !e->refused) return st;
+        /* an unsorted format or a bootstrap: read whole, then streamed */
+        *e = (Err){0};
+    }
+    if (cJSON_GetObjectItemCaseSensitive(wj, "trace") || (!k && cJSON_GetObjectItemCaseSensitive(wj, "requests"))) {
+        ListStream *ls = list_stream_open(wj, where, dir, seed, names, e);
+        if (ls) (st = wl_stream_new(names))->list = ls;
         return st;
     }
     if (cJSON_IsString(k) && (!strcmp(k->valuestring, "sessions") || !strcmp(k->valuestring, "agent"))) {
@@ -406,8 +458,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
         err_refuse(e, "%s: a streamed run takes a generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal, onoff, closed_loop, sessions or agent) or a trace file; got %s (request lists are "
-                   "materialised)", where,
+                   "diurnal, onoff, closed_loop, sessions or agent), a trace file or a request list; got %s", where,
                 cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
         return NULL;
     }
@@ -421,6 +472,11 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
+    if (st->list) {
+        if (st->list->next >= st->list->w.n) return 0;
+        *r = st->list->w.reqs[st->list->next++];
+        return 1;
+    }
     if (st->trace) return trace_stream_next(st->trace, r, e);
     if (st->sess) return sess_stream_next(st->sess, r, e);
     if (st->closed) return closed_stream_next(st->closed, r, e);
@@ -443,6 +499,11 @@ int workload_stream_chains(const WlStream *st) { return st->sess || st->closed; 
 
 int workload_stream_may_cancel(const WlStream *st)
 {
+    if (st->list) {
+        for (uint32_t i = 0; i < st->list->w.n; i++)
+            if (st->list->w.reqs[i].cancel_after_ns > 0) return 1;
+        return 0;
+    }
     if (st->trace) return trace_stream_may_cancel(st->trace);
     if (st->sess) return sess_stream_may_cancel(st->sess);
     if (st->closed) return closed_stream_may_cancel(st->closed);
@@ -484,6 +545,7 @@ void workload_stream_flat(WlStream *st)
 void workload_stream_free(WlStream *st)
 {
     if (!st) return;
+    list_stream_free(st->list);
     sess_stream_free(st->sess);
     closed_stream_free(st->closed);
     trace_stream_free(st->trace);
