@@ -629,7 +629,7 @@ static void test_plan_emit(void)
     CHECK_INT(sh(cmd, out, sizeof out), 0);
     snprintf(path, sizeof path, "%s/ranking.txt", em);
     char *t = slurp(path);
-    CHECK_CONTAINS(t, "\n1  h100-trt_fp8  2  0.6576  h100-trt_fp8.json h100-trt_fp8.sh\n2  h100-vllm  2  0.7104");
+    CHECK_CONTAINS(t, "\n1  h100-trt_fp8  2  0.6576  h100-trt_fp8.json h100-trt_fp8.sh\n2  h100-vllm  2  0.7145");
     free(t);
     /* the emitted vLLM fleet reproduces the plan's row */
     snprintf(path, sizeof path, "%s/emit_plan.json", dir);
