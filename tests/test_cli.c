@@ -892,8 +892,9 @@ static void test_stream_iterations_csv(void)
  * trace out of arrival order and an Azure trace's block bootstrap are read
  * whole by the materialised loader and handed to the streamed engine in
  * its order: the materialised run's table, JSON, CSV and vLLM file, and
- * streamrun takes each itself.  A list with an "after" link is still run
- * materialised (streamrun refuses it), with the same bytes. */
+ * streamrun takes each itself; so does a list of "after" chains.  Parallel
+ * sampling is still run materialised (streamrun refuses it), with the same
+ * bytes. */
 static void test_stream_whole_lists(void)
 {
     char *list = xmalloc(1 << 16), *lines = xmalloc(1 << 16), scen[600];
@@ -941,23 +942,96 @@ static void test_stream_whole_lists(void)
         streamrun_free(r);
         free(r);
     }
-    /* a link: the list runs materialised */
-    const char *linked = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
-                         "\"continuous\"}, \"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, "
-                         "\"prompt_tokens\": 20, \"output_tokens\": 4}, {\"id\": \"b\", \"after\": \"a\", \"tool_ms\": 5, "
-                         "\"prompt_tokens\": 30, \"output_tokens\": 4}]}}";
-    if (tmp_scen(scen, sizeof scen, "linked.json", linked)) {
-        same_both_ways_in(scen, "jc", "wl3", "requests: 2 (2 finished");
+    /* "after" links are chains: each link is made when its predecessor
+     * leaves (tool_ms later), on one replica and on two, with a warm-up by
+     * count (chains are ranked as they arrive); the task split as well */
+    char *agent = xmalloc(1 << 16);
+    n = (size_t)snprintf(agent, 1 << 16, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+                         "\"scheduler\": {\"kind\": \"chunked\", \"max_running\": 6, \"token_budget\": 1024}, "
+                         "\"metrics\": {\"warmup_requests\": 5}, \"workload\": {\"requests\": [");
+    for (int c = 0, first = 1; c < 24; c++)
+        for (int k = 0; k < 1 + c % 4; k++, first = 0) {
+            if (k == 0)
+                n += (size_t)snprintf(agent + n, (1 << 16) - n, "%s{\"id\": \"c%d.0\", \"arrival_ms\": %d, ",
+                                      first ? "" : ", ", c, (c * 7919) % 9000);
+            else
+                n += (size_t)snprintf(agent + n, (1 << 16) - n, ", {\"id\": \"c%d.%d\", \"after\": \"c%d.%d\", "
+                                      "\"tool_ms\": %d, ", c, k, c, k - 1, (c * 31 + k * 97) % 300);
+            n += (size_t)snprintf(agent + n, (1 << 16) - n, "\"prompt_tokens\": %d, \"output_tokens\": %d}",
+                                  80 + (c * 13 + k * 29) % 700, 3 + (c + k) % 40);
+        }
+    snprintf(agent + n, (1 << 16) - n, "]}%s}", "");
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) {
+            /* the same list on two replicas */
+            char *at = strstr(agent, "\"metrics\"");
+            if (!at) break;
+            memmove(at + 52, at, strlen(at) + 1);
+            memcpy(at, "\"cluster\": {\"replicas\": 2, \"router\": \"round_robin\"}, ", 52);
+        }
+        if (!tmp_scen(scen, sizeof scen, "linked.json", agent)) continue;
+        same_both_ways_in(scen, "jcv", k ? "wl4" : "wl3", "tasks: 24 (24 complete, 60 turns)");
+        StreamRun *r = xmalloc(sizeof *r);
+        Err se = {0};
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) == 0);
+        CHECK(!se.refused);
+        CHECK_INT(r->requests, 60);
+        streamrun_free(r);
+        free(r);
+    }
+    free(agent);
+    /* parallel sampling ("n") still runs materialised */
+    const char *sampled = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                          "\"continuous\"}, \"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, "
+                          "\"prompt_tokens\": 20, \"output_tokens\": 4, \"n\": 3}]}}";
+    if (tmp_scen(scen, sizeof scen, "sampled.json", sampled)) {
+        same_both_ways_in(scen, "jc", "wl5", "requests: 3 (3 finished");
         StreamRun *r = xmalloc(sizeof *r);
         Err se = {0};
         CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) < 0);
         CHECK(se.refused);
-        CHECK_CONTAINS(se.msg, "\"after\" links");
+        CHECK_CONTAINS(se.msg, "parallel sampling");
         streamrun_free(r);
         free(r);
     }
     free(list);
     free(lines);
+}
+
+/* A CSV trace's own tenants, classes and sessions stream (issue 36): a
+ * first pass registers the names before the metrics' class table is made,
+ * and a session's turns get the synthetic ids the materialised load gives
+ * them (the prefix cache hits them); the materialised run's bytes. */
+static void test_stream_csv_names(void)
+{
+    char *csv = xmalloc(1 << 16), tp[600], text[1400], scen[600];
+    size_t n = (size_t)snprintf(csv, 1 << 16, "arrival_ms,prompt_tokens,output_tokens,session,class,tenant\n");
+    uint32_t ctx[12] = {0};
+    for (int i = 0; i < 150; i++) {
+        int u = (i * 7) % 12;
+        ctx[u] += 150 + (uint32_t)(i * 37) % 200;
+        n += (size_t)snprintf(csv + n, (1 << 16) - n, "%d,%u,%d,u%d,%s,%s\n", i * 45, ctx[u], 5 + i % 30, u,
+                              i % 3 ? "chat" : "bulk", i % 4 ? "acme" : "zeta");
+    }
+    const char *w = write_tmp("names.csv", csv);
+    snprintf(tp, sizeof tp, "%s", w ? w : "");
+    snprintf(text, sizeof text,
+             "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+             "\"max_running\": 16, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"slo\": "
+             "{\"ttft_ms\": 200, \"classes\": {\"bulk\": {\"ttft_ms\": 2000}}}, \"workload\": {\"trace\": \"%s\", "
+             "\"format\": \"csv\", \"sample\": 0.8}, \"seed\": 9}", tp);
+    if (tmp_scen(scen, sizeof scen, "names.json", text)) {
+        const char *t = same_both_ways_in(scen, "jc", "nm", "prefix cache: ");
+        CHECK(t && strstr(t, "bulk"));
+        StreamRun *r = xmalloc(sizeof *r);
+        Err se = {0};
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) == 0);
+        CHECK(!se.refused);
+        CHECK(r->mc.n_cls == 3);
+        streamrun_free(r);
+        free(r);
+    }
+    free(csv);
 }
 
 /* A trace's ids of any length stream (issue 36): each slot keeps its own
@@ -1332,6 +1406,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_long_ids);
+    RUN(test_stream_csv_names);
     RUN(test_stream_whole_lists);
     RUN(test_stream_iterations_csv);
     RUN(test_stream_cluster);

@@ -924,9 +924,9 @@ static void test_stream_matches_batch(void)
      * materialised path), naming why */
     const char *bad[][2] = {
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}, "
-         "{\"id\": \"b\", \"after\": \"a\", \"prompt_tokens\": 10, \"output_tokens\": 5}]}}",
-         "\"after\" links and parallel sampling are run materialised"},
+         "\"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5, "
+         "\"n\": 2}]}}",
+         "does not take parallel sampling"},
         {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
          "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 2, \"count\": 10, \"prompt_tokens\": 10, "
          "\"output_tokens\": 5}, \"metrics\": {\"cooldown_s\": 1}}",

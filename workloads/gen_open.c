@@ -368,17 +368,26 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
  * trace of an unsorted format, a block bootstrap): read whole by the
  * materialised loader, then handed out in its order (arrival; the same
  * requests and order as a materialised run's).  Memory is the workload's,
- * as the input's own; the engine's stays the requests in flight.  Links
- * ("after") and parallel sampling are the engine's chains, not streamed
- * from here: refused. */
+ * as the input's own; the engine's stays the requests in flight.  "after"
+ * links are chains (sim/slots.h follow-ups): a chain's head is handed out
+ * in arrival order with chain = its index, each link when its predecessor
+ * leaves (the engine's follow event), seq its index in the workload and
+ * task the head's (tasks_rows: every head starts a task, in index order).
+ * Parallel sampling is not streamed from here: refused. */
 typedef struct ListStream {
     Workload w;
     uint32_t next;
+    uint32_t n_heads;   /* untriggered requests: reqs[0 .. n_heads) */
+    uint32_t *task_of;  /* linked: each request's task (its head's index) and position in it */
+    uint32_t *link_of;
+    int flat;           /* workload_stream_flat: every request, links included, in index order */
 } ListStream;
 
 static void list_stream_free(ListStream *ls)
 {
     if (!ls) return;
+    free(ls->task_of);
+    free(ls->link_of);
     workload_free(&ls->w);
     free(ls);
 }
@@ -392,20 +401,84 @@ static ListStream *list_stream_open(const cJSON *wj, const char *where, const ch
         return NULL;
     }
     const Workload *w = &ls->w;
-    int linked = w->n_triggered > 0;
-    for (uint32_t i = 0; i < w->n && !linked; i++)
-        linked = w->reqs[i].next_req != REQ_NONE || w->reqs[i].branch_of != REQ_NONE ||
-                 w->reqs[i].next_branch != REQ_NONE;
-    if (linked) {
-        err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links and parallel sampling are "
-                   "run materialised", where);
+    int branched = 0, linked = 0;
+    for (uint32_t i = 0; i < w->n; i++) {
+        branched |= w->reqs[i].branch_of != REQ_NONE || w->reqs[i].next_branch != REQ_NONE;
+        linked |= w->reqs[i].next_req != REQ_NONE;
+        /* NEVER: a list's triggered request is always some request's link
+         * (a barrier's waiters are a closed loop's) */
+        linked |= w->reqs[i].barrier_waiter;
+    }
+    if (branched) {
+        err_refuse(e, "%s: a streamed run does not take parallel sampling (\"n\"): it is run materialised", where);
         list_stream_free(ls);
         return NULL;
+    }
+    ls->n_heads = w->n - w->n_triggered;
+    if (linked) {
+        ls->task_of = xmalloc((size_t)w->n * sizeof *ls->task_of);
+        ls->link_of = xmalloc((size_t)w->n * sizeof *ls->link_of);
+        for (uint32_t i = 0; i < w->n; i++) ls->task_of[i] = REQ_NONE;
+        for (uint32_t h = 0; h < ls->n_heads; h++) {
+            uint32_t k = 0;
+            for (uint32_t j = h; j != REQ_NONE && j < w->n; j = w->reqs[j].next_req) {
+                ls->task_of[j] = h;
+                ls->link_of[j] = k++;
+            }
+        }
+        for (uint32_t i = 0; i < w->n; i++)
+            if (ls->task_of[i] == REQ_NONE) {
+                err_refuse(e, "%s: request \"%s\" is triggered by no chain a streamed run follows: it is run "
+                              "materialised", where, w->reqs[i].id);
+                list_stream_free(ls);
+                return NULL;
+            }
     }
     /* the names in the same order: the requests' indices hold in names */
     for (uint32_t k = 1; k < w->n_tenants; k++) workload_tenant(names, w->tenant_names[k]);
     for (uint32_t k = 1; k < w->n_classes; k++) workload_class(names, w->class_names[k]);
     return ls;
+}
+
+/* Request j of the list into r, as a chain's link where the list has them. */
+static void list_fill(const ListStream *ls, uint32_t j, Request *r)
+{
+    *r = ls->w.reqs[j];
+    if (!ls->task_of) return;
+    r->seq = j;
+    r->task = ls->task_of[j];
+    r->task_link = ls->link_of[j];
+    r->task_last = ls->w.reqs[j].next_req == REQ_NONE;
+    r->chain = ls->w.reqs[j].next_req != REQ_NONE ? j : REQ_NONE;
+}
+
+static int list_stream_next(ListStream *ls, Request *r)
+{
+    if (ls->flat) {
+        if (ls->next >= ls->w.n) return 0;
+        *r = ls->w.reqs[ls->next++];
+        return 1;
+    }
+    if (ls->next >= ls->n_heads) return 0;
+    list_fill(ls, ls->next++, r);
+    return 1;
+}
+
+static int list_stream_follow(const ListStream *ls, const Request *pred, int64_t *think_ns)
+{
+    if (!ls->task_of || pred->chain >= ls->w.n) return 0;
+    uint32_t j = ls->w.reqs[pred->chain].next_req;
+    if (j == REQ_NONE || j >= ls->w.n) return 0;
+    *think_ns = ls->w.reqs[j].think_ns;
+    return 1;
+}
+
+static int list_stream_pull_follow(const ListStream *ls, uint32_t chain, Request *r, Err *e)
+{
+    uint32_t j = chain < ls->w.n ? ls->w.reqs[chain].next_req : REQ_NONE;
+    if (j == REQ_NONE || j >= ls->w.n) return err_set(e, "internal: request %u of a list has no link", chain);
+    list_fill(ls, j, r);
+    return 1;
 }
 
 struct WlStream {
@@ -472,11 +545,7 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
-    if (st->list) {
-        if (st->list->next >= st->list->w.n) return 0;
-        *r = st->list->w.reqs[st->list->next++];
-        return 1;
-    }
+    if (st->list) return list_stream_next(st->list, r);
     if (st->trace) return trace_stream_next(st->trace, r, e);
     if (st->sess) return sess_stream_next(st->sess, r, e);
     if (st->closed) return closed_stream_next(st->closed, r, e);
@@ -495,7 +564,7 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     return 1;
 }
 
-int workload_stream_chains(const WlStream *st) { return st->sess || st->closed; }
+int workload_stream_chains(const WlStream *st) { return st->sess || st->closed || (st->list && st->list->task_of); }
 
 int workload_stream_may_cancel(const WlStream *st)
 {
@@ -512,12 +581,14 @@ int workload_stream_may_cancel(const WlStream *st)
 
 int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns)
 {
+    if (st->list) return list_stream_follow(st->list, pred, think_ns);
     if (st->closed) return closed_stream_follow(st->closed, pred, think_ns);
     return st->sess ? sess_stream_follow(st->sess, pred, think_ns) : 0;
 }
 
 int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e)
 {
+    if (st->list) return list_stream_pull_follow(st->list, chain, r, e);
     if (st->closed) return closed_stream_pull_follow(st->closed, chain, r, e);
     if (!st->sess) return err_set(e, "internal: a follow-up from a stream without chains");
     return sess_stream_pull_follow(st->sess, chain, r, e);
@@ -538,6 +609,7 @@ void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, do
 
 void workload_stream_flat(WlStream *st)
 {
+    if (st->list) st->list->flat = 1;
     if (st->sess) sess_stream_flat(st->sess);
     if (st->closed) closed_stream_flat(st->closed);
 }

@@ -430,8 +430,9 @@ static int trace_load_file(const cJSON *wj, const char *where, const char *base_
 /* A trace file read a record at a time for a streamed run (issue 16):
  * the same filter and per-request transforms as trace_load_file, written
  * into the engine's record instead of appended.  Only what is per record
- * streams: a sorted format (azure, mooncake, csv), no links, sessions or
- * parallel sampling; rate_per_s by a first pass (trace_stream_rate). */
+ * streams: a sorted format (azure, mooncake, csv; a CSV's sessions too), no
+ * links or parallel sampling; rate_per_s and a CSV's tenant and class names
+ * by a first pass (trace_stream_first_pass). */
 struct TraceStream {
     Xform x;
     TraceReader *tr;
@@ -445,12 +446,14 @@ struct TraceStream {
 
 int trace_stream_may_cancel(const TraceStream *ts) { return ts->x.attrs.rc != NULL; }
 
-/* rate_per_s (xform_speed's factor over the kept arrivals): a first pass
- * over the file with a second reader and filter of its own (the same
- * sample draws), counting the records kept and their first and last
- * arrival; memory stays one record. */
-static int trace_stream_rate(TraceStream *ts, const cJSON *wj, const char *where, const char *base_dir,
-                             uint64_t seed, TraceFormat fmt, int skip, Err *e)
+/* A first pass over the file with a second reader and filter of its own
+ * (the same sample draws), memory one record: rate_per_s (xform_speed's
+ * factor over the kept arrivals: their count, first and last arrival), and,
+ * with names, the kept records' tenant and class names registered in
+ * names in record order, as the materialised load registers them (the
+ * metrics' class table is made before the run). */
+static int trace_stream_first_pass(TraceStream *ts, const cJSON *wj, const char *where, const char *base_dir,
+                                   uint64_t seed, TraceFormat fmt, int skip, Workload *names, Err *e)
 {
     Workload scratch;
     workload_init(&scratch, "trace");
@@ -464,7 +467,7 @@ static int trace_stream_rate(TraceStream *ts, const cJSON *wj, const char *where
     WlCounts c = {0};
     int got;
     while (rc == 0 && (got = trace_reader_next(pr, &rec, e)) != 0) {
-        if (got < 0 || !rec.has_arrival || rec.session || rec.n_samples > 1) {
+        if (got < 0 || !rec.has_arrival || rec.n_samples > 1) {
             rc = got < 0 ? -1 : 0; /* a record the stream refuses: it says so when it reaches it */
             break;
         }
@@ -475,11 +478,14 @@ static int trace_stream_rate(TraceStream *ts, const cJSON *wj, const char *where
         n++;
         lo = MIN(lo, rec.t_ns);
         hi = MAX(hi, rec.t_ns);
+        if (names && rec.tenant) workload_tenant(names, rec.tenant);
+        if (names && rec.cls) workload_class(names, rec.cls);
     }
     if (pr) trace_reader_close(pr);
     xform_free(&px);
     workload_free(&scratch);
     if (rc < 0) return -1;
+    if (!(ts->x.rate_per_s > 0)) return 0;
     if (n < 2 || hi <= lo)
         return err_set(e, "%s.rate_per_s: needs at least two requests at different times (got %llu)", where,
                        (unsigned long long)n);
@@ -527,7 +533,10 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
         goto fail;
     }
     ts->speed = ts->x.time_scale;
-    if (ts->x.rate_per_s > 0 && trace_stream_rate(ts, wj, where, base_dir, seed, (TraceFormat)fmt, skip, e) < 0)
+    /* a CSV may name tenants and classes (azure and mooncake records do not) */
+    if ((ts->x.rate_per_s > 0 || fmt == TRACE_CSV) &&
+        trace_stream_first_pass(ts, wj, where, base_dir, seed, (TraceFormat)fmt, skip,
+                                fmt == TRACE_CSV ? names : NULL, e) < 0)
         goto fail;
     if (!(ts->tr = trace_reader_open(ts->file, (TraceFormat)fmt, skip, e))) goto fail;
     if (!trace_reader_sorted(ts->tr)) {
@@ -551,9 +560,9 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     while ((rc = trace_reader_next(ts->tr, &rec, e)) > 0) {
         if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
         else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
-        if (!rec.has_arrival || rec.session || rec.n_samples > 1)
-            return err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links, sessions and "
-                              "parallel sampling need the whole trace", rw);
+        if (!rec.has_arrival || rec.n_samples > 1)
+            return err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links and parallel "
+                              "sampling need the whole trace", rw);
         XfAction act = xform_filter(x, &rec, 1, &c);
         if (act == XF_STOP) return 0;
         if (act == XF_DROP) continue;
@@ -615,6 +624,14 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
         r->hash_ids = rec.hash_ids;
         r->n_hash_ids = rec.n_hash_ids < blocks ? rec.n_hash_ids : blocks;
         r->hash_block_tokens = rec.hash_block_tokens;
+    }
+    /* a session's turns share synthetic ids keyed by its name, as the
+     * materialised load gives them (wl_build.c finish_sessions); a sorted
+     * format carries no shared_prefix_tokens to check across records */
+    if (rec.session && !r->token_ids) {
+        r->synth_key = workload_synth_key(rec.session);
+        r->synth_shared = rec.shared_prefix_tokens;
+        r->n_token_ids = prompt;
     }
     x->kept++;
     ts->n++;
