@@ -949,7 +949,7 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
                              "time (cooldown_s): its last arrival is the run's", p);
     Workload names;
     workload_init(&names, s->wl.kind);
-    WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+    WlStream *pre = workload_stream_reopen(s->wl_stream, v, p, s->seed, &names, e);
     if (pre && chains) workload_stream_flat(pre); /* every request, later turns included */
     const int whole = m->cooldown_s > 0 || m->cooldown_requests;
     const int64_t warm_ns = llround(m->warmup_s * 1e9);
@@ -1157,7 +1157,7 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
              * of the stream sums the output tokens, as far as the limit */
             Workload names;
             workload_init(&names, s->wl.kind);
-            WlStream *pre = workload_stream_open(v, p, s->seed, &names, e);
+            WlStream *pre = workload_stream_reopen(s->wl_stream, v, p, s->seed, &names, e);
             if (pre) workload_stream_flat(pre); /* every request, later turns included */
             if (pre && !strcmp(s->wl.kind, "closed_loop")) /* the lengths after the end spread */
                 workload_stream_client(pre, s->seed, s->engine.req_end_spread, 0, 0);

@@ -130,6 +130,11 @@ int workload_write_json(const Workload *w, const char *path, Err *e);
  * tenant names; it holds no requests. ---- */
 typedef struct WlStream WlStream;
 WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed, Workload *names, Err *e);
+/* A second copy of st's stream for a first pass (the same requests from
+ * the start): opened again, or, for a workload st read whole, a view of
+ * it (valid while st is). */
+WlStream *workload_stream_reopen(const WlStream *st, const cJSON *w, const char *where, uint64_t seed,
+                                 Workload *names, Err *e);
 /* 1: the next request in *r; 0: the end; -1: an error (a message). */
 int workload_stream_next(WlStream *st, Request *r, Err *e);
 void workload_stream_free(WlStream *st);

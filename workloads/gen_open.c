@@ -376,6 +376,7 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
  * Parallel sampling is not streamed from here: refused. */
 typedef struct ListStream {
     Workload w;
+    const struct ListStream *of;  /* a view of another's workload (workload_stream_reopen): w unused */
     uint32_t next;
     uint32_t n_heads;   /* untriggered requests: reqs[0 .. n_heads) */
     uint32_t *task_of;  /* linked: each request's task (its head's index) and position in it */
@@ -386,9 +387,11 @@ typedef struct ListStream {
 static void list_stream_free(ListStream *ls)
 {
     if (!ls) return;
-    free(ls->task_of);
-    free(ls->link_of);
-    workload_free(&ls->w);
+    if (!ls->of) {
+        free(ls->task_of);
+        free(ls->link_of);
+        workload_free(&ls->w);
+    }
     free(ls);
 }
 
@@ -443,6 +446,7 @@ static ListStream *list_stream_open(const cJSON *wj, const char *where, const ch
 /* Request j of the list into r, as a chain's link where the list has them. */
 static void list_fill(const ListStream *ls, uint32_t j, Request *r)
 {
+    if (ls->of) ls = ls->of;
     *r = ls->w.reqs[j];
     if (!ls->task_of) return;
     r->seq = j;
@@ -454,18 +458,20 @@ static void list_fill(const ListStream *ls, uint32_t j, Request *r)
 
 static int list_stream_next(ListStream *ls, Request *r)
 {
+    const ListStream *o = ls->of ? ls->of : ls;
     if (ls->flat) {
-        if (ls->next >= ls->w.n) return 0;
-        *r = ls->w.reqs[ls->next++];
+        if (ls->next >= o->w.n) return 0;
+        *r = o->w.reqs[ls->next++];
         return 1;
     }
-    if (ls->next >= ls->n_heads) return 0;
-    list_fill(ls, ls->next++, r);
+    if (ls->next >= o->n_heads) return 0;
+    list_fill(o, ls->next++, r);
     return 1;
 }
 
 static int list_stream_follow(const ListStream *ls, const Request *pred, int64_t *think_ns)
 {
+    if (ls->of) ls = ls->of;
     if (!ls->task_of || pred->chain >= ls->w.n) return 0;
     uint32_t j = ls->w.reqs[pred->chain].next_req;
     if (j == REQ_NONE || j >= ls->w.n) return 0;
@@ -475,6 +481,7 @@ static int list_stream_follow(const ListStream *ls, const Request *pred, int64_t
 
 static int list_stream_pull_follow(const ListStream *ls, uint32_t chain, Request *r, Err *e)
 {
+    if (ls->of) ls = ls->of;
     uint32_t j = chain < ls->w.n ? ls->w.reqs[chain].next_req : REQ_NONE;
     if (j == REQ_NONE || j >= ls->w.n) return err_set(e, "internal: request %u of a list has no link", chain);
     list_fill(ls, j, r);
@@ -564,13 +571,29 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     return 1;
 }
 
-int workload_stream_chains(const WlStream *st) { return st->sess || st->closed || (st->list && st->list->task_of); }
+int workload_stream_chains(const WlStream *st)
+{
+    const ListStream *l = st->list && st->list->of ? st->list->of : st->list;
+    return st->sess || st->closed || (l && l->task_of);
+}
+
+WlStream *workload_stream_reopen(const WlStream *st, const cJSON *wj, const char *where, uint64_t seed,
+                                 Workload *names, Err *e)
+{
+    if (!st->list) return workload_stream_open(wj, where, seed, names, e);
+    /* a list read whole is not read again: a view of the same requests */
+    WlStream *v = wl_stream_new(names);
+    v->list = xcalloc(1, sizeof *v->list);
+    v->list->of = st->list->of ? st->list->of : st->list;
+    return v;
+}
 
 int workload_stream_may_cancel(const WlStream *st)
 {
     if (st->list) {
-        for (uint32_t i = 0; i < st->list->w.n; i++)
-            if (st->list->w.reqs[i].cancel_after_ns > 0) return 1;
+        const ListStream *l = st->list->of ? st->list->of : st->list;
+        for (uint32_t i = 0; i < l->w.n; i++)
+            if (l->w.reqs[i].cancel_after_ns > 0) return 1;
         return 0;
     }
     if (st->trace) return trace_stream_may_cancel(st->trace);
