@@ -514,6 +514,20 @@ static int read_rows_text(const char *dir, const char *text, char *path, size_t 
     return rc;
 }
 
+/* A silicon file of the minimal columns and the rows in body, in a new
+ * directory dir (a mkdtemp template): its rows parsed into *rows (*n). */
+static int silicon_rows(char *dir, const char *body, VRow **rows, uint32_t *n)
+{
+    if (!mkdtemp(dir)) return -1;
+    char path[512], *text = xmalloc(strlen(body) + 200);
+    sprintf(text, "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,"
+                  "tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n%s", body);
+    VFormat fmt;
+    int rc = read_rows_text(dir, text, path, sizeof path, rows, n, &fmt);
+    free(text);
+    return rc;
+}
+
 static void test_validate_rows(void)
 {
     char dir[] = "/tmp/servesim-validate-XXXXXX";
@@ -606,18 +620,15 @@ static void test_validate_decimals(void)
         CHECK(common_parse_decimal(bad[i], &v) < 0);
         CHECK(v == -1);
     }
-    char dir[] = "/tmp/servesim-valdec-XXXXXX", path[512];
-    CHECK(mkdtemp(dir) != NULL);
+    char dir[] = "/tmp/servesim-valdec-XXXXXX", path[600];
     VRow *rows;
     uint32_t n;
-    VFormat fmt;
-    CHECK(read_rows_text(dir,
-                         "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,"
-                         "tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n"
-                         "a,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,inf,18.6\n"
-                         "b,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,0x10,128,fp8,8,1,1,272,18.6\n"
-                         "c,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,nan\n",
-                         path, sizeof path, &rows, &n, &fmt) == 0);
+    CHECK(silicon_rows(dir,
+                       "a,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,inf,18.6\n"
+                       "b,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,0x10,128,fp8,8,1,1,272,18.6\n"
+                       "c,trtllm,,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,nan\n",
+                       &rows, &n) == 0);
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
     CHECK_INT(n, 3);
     if (n == 3) {
         CHECK_CONTAINS(rows[0].skip, "measured TTFT \"inf\"");
@@ -1295,18 +1306,14 @@ static void test_fp8_checkpoint_format(void)
      * vllm.json "online_fp8"): an fp8 row of Qwen/Qwen3-32B runs fp8 GEMMs
      * there; the -FP8 release (block-scaled) on vLLM, and any fp8 Qwen3 row
      * on TensorRT-LLM (no online quantisation: the release), fp8_block */
-    char dir[] = "/tmp/servesim-fp8ck-XXXXXX", path[512];
-    CHECK(mkdtemp(dir) != NULL);
+    char dir[] = "/tmp/servesim-fp8ck-XXXXXX";
     VRow *rows;
     uint32_t n;
-    VFormat fmt;
-    CHECK(read_rows_text(dir,
-                         "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,batch_size,"
-                         "tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n"
-                         "a,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n"
-                         "b,vllm,0.12.0,Qwen/Qwen3-32B-FP8,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n"
-                         "c,trtllm,1.0.0rc3,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n",
-                         path, sizeof path, &rows, &n, &fmt) == 0);
+    CHECK(silicon_rows(dir,
+                       "a,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n"
+                       "b,vllm,0.12.0,Qwen/Qwen3-32B-FP8,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n"
+                       "c,trtllm,1.0.0rc3,Qwen/Qwen3-32B,h100_sxm,agg,1024,128,fp8,8,1,1,272,18.6\n",
+                       &rows, &n) == 0);
     CHECK_INT(n, 3);
     if (n == 3) {
         CHECK(!strcmp(rows[0].dtype, "fp8"));
