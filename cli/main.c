@@ -147,11 +147,11 @@ static const char usage_info[] =
 
 static const char usage_bench[] =
     "usage: servesim bench [--requests N] [--rate R] [--materialise] [--exact-stats] [--no-fast-path]\n"
-    "       servesim bench --scenario FILE [--exact-stats] [--no-fast-path]\n"
+    "       servesim bench --scenario FILE [--materialise] [--exact-stats] [--no-fast-path]\n"
     "\n"
     "Simulates N (default 100000) Poisson requests of Qwen3-8B on one H100 with the\n"
-    "chunked scheduler and the roofline cost model, streamed (run --stream; --materialise:\n"
-    "the workload built whole first), or a scenario file as `run` does, with the full\n"
+    "chunked scheduler and the roofline cost model, streamed (--materialise: the workload\n"
+    "built whole first), or a scenario file as `run` does (streamed), with the full\n"
     "summary, and prints wall time, simulated requests and iterations per wall second,\n"
     "ns per request-iteration (one request in one iteration's batch) and peak RSS.\n";
 
@@ -800,23 +800,54 @@ static void bench_run_free(BenchRun *b, Scenario *s)
     scenario_free(s);
 }
 
-/* A scenario file run as `servesim run --quiet` does (materialised, full
- * summary): the figures of one replay. */
-static int bench_scenario(const char *path, int exact)
+/* A scenario file run as `servesim run --quiet` does (streamed, or with
+ * --materialise materialised; full summary): the figures of one replay. */
+static int bench_scenario(const char *path, int exact, int materialise)
 {
     Err e = {0};
-    Scenario s;
     double t0 = wall_s();
-    if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
-    BenchRun b;
-    if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
+    Scenario s;
+    StreamRun *r = NULL;
+    BenchRun b = {0};
+    const Summary *sum;
+    const EngineStats *st;
+    RunData rd;
+    int rc = materialise ? -1 : 0;
+    if (!materialise) {
+        r = xmalloc(sizeof *r);
+        rc = streamrun(r, path, NULL, NULL, 0, 0, exact, NULL, &e);
+        if (rc < 0) {
+            streamrun_free(r);
+            free(r);
+            r = NULL;
+            if (!e.refused) return fail(&e);
+            e = (Err){0};
+        }
+    }
+    if (!r) {
+        if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
+        if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
+        sum = b.sum;
+        st = b.rd.st;
+    } else {
+        streamrun_rundata(r, &rd);
+        sum = &r->sum;
+        st = rd.st;
+    }
     double wall = wall_s() - t0;
-    printf("bench: %s (%s)\n", strncmp(s.name, "bench: ", 7) ? s.name : s.name + 7, path);
+    const char *name = r ? r->s.name : s.name;
+    printf("bench: %s (%s, %s)\n", strncmp(name, "bench: ", 7) ? name : name + 7, path,
+           r ? "streamed" : "materialised");
     printf("  %u requests, %llu iterations, ITL n=%llu p99 %.2f ms, TTFT p99 %.2f ms (full summary%s)\n",
-           b.sum->requests, (unsigned long long)b.sum->iterations, (unsigned long long)b.sum->itl_s.n,
-           b.sum->itl_s.p99 * 1e3, b.sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
-    bench_figures(wall, b.sum->requests, b.rd.st);
-    bench_run_free(&b, &s);
+           sum->requests, (unsigned long long)sum->iterations, (unsigned long long)sum->itl_s.n,
+           sum->itl_s.p99 * 1e3, sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
+    bench_figures(wall, sum->requests, st);
+    if (r) {
+        streamrun_free(r);
+        free(r);
+    } else {
+        bench_run_free(&b, &s);
+    }
     return 0;
 }
 
@@ -849,7 +880,7 @@ static int cmd_bench(int argc, char **argv)
             return cli_bad_usage("unknown option", argv[i], usage_bench);
         }
     }
-    if (scenario) return bench_scenario(scenario, exact);
+    if (scenario) return bench_scenario(scenario, exact, materialise);
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\",\n"
