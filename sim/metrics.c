@@ -883,8 +883,9 @@ static double acc_percentile(const StatAcc *s, double pct)
     if (!s->sketched) {
         double *v = xmalloc(s->n * sizeof *v);
         for (uint64_t i = 0; i < s->n; i++) v[i] = s->buf[i] >= QSKETCH_NEVER_S ? VERDICT_NEVER : s->buf[i];
-        gsl_sort(v, 1, s->n);
-        double q = gsl_stats_quantile_from_sorted_data(v, 1, s->n, pct / 100.0);
+        /* one quantile: by selection, the sorted value to the bit */
+        size_t base = 0;
+        double q = s->n ? select_quantile(v, s->n, &base, pct / 100.0) : 0;
         free(v);
         return q >= VERDICT_NEVER / 10 ? INFINITY : q;
     }

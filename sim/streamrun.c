@@ -138,6 +138,9 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
     (void)plan;
     StreamRun *r = ctx;
     metrics_acc_iteration(&r->acc, t_ns, dur_ns, eng_running_count(r->eng), eng_waiting_count(r->eng), kv_used);
+    /* the summary has MFU and MBU only where a materialised run keeps the
+     * iteration records they come from */
+    if (!r->s.keep_iterations) return;
     double gpus = r->mc.price.gpus > 0 ? r->mc.price.gpus : 1, dur_s = (double)dur_ns / 1e9;
     if (r->mc.peak_flops_per_gpu > 0) statacc_add(&r->mfu, cb->flops / (r->mc.peak_flops_per_gpu * gpus * dur_s));
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
