@@ -1035,6 +1035,21 @@ static void test_stream_csv_names(void)
     free(csv);
 }
 
+/* A closed loop of any dataset size streams (issue 36): the stream keeps
+ * the lengths of min(entries, count) requests, 8 B each; 2 x 10^6 entries
+ * (once refused past 10^6) give the materialised run's bytes. */
+static void test_stream_dataset_entries(void)
+{
+    char scen[600];
+    const char *text = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                       "\"continuous\", \"max_running\": 4}, \"workload\": {\"kind\": \"closed_loop\", \"clients\": 3, "
+                       "\"count\": 40, \"prompt_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 400}, "
+                       "\"output_tokens\": 6, \"dataset_entries\": 2000000}, \"seed\": 4}";
+    if (!tmp_scen(scen, sizeof scen, "entries.json", text)) return;
+    same_both_ways_in(scen, "jc", "de", "requests: 40 (40 finished");
+    check_streams_itself(scen, 40, 40);
+}
+
 /* A trace's ids of any length stream (issue 36): each slot keeps its own
  * copy, grown as a longer id comes; 300-character ids give the
  * materialised run's table, CSV and JSON, and the streamed engine takes
@@ -1401,6 +1416,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_long_ids);
+    RUN(test_stream_dataset_entries);
     RUN(test_stream_csv_names);
     RUN(test_stream_whole_lists);
     RUN(test_stream_iterations_csv);
