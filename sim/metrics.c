@@ -656,7 +656,8 @@ void metrics_acc_arrive(MetricsAcc *a, Request *r)
     const MetricsCfg *cfg = a->cfg;
     if (!cfg || !cfg->stream_chains) return;
     int64_t t = r->t_arrive_ns;
-    if (a->n_arr == 0) a->lo_ns = t;
+    if (a->n_arr == 0) a->lo_ns = a->hi_ns = t;
+    if (t > a->hi_ns) a->hi_ns = t;
     if (!a->g_open || t > a->g_t) {
         if (!a->g_open && a->n_arr && t == a->g_t) a->unsettled = 1; /* NEVER: time passed it */
         acc_group_close(a);
@@ -708,6 +709,8 @@ static int acc_chain_included(MetricsAcc *a, const Request *r)
     /* it left at t_finish: time has passed every arrival before that */
     if (a->g_open && r->t_finish_ns > a->g_t) acc_group_close(a);
     if (cfg->warmup_s > 0 && r->t_arrive_ns < a->lo_ns + llround(cfg->warmup_s * 1e9)) return 0;
+    /* the run's last arrival, from a first run (MetricsCfg.stream_need_hi) */
+    if (cfg->cooldown_s > 0 && r->t_arrive_ns > cfg->stream_hi_ns - (int64_t)llround(cfg->cooldown_s * 1e9)) return 0;
     if (!cfg->warmup_requests && !cfg->cooldown_requests) return 1;
     uint64_t rank = r->arrive_rank;
     if (a->g_open && r->t_arrive_ns == a->g_t) rank = acc_open_rank(a, r);

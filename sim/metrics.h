@@ -84,6 +84,10 @@ typedef struct MetricsCfg {
      * first arrival and the window's start come from them too, and
      * stream_n from a first pass that counts every request. */
     int stream_chains;
+    /* Chains with a cool-down by time (cooldown_s): the last arrival is the
+     * run's, so a first run of the same scenario finds it (streamrun.c) and
+     * sets stream_hi_ns; 1 until then. */
+    int stream_need_hi;
     uint64_t stream_n;
     int64_t stream_lo_ns, stream_hi_ns;
     int64_t stream_t0_ns;     /* the first included request's arrival: the window's start */
@@ -303,6 +307,7 @@ typedef struct MetricsAcc {
      * (the run is refused). */
     uint64_t n_arr;
     int64_t lo_ns, g_t;
+    int64_t hi_ns;             /* the latest arrival so far */
     uint64_t g_base;
     int g_open;
     uint64_t *g_seq;

@@ -944,9 +944,9 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
      * (metrics.c metrics_acc_arrive), the count by this pass; the last
      * arrival is the run's */
     const int chains = workload_stream_chains(s->wl_stream);
-    if (chains && m->cooldown_s > 0)
-        return err_refuse(e, "%s: a streamed run of sessions or a closed loop does not model a metrics cool-down by "
-                             "time (cooldown_s): its last arrival is the run's", p);
+    /* a cool-down by time: the last arrival is the run's, found by a
+     * first run (streamrun.c) */
+    m->stream_need_hi = chains && m->cooldown_s > 0;
     Workload names;
     workload_init(&names, s->wl.kind);
     WlStream *pre = workload_stream_reopen(s->wl_stream, v, p, s->seed, &names, e);

@@ -172,8 +172,20 @@ static int commit_ordered(FILE **f, OutFile *o, Ordw *w, uint64_t n, Err *e)
     return outfile_commit(o, e);
 }
 
+static int streamrun_pass(StreamRun *r, const char *path, const char *text, const char *name, int has_seed,
+                          uint64_t seed, int exact_stats, const StreamOutputs *o, int first_run, Err *e);
+
 int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
               int exact_stats, const StreamOutputs *o, Err *e)
+{
+    return streamrun_pass(r, path, text, name, has_seed, seed, exact_stats, o, 0, e);
+}
+
+/* first_run: the run that finds a chain's last arrival (MetricsCfg
+ * stream_need_hi) for a cool-down by time: the same simulation (the
+ * metrics never steer it), without the cool-down and without outputs. */
+static int streamrun_pass(StreamRun *r, const char *path, const char *text, const char *name, int has_seed,
+                          uint64_t seed, int exact_stats, const StreamOutputs *o, int first_run, Err *e)
 {
     static const StreamOutputs none = {0};
     if (!o) o = &none;
@@ -185,6 +197,19 @@ int streamrun(StreamRun *r, const char *path, const char *text, const char *name
         return -1;
     }
     Scenario *s = &r->s;
+    if (s->metrics.stream_need_hi && first_run) {
+        s->metrics.cooldown_s = 0;
+        s->metrics.stream_need_hi = 0;
+    } else if (s->metrics.stream_need_hi) {
+        StreamRun *f = xmalloc(sizeof *f);
+        int frc = streamrun_pass(f, path, text, name, has_seed, seed, exact_stats, NULL, 1, e);
+        int64_t hi = f->acc.n_arr ? f->acc.hi_ns : INT64_MIN;
+        streamrun_free(f);
+        free(f);
+        if (frc < 0) return -1;
+        s->metrics.stream_hi_ns = hi;
+        s->metrics.stream_need_hi = 0;
+    }
     /* per-token times only where an output shows them: the summary's ITL
      * is streamed from the engine either way, and without them the decode
      * fast path runs */

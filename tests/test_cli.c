@@ -1050,6 +1050,30 @@ static void test_stream_dataset_entries(void)
     check_streams_itself(scen, 40, 40);
 }
 
+/* A chain's cool-down by time streams (issue 36): the last arrival is the
+ * run's, so a first run of the same scenario finds it (the metrics never
+ * steer the simulation); sessions with a prefix cache on two replicas and
+ * a closed loop give the materialised run's bytes. */
+static void test_stream_chain_cooldown_s(void)
+{
+    static const char *const texts[] = {
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"chunked\", "
+        "\"max_running\": 32, \"token_budget\": 2048}, \"kv\": {\"prefix_cache\": true}, \"cluster\": {\"replicas\": 2, "
+        "\"router\": \"prefix_affinity\"}, \"workload\": {\"kind\": \"sessions\", \"sessions\": 120, \"rate_per_s\": 4, "
+        "\"turns\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 5}, \"first_prompt_tokens\": 300, "
+        "\"new_tokens_per_turn\": 60, \"output_tokens\": 40, \"think_ms\": 800}, \"metrics\": {\"warmup_s\": 5, "
+        "\"cooldown_s\": 7}, \"slo\": {\"ttft_ms\": 300}, \"seed\": 3}",
+        "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", \"workload\": {\"kind\": "
+        "\"closed_loop\", \"clients\": 6, \"count\": 90, \"prompt_tokens\": 500, \"output_tokens\": 30}, "
+        "\"metrics\": {\"cooldown_s\": 2}, \"seed\": 2}"};
+    for (int k = 0; k < 2; k++) {
+        char scen[600];
+        if (!tmp_scen(scen, sizeof scen, k ? "cdc.json" : "cds.json", texts[k])) continue;
+        same_both_ways_in(scen, "jct", k ? "cd1" : "cd0", "excluded as warm-up/cool-down");
+        check_streams_itself(scen, k ? 90 : 240, k ? 90 : 600);
+    }
+}
+
 /* A trace's ids of any length stream (issue 36): each slot keeps its own
  * copy, grown as a longer id comes; 300-character ids give the
  * materialised run's table, CSV and JSON, and the streamed engine takes
@@ -1416,6 +1440,7 @@ void suite_cli(void)
     RUN(test_token_times_auto);
     RUN(test_stream_trace);
     RUN(test_stream_long_ids);
+    RUN(test_stream_chain_cooldown_s);
     RUN(test_stream_dataset_entries);
     RUN(test_stream_csv_names);
     RUN(test_stream_whole_lists);

@@ -927,10 +927,6 @@ static void test_stream_matches_batch(void)
          "\"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5, "
          "\"n\": 2}]}}",
          "does not take parallel sampling"},
-        {"{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": \"continuous\"}, "
-         "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 2, \"count\": 10, \"prompt_tokens\": 10, "
-         "\"output_tokens\": 5}, \"metrics\": {\"cooldown_s\": 1}}",
-         "does not model a metrics cool-down by time"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         Err e2 = {0};
