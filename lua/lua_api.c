@@ -33,6 +33,7 @@
 #include "plot.h"
 #include "report.h"
 #include "scenario.h"
+#include "streamrun.h"
 #include "sweep.h"
 
 #define LUA_API_VERSION "servesim 0.8 (Lua " LUA_VERSION_MAJOR "." LUA_VERSION_MINOR ")"
@@ -79,33 +80,74 @@ static void lua_api_run_free(LuaApiRun *R)
     free(R);
 }
 
-/* The scenario at 1 (path or table) -> R->s.  -1 + e. */
-static int lua_api_load_scenario(lua_State *L, LuaApiRun *R, int has_seed, uint64_t seed, Err *e)
+/* The scenario at 1: its path (*path), or a table's JSON text (*text, to
+ * cJSON_free) and its name for messages (name: after the script, so
+ * relative paths -- traces, policies -- resolve against the script's
+ * directory first).  -1 + e. */
+static int lua_api_scenario_source(lua_State *L, const char **path, char **text, char *name, size_t n_name, Err *e)
 {
+    *path = NULL;
+    *text = NULL;
     if (lua_type(L, 1) == LUA_TSTRING) {
-        if (scenario_load_file(lua_tostring(L, 1), has_seed, seed, &R->s, e) < 0) return -1;
-        R->loaded = 1;
+        *path = lua_tostring(L, 1);
         return 0;
     }
     if (lua_type(L, 1) != LUA_TTABLE)
         return err_set(e, "expected a scenario file path or a scenario table, got %s", luaL_typename(L, 1));
     cJSON *root = lua_json_from(L, 1, "scenario", e);
     if (!root) return -1;
-    char *text = cJSON_PrintUnformatted(root);
+    *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    if (!text) return err_set(e, "scenario: cannot print the table as JSON");
-    /* Named after the script, so relative paths (traces, policies) resolve
-     * against the script's directory first. */
-    char name[1200];
+    if (!*text) return err_set(e, "scenario: cannot print the table as JSON");
     const char *script = NULL;
     if (lua_getfield(L, LUA_REGISTRYINDEX, "servesim.script") == LUA_TSTRING) script = lua_tostring(L, -1);
-    snprintf(name, sizeof name, "%s (scenario table)", script ? script : "servesim.run");
+    snprintf(name, n_name, "%s (scenario table)", script ? script : "servesim.run");
     lua_pop(L, 1);
-    int rc = scenario_load_text(text, name, has_seed, seed, &R->s, e);
+    return 0;
+}
+
+/* The scenario at 1 (path or table) -> R->s.  -1 + e. */
+static int lua_api_load_scenario(lua_State *L, LuaApiRun *R, int has_seed, uint64_t seed, Err *e)
+{
+    const char *path;
+    char *text, name[1200];
+    if (lua_api_scenario_source(L, &path, &text, name, sizeof name, e) < 0) return -1;
+    int rc = path ? scenario_load_file(path, has_seed, seed, &R->s, e)
+                  : scenario_load_text(text, name, has_seed, seed, &R->s, e);
     cJSON_free(text);
     if (rc < 0) return -1;
     R->loaded = 1;
     return 0;
+}
+
+/* servesim.run without the requests: the streamed engine (sim/streamrun.h,
+ * the path `servesim run` takes), its report; NULL + e (e->refused: run
+ * it materialised).  *t_run: the run's wall time (the workload is made as
+ * it runs). */
+static cJSON *lua_api_run_streamed(lua_State *L, int has_seed, uint64_t seed, double *t_run, Err *e)
+{
+    const char *path;
+    char *text, name[1200];
+    if (lua_api_scenario_source(L, &path, &text, name, sizeof name, e) < 0) return NULL;
+    StreamRun *r = xmalloc(sizeof *r);
+    double t0 = lua_api_wall();
+    int rc = streamrun(r, path, text, name, has_seed, seed, 0, NULL, e);
+    *t_run = lua_api_wall() - t0;
+    cJSON_free(text);
+    cJSON *root = NULL;
+    ErrBand band;
+    if (rc == 0 && scenario_error_band(&r->s, &band, e) == 0) {
+        RunData rd;
+        streamrun_rundata(r, &rd);
+        root = report_json(&r->mc, &rd, &r->sum, 0);
+        report_band_json(root, &band, &r->sum);
+        cJSON *sc = cJSON_CreateObject();
+        scenario_to_json(&r->s, sc);
+        cJSON_AddItemToObject(root, "scenario", sc);
+    }
+    streamrun_free(r);
+    free(r);
+    return root;
 }
 
 static int lua_api_opt_bool(lua_State *L, int idx, const char *key, int dflt)
@@ -137,6 +179,25 @@ static int lua_api_run(lua_State *L)
         lua_pop(L, 1);
     }
     Err e = {0};
+    if (!with_requests) {
+        double t_run = 0, t0s = lua_api_wall();
+        cJSON *root = lua_api_run_streamed(L, has_seed, seed, &t_run, &e);
+        if (!root && !e.refused) return lua_api_fail(L, "run", &e);
+        if (root) {
+            double t2 = lua_api_wall();
+            lua_api_push_json(L, root);
+            double t3 = lua_api_wall();
+            lua_createtable(L, 0, 3);
+            lua_pushnumber(L, t2 - t0s - t_run);
+            lua_setfield(L, -2, "load_s");
+            lua_pushnumber(L, t_run);
+            lua_setfield(L, -2, "run_s");
+            lua_pushnumber(L, t3 - t2);
+            lua_setfield(L, -2, "report_s");
+            return 2;
+        }
+        e = (Err){0};
+    }
     LuaApiRun *R = xcalloc(1, sizeof *R);
     double t0 = lua_api_wall();
     if (lua_api_load_scenario(L, R, has_seed, seed, &e) < 0) {
