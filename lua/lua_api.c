@@ -160,6 +160,18 @@ static int lua_api_opt_bool(lua_State *L, int idx, const char *key, int dflt)
     return v;
 }
 
+/* servesim.run's second result: {load_s, run_s, report_s} */
+static void lua_api_push_timing(lua_State *L, double load_s, double run_s, double report_s)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, load_s);
+    lua_setfield(L, -2, "load_s");
+    lua_pushnumber(L, run_s);
+    lua_setfield(L, -2, "run_s");
+    lua_pushnumber(L, report_s);
+    lua_setfield(L, -2, "report_s");
+}
+
 /* servesim.run(scenario [, opts]) -> report, timing */
 static int lua_api_run(lua_State *L)
 {
@@ -186,14 +198,7 @@ static int lua_api_run(lua_State *L)
         if (root) {
             double t2 = lua_api_wall();
             lua_api_push_json(L, root);
-            double t3 = lua_api_wall();
-            lua_createtable(L, 0, 3);
-            lua_pushnumber(L, t2 - t0s - t_run);
-            lua_setfield(L, -2, "load_s");
-            lua_pushnumber(L, t_run);
-            lua_setfield(L, -2, "run_s");
-            lua_pushnumber(L, t3 - t2);
-            lua_setfield(L, -2, "report_s");
+            lua_api_push_timing(L, t2 - t0s - t_run, t_run, lua_api_wall() - t2);
             return 2;
         }
         e = (Err){0};
@@ -229,14 +234,7 @@ static int lua_api_run(lua_State *L)
     cJSON_AddItemToObject(root, "scenario", sc);
     lua_api_run_free(R);
     lua_api_push_json(L, root);
-    double t3 = lua_api_wall();
-    lua_createtable(L, 0, 3);
-    lua_pushnumber(L, t1 - t0);
-    lua_setfield(L, -2, "load_s");
-    lua_pushnumber(L, t2 - t1);
-    lua_setfield(L, -2, "run_s");
-    lua_pushnumber(L, t3 - t2);
-    lua_setfield(L, -2, "report_s");
+    lua_api_push_timing(L, t1 - t0, t2 - t1, lua_api_wall() - t2);
     return 2;
 }
 
