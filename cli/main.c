@@ -806,48 +806,21 @@ static int bench_scenario(const char *path, int exact, int materialise)
 {
     Err e = {0};
     double t0 = wall_s();
-    Scenario s;
-    StreamRun *r = NULL;
-    BenchRun b = {0};
-    const Summary *sum;
-    const EngineStats *st;
-    RunData rd;
-    int rc = materialise ? -1 : 0;
-    if (!materialise) {
-        r = xmalloc(sizeof *r);
-        rc = streamrun(r, path, NULL, NULL, 0, 0, exact, NULL, &e);
-        if (rc < 0) {
-            streamrun_free(r);
-            free(r);
-            r = NULL;
-            if (!e.refused) return fail(&e);
-            e = (Err){0};
-        }
-    }
-    if (!r) {
-        if (scenario_load_file(path, 0, 0, &s, &e) < 0) return fail(&e);
-        if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
-        sum = b.sum;
-        st = b.rd.st;
-    } else {
-        streamrun_rundata(r, &rd);
-        sum = &r->sum;
-        st = rd.st;
+    RunSummary o;
+    if (run_summary(&o, path, NULL, NULL, 0, 0, exact, materialise, &e) < 0) {
+        run_summary_free(&o);
+        return fail(&e);
     }
     double wall = wall_s() - t0;
-    const char *name = r ? r->s.name : s.name;
+    const char *name = o.s->name;
+    const Summary *sum = o.sum;
     printf("bench: %s (%s, %s)\n", strncmp(name, "bench: ", 7) ? name : name + 7, path,
-           r ? "streamed" : "materialised");
+           o.sr ? "streamed" : "materialised");
     printf("  %u requests, %llu iterations, ITL n=%llu p99 %.2f ms, TTFT p99 %.2f ms (full summary%s)\n",
            sum->requests, (unsigned long long)sum->iterations, (unsigned long long)sum->itl_s.n,
            sum->itl_s.p99 * 1e3, sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
-    bench_figures(wall, sum->requests, st);
-    if (r) {
-        streamrun_free(r);
-        free(r);
-    } else {
-        bench_run_free(&b, &s);
-    }
+    bench_figures(wall, sum->requests, o.rd.st);
+    run_summary_free(&o);
     return 0;
 }
 

@@ -120,33 +120,30 @@ static int lua_api_load_scenario(lua_State *L, LuaApiRun *R, int has_seed, uint6
     return 0;
 }
 
-/* servesim.run without the requests: the streamed engine (sim/streamrun.h,
- * the path `servesim run` takes), its report; NULL + e (e->refused: run
- * it materialised).  *t_run: the run's wall time (the workload is made as
- * it runs). */
-static cJSON *lua_api_run_streamed(lua_State *L, int has_seed, uint64_t seed, double *t_run, Err *e)
+/* servesim.run without the requests: the run's summary (run_summary: the
+ * streamed engine, the path `servesim run` takes, or what it refuses
+ * materialised) as the report; NULL + e.  *t_run: the run's wall time
+ * (the workload is made as it runs). */
+static cJSON *lua_api_run_summary(lua_State *L, int has_seed, uint64_t seed, double *t_run, Err *e)
 {
     const char *path;
     char *text, name[1200];
     if (lua_api_scenario_source(L, &path, &text, name, sizeof name, e) < 0) return NULL;
-    StreamRun *r = xmalloc(sizeof *r);
+    RunSummary o;
     double t0 = lua_api_wall();
-    int rc = streamrun(r, path, text, name, has_seed, seed, 0, NULL, e);
+    int rc = run_summary(&o, path, text, name, has_seed, seed, 0, 0, e);
     *t_run = lua_api_wall() - t0;
     cJSON_free(text);
     cJSON *root = NULL;
     ErrBand band;
-    if (rc == 0 && scenario_error_band(&r->s, &band, e) == 0) {
-        RunData rd;
-        streamrun_rundata(r, &rd);
-        root = report_json(&r->mc, &rd, &r->sum, 0);
-        report_band_json(root, &band, &r->sum);
+    if (rc == 0 && scenario_error_band(o.s, &band, e) == 0) {
+        root = report_json(o.mc, &o.rd, o.sum, 0);
+        report_band_json(root, &band, o.sum);
         cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(&r->s, sc);
+        scenario_to_json(o.s, sc);
         cJSON_AddItemToObject(root, "scenario", sc);
     }
-    streamrun_free(r);
-    free(r);
+    run_summary_free(&o);
     return root;
 }
 
@@ -193,15 +190,12 @@ static int lua_api_run(lua_State *L)
     Err e = {0};
     if (!with_requests) {
         double t_run = 0, t0s = lua_api_wall();
-        cJSON *root = lua_api_run_streamed(L, has_seed, seed, &t_run, &e);
-        if (!root && !e.refused) return lua_api_fail(L, "run", &e);
-        if (root) {
-            double t2 = lua_api_wall();
-            lua_api_push_json(L, root);
-            lua_api_push_timing(L, t2 - t0s - t_run, t_run, lua_api_wall() - t2);
-            return 2;
-        }
-        e = (Err){0};
+        cJSON *root = lua_api_run_summary(L, has_seed, seed, &t_run, &e);
+        if (!root) return lua_api_fail(L, "run", &e);
+        double t2 = lua_api_wall();
+        lua_api_push_json(L, root);
+        lua_api_push_timing(L, t2 - t0s - t_run, t_run, lua_api_wall() - t2);
+        return 2;
     }
     LuaApiRun *R = xcalloc(1, sizeof *R);
     double t0 = lua_api_wall();

@@ -241,38 +241,11 @@ int sweep_run_text(const char *text, const char *name, double seed, double rate,
     memset(out, 0, sizeof *out);
     out->rate_per_s = rate;
     out->seed = seed;
-    StreamRun *sr = xmalloc(sizeof *sr);
-    Err se = {0};
-    int src = streamrun(sr, NULL, text, name, 1, (uint64_t)seed, 0, NULL, &se);
-    if (src == 0) sweep_fill(&sr->mc, &sr->sum, sr->rejected_kv, out);
-    streamrun_free(sr);
-    free(sr);
-    if (src == 0) return 0;
-    if (!se.refused) {
-        *e = se;
-        return -1;
-    }
-    Scenario s;
-    if (scenario_load_text(text, name, 1, (uint64_t)seed, &s, e) < 0) return -1;
-    Cluster *c = cluster_new(&s, NULL, e);
-    if (!c || cluster_run(c, e) < 0) {
-        cluster_free(c);
-        scenario_free(&s);
-        return -1;
-    }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary *m = xmalloc(sizeof *m);
-    cluster_summarize(c, &s, slo_table, &mc, &rd, m);
-    uint64_t rejected_kv = 0;
-    for (uint32_t i = 0; i < s.wl.n; i++)
-        rejected_kv += s.wl.reqs[i].state == REQ_REJECTED && s.wl.reqs[i].reject_reason == REJECT_KV_TOO_SMALL;
-    sweep_fill(&mc, m, rejected_kv, out);
-    free(m);
-    cluster_free(c);
-    scenario_free(&s);
-    return 0;
+    RunSummary o;
+    int rc = run_summary(&o, NULL, text, name, 1, (uint64_t)seed, 0, 0, e);
+    if (rc == 0) sweep_fill(o.mc, o.sum, o.rejected_kv, out);
+    run_summary_free(&o);
+    return rc;
 }
 
 /* ------------------------------------------------------ runs as JSON */

@@ -115,40 +115,17 @@ static cJSON *compute_replay(const char *path, const char *arg, Err *e)
  * report's summary numbers. */
 static int sweep_one(const char *text, const char *name, double *completion, double *goodput, Err *e)
 {
-    StreamRun *r = xmalloc(sizeof *r);
-    int rc = streamrun(r, NULL, text, name, 0, 0, 0, NULL, e);
-    cJSON *root = NULL;
+    RunSummary o;
+    int rc = run_summary(&o, NULL, text, name, 0, 0, 0, 0, e);
     if (rc == 0) {
-        RunData rd;
-        streamrun_rundata(r, &rd);
-        root = report_json(&r->mc, &rd, &r->sum, 0);
-    }
-    streamrun_free(r);
-    free(r);
-    Scenario s;
-    Cluster *cl = NULL;
-    if (rc < 0 && e->refused) {
-        /* what the stream refuses, materialised */
-        *e = (Err){0};
-        if (scenario_load_text(text, name, 0, 0, &s, e) < 0) return -1;
-        if ((cl = cluster_new(&s, NULL, e)) && cluster_run(cl, e) == 0) {
-            Slo slo_table[METRICS_CLS_MAX];
-            MetricsCfg mc;
-            RunData rd;
-            Summary sum;
-            cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
-            root = report_json(&mc, &rd, &sum, 0);
-            rc = 0;
-        }
-        cluster_free(cl);
-        scenario_free(&s);
-    }
-    if (rc == 0)
+        cJSON *root = report_json(o.mc, &o.rd, o.sum, 0);
         rc = repro_get(root, "summary.throughput.requests_per_s", completion, e) < 0 ||
                      repro_get(root, "summary.goodput.requests_per_s", goodput, e) < 0
                  ? -1
                  : 0;
-    cJSON_Delete(root);
+        cJSON_Delete(root);
+    }
+    run_summary_free(&o);
     return rc;
 }
 

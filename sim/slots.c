@@ -51,7 +51,6 @@ static void grow(Slots *p)
     p->id_cap = xrealloc(p->id_cap, cap * sizeof *p->id_cap);
     memset(p->ids + old, 0, (cap - old) * sizeof *p->ids);
     memset(p->id_cap + old, 0, (cap - old) * sizeof *p->id_cap);
-    for (uint32_t k = 0; k < old; k++) p->reqs[k].id = p->ids[k];
     p->free_slots = xrealloc(p->free_slots, cap * sizeof *p->free_slots);
     p->held = xrealloc(p->held, cap);
     memset(p->held + old, 0, cap - old);

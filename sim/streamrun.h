@@ -97,4 +97,27 @@ int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err 
  * with StreamOutputs.vllm. */
 int streamrun_write_vllm(StreamRun *r, const char *path, Err *e);
 
+/* One run's summary, no outputs: on the streamed engine, or, where it
+ * refuses the scenario (e->refused) or materialise is set, materialised
+ * (the same figures).  What a sweep, a plan, validate, reproduce, bench
+ * and Lua's servesim.run take.  s, mc, rd and sum are the run's, valid
+ * until run_summary_free (which frees it either way). */
+typedef struct RunSummary {
+    const Scenario *s;
+    const MetricsCfg *mc;
+    RunData rd;
+    const Summary *sum;
+    uint64_t rejected_kv;        /* requests rejected as longer than the whole KV pool */
+    StreamRun *sr;               /* the streamed run, or NULL ... */
+    Scenario ms;                 /* ... the materialised one's scenario, cluster and summary */
+    Cluster *cl;
+    int loaded;
+    Slo slo_table[METRICS_CLS_MAX];
+    MetricsCfg mmc;
+    Summary *msum;
+} RunSummary;
+int run_summary(RunSummary *o, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
+                int exact_stats, int materialise, Err *e);
+void run_summary_free(RunSummary *o);
+
 #endif

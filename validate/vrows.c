@@ -822,40 +822,11 @@ void vrows_simulate(VRow *r, const VTheta *th)
         return;
     }
     Err e = {0};
-    /* the streamed engine (sim/streamrun.h: the one path run, sweep and
-     * plan take), the same figures as materialised; what it refuses is
-     * run materialised */
-    StreamRun *sr = xmalloc(sizeof *sr);
-    int src = streamrun(sr, NULL, text, r->id, 0, 0, 0, NULL, &e);
-    if (src == 0 || !e.refused) {
-        free(text);
-        if (src < 0) snprintf(r->err, sizeof r->err, "%.199s", e.msg);
-        else vrows_take(r, &sr->s, &sr->sum);
-        streamrun_free(sr);
-        free(sr);
-        return;
-    }
-    streamrun_free(sr);
-    free(sr);
-    e = (Err){0};
-    Scenario s;
-    int rc = scenario_load_text(text, r->id, 0, 0, &s, &e);
+    /* the streamed engine, the one path run, sweep and plan take (what it
+     * refuses runs materialised: the same figures) */
+    RunSummary o;
+    if (run_summary(&o, NULL, text, r->id, 0, 0, 0, 0, &e) < 0) snprintf(r->err, sizeof r->err, "%.199s", e.msg);
+    else vrows_take(r, o.s, o.sum);
+    run_summary_free(&o);
     free(text);
-    if (rc < 0) {
-        snprintf(r->err, sizeof r->err, "%.199s", e.msg);
-        return;
-    }
-    Cluster *cl = cluster_new(&s, NULL, &e);
-    if (!cl || cluster_run(cl, &e) < 0) {
-        snprintf(r->err, sizeof r->err, "%.199s", e.msg);
-    } else {
-        Slo slo_table[METRICS_CLS_MAX];
-        MetricsCfg mc;
-        RunData rd;
-        Summary sum;
-        cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
-        vrows_take(r, &s, &sum);
-    }
-    cluster_free(cl);
-    scenario_free(&s);
 }

@@ -438,8 +438,7 @@ struct TraceStream {
     TraceReader *tr;
     Workload *names;
     char file[1024];
-    char *id;          /* the record's id (grown, never shrunk) */
-    size_t id_cap;
+    char num[24];      /* a record's ordinal, as its id when it has none */
     uint64_t n;
     double speed;      /* the arrival factor: time_scale, or rate_per_s's from the first pass */
 };
@@ -498,7 +497,6 @@ void trace_stream_free(TraceStream *ts)
     if (!ts) return;
     if (ts->tr) trace_reader_close(ts->tr);
     xform_free(&ts->x);
-    free(ts->id);
     free(ts);
 }
 
@@ -587,19 +585,10 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     r->output_tokens = out;
     r->max_output_tokens = maxo;
     r->correct = rec.correct;
-    char num[24];
-    const char *id = rec.id;
-    if (!id) {
-        snprintf(num, sizeof num, "%llu", (unsigned long long)rec.ordinal);
-        id = num;
-    }
-    size_t idn = strlen(id) + 1;
-    if (ts->id_cap < idn) {
-        ts->id = xrealloc(ts->id, idn);
-        ts->id_cap = idn;
-    }
-    memcpy(ts->id, id, idn);
-    r->id = ts->id;
+    /* the reader's id lasts until its next record, as r->id must (the
+     * engine copies it into the request's slot) */
+    if (!rec.id) snprintf(ts->num, sizeof ts->num, "%llu", (unsigned long long)rec.ordinal);
+    r->id = rec.id ? rec.id : ts->num;
     r->tenant = m ? m->tenant : x->attrs.tenant;
     r->cls = m ? m->cls : x->attrs.cls;
     r->priority = m ? m->priority : x->attrs.priority;
