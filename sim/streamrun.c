@@ -366,54 +366,18 @@ static int copy_array(FILE *f, FILE *body)
     return ferror(body) != 0;
 }
 
-int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e)
+/* root printed to path with each raw placeholder ph[k] (in the text's
+ * order) replaced by the array in body[k]; what names the bodies in
+ * messages. */
+static int write_spliced(const cJSON *root, const char *path, const char *const *ph, FILE *const *body, int n,
+                         const char *what, Err *e)
 {
-    char *text = cJSON_Print(root);
+    char *text = cJSON_Print(root), *at[REPORT_VLLM_ARRAYS];
     if (!text) return err_set(e, "%s: cannot render JSON", path);
-    char *at = placeholder(text, STREAMRUN_REQUESTS_RAW);
-    char *at_t = r->tasks_body && r->sum.tasks.has_tasks ? placeholder(text, STREAMRUN_TASKS_RAW) : NULL;
-    if (!at || !r->json_body || (r->sum.tasks.has_tasks && r->tasks_body && (!at_t || at_t < at))) {
-        cJSON_free(text);
-        return err_set(e, "internal: %s: the report has no requests (or tasks) placeholder", path);
-    }
-    OutFile o;
-    FILE *f = outfile_open(&o, path, e);
-    if (!f) {
-        cJSON_free(text);
-        return -1;
-    }
-    fwrite(text, 1, (size_t)(at + 1 - text), f);
-    int bad = copy_array(f, r->json_body);
-    const char *rest = at + 1 + strlen(STREAMRUN_REQUESTS_RAW);
-    if (at_t) {
-        fwrite(rest, 1, (size_t)(at_t + 1 - rest), f);
-        bad |= copy_array(f, r->tasks_body);
-        rest = at_t + 1 + strlen(STREAMRUN_TASKS_RAW);
-    }
-    fputs(rest, f);
-    fputc('\n', f);
-    cJSON_free(text);
-    if (bad) {
-        outfile_abort(&o);
-        return err_set(e, "%s: cannot read back the requests' temporary file", path);
-    }
-    return outfile_commit(&o, e);
-}
-
-int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
-{
-    static const char *const ph[REPORT_VLLM_ARRAYS] = {"@v0", "@v1", "@v2", "@v3"};
-    if (!r->vl_body[0]) return err_set(e, "internal: %s: the run kept no vLLM arrays", path);
-    cJSON *root = report_vllm_head(&r->mc, &r->sum);
-    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) cJSON_AddRawToObject(root, report_vllm_arrays[a], ph[a]);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return err_set(e, "%s: cannot render JSON", path);
-    char *at[REPORT_VLLM_ARRAYS];
-    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++)
-        if (!(at[a] = placeholder(text, ph[a])) || (a && at[a] < at[a - 1])) {
+    for (int k = 0; k < n; k++)
+        if (!(at[k] = placeholder(text, ph[k])) || (k && at[k] < at[k - 1])) {
             cJSON_free(text);
-            return err_set(e, "internal: %s: the vLLM file has no placeholder %s", path, ph[a]);
+            return err_set(e, "internal: %s: no placeholder for the %s", path, what);
         }
     OutFile o;
     FILE *f = outfile_open(&o, path, e);
@@ -423,19 +387,39 @@ int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
     }
     const char *rest = text;
     int bad = 0;
-    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) {
-        fwrite(rest, 1, (size_t)(at[a] + 1 - rest), f);
-        bad |= copy_array(f, r->vl_body[a]);
-        rest = at[a] + 1 + strlen(ph[a]);
+    for (int k = 0; k < n; k++) {
+        fwrite(rest, 1, (size_t)(at[k] + 1 - rest), f);
+        bad |= copy_array(f, body[k]);
+        rest = at[k] + 1 + strlen(ph[k]);
     }
     fputs(rest, f);
     fputc('\n', f);
     cJSON_free(text);
     if (bad) {
         outfile_abort(&o);
-        return err_set(e, "%s: cannot read back the vLLM arrays' temporary files", path);
+        return err_set(e, "%s: cannot read back the %s' temporary files", path, what);
     }
     return outfile_commit(&o, e);
+}
+
+int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e)
+{
+    static const char *const ph[2] = {STREAMRUN_REQUESTS_RAW, STREAMRUN_TASKS_RAW};
+    if (!r->json_body) return err_set(e, "internal: %s: the run kept no requests", path);
+    FILE *body[2] = {r->json_body, r->tasks_body};
+    int tasks = r->tasks_body && r->sum.tasks.has_tasks;
+    return write_spliced(root, path, ph, body, tasks ? 2 : 1, "requests (or tasks)", e);
+}
+
+int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
+{
+    static const char *const ph[REPORT_VLLM_ARRAYS] = {"@v0", "@v1", "@v2", "@v3"};
+    if (!r->vl_body[0]) return err_set(e, "internal: %s: the run kept no vLLM arrays", path);
+    cJSON *root = report_vllm_head(&r->mc, &r->sum);
+    for (int a = 0; a < REPORT_VLLM_ARRAYS; a++) cJSON_AddRawToObject(root, report_vllm_arrays[a], ph[a]);
+    int rc = write_spliced(root, path, ph, r->vl_body, REPORT_VLLM_ARRAYS, "vLLM arrays", e);
+    cJSON_Delete(root);
+    return rc;
 }
 
 void streamrun_free(StreamRun *r)
