@@ -474,6 +474,35 @@ void eng_preempt(Engine *eng, uint32_t idx)
 
 static void trigger_next(Engine *eng, const Request *r);
 
+/* Streamed parallel sampling: r's n_samples - 1 branches made into slots
+ * (kept free for them since r was pulled) and linked by next_branch, as
+ * the materialised workload links them; 0 when r has none to make. */
+static int make_branches(Engine *eng, Request *r)
+{
+    if (!eng->slots || r->n_samples <= 1) return 0;
+    uint32_t *link = &r->next_branch, parent = r->idx, n = r->n_samples;
+    *link = REQ_NONE;
+    r->n_samples = 1;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t b;
+        if (!slots_branch(eng->slots, parent, k, &b)) break; /* the run stops: slots_error */
+        Request *x = &eng->reqs[b];
+        x->branch_of = parent;
+        x->replica = eng->reqs[parent].replica;
+        x->arrive_rank = eng->reqs[parent].arrive_rank; /* its rank's group: the parent's arrival */
+        *link = b;
+        link = &x->next_branch;
+    }
+    return 1;
+}
+
+/* A streamed request's branches have all been resolved: they are not
+ * followed again (their slots are reused once they leave). */
+static void unlink_branches(Engine *eng, Request *r)
+{
+    if (eng->slots) r->next_branch = REQ_NONE;
+}
+
 static void finish_rejected(Engine *eng, Request *r, RejectReason why)
 {
     r->state = REQ_REJECTED;
@@ -484,6 +513,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
     /* branches of a rejected request never start */
+    make_branches(eng, r);
     for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
         if (eng->reqs[b].state == REQ_PENDING) {
             Request *x = &eng->reqs[b];
@@ -492,7 +522,9 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
             x->reject_reason = r->reject_reason;
             x->t_finish_ns = eng->now_ns;
             eng->st.rejected++;
+            if (eng->slots) eng->retiring[eng->n_retiring++] = b;
         }
+    unlink_branches(eng, r);
 }
 
 void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
@@ -690,6 +722,7 @@ static void fork_branches(Engine *eng, uint32_t parent)
 {
     Request *p = &eng->reqs[parent];
     if (eng->g_on) eng->g_reform = 1; /* branches decode outside the group: it dissolves at the boundary */
+    make_branches(eng, p);
     for (uint32_t b = p->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch) {
         Request *r = &eng->reqs[b];
         if (r->state != REQ_PENDING) continue;
@@ -710,6 +743,7 @@ static void fork_branches(Engine *eng, uint32_t parent)
             waiting_push_back(eng, b);
         }
     }
+    unlink_branches(eng, p);
 }
 
 /* ---------------------------------------------------------- cancellation */
@@ -742,6 +776,7 @@ static void cancel_leave(Engine *eng, Request *r, int may_lag)
     r->t_cancel_ns = eng->now_ns;
     r->cancel_blocks = r->kv_blocks;
     eng->st.cancelled++;
+    make_branches(eng, r);
     for (uint32_t b = r->next_branch; b != REQ_NONE; b = eng->reqs[b].next_branch)
         if (eng->reqs[b].state == REQ_PENDING) {
             Request *x = &eng->reqs[b];
@@ -749,7 +784,9 @@ static void cancel_leave(Engine *eng, Request *r, int may_lag)
             x->state = REQ_CANCELLED;
             x->t_cancel_ns = x->t_finish_ns = eng->now_ns;
             eng->st.cancelled++;
+            if (eng->slots) eng->retiring[eng->n_retiring++] = b;
         }
+    unlink_branches(eng, r);
     if (may_lag && eng->cfg.cancel_lag && r->kv_blocks > 0) eng->parked[eng->n_parked++] = r->idx;
     else cancel_release(eng, r);
     trigger_next(eng, r);
@@ -819,7 +856,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
-        if (r->generated == 0 && r->next_branch != REQ_NONE) fork_branches(eng, it->req);
+        if (r->generated == 0 && (r->next_branch != REQ_NONE || r->n_samples > 1)) fork_branches(eng, it->req);
         for (uint32_t k = 1; k < emit; k++) emit_token(eng, r);
         emit_token(eng, r);
         if (eng->cfg.prefill_only && r->generated < r->output_tokens) {

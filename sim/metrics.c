@@ -546,10 +546,10 @@ int metrics_acc_init(MetricsAcc *a, const MetricsCfg *cfg, Summary *out, Err *e)
     memset(a, 0, sizeof *a);
     if ((cfg->warmup_s > 0 || cfg->cooldown_s > 0 || cfg->warmup_requests || cfg->cooldown_requests) &&
         !cfg->stream_known)
-        return err_refuse(e, "a streamed run of this workload does not know its arrivals ahead: metrics warm-up and "
-                          "cool-down need them (warmup_s %g, cooldown_s %g, warmup_requests %u, "
-                          "cooldown_requests %u)", cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests,
-                          cfg->cooldown_requests);
+        /* NEVER: the streamed loader reads them ahead (scenario.c stream_arrivals) */
+        return err_set(e, "internal: a streamed run without its arrivals ahead: metrics warm-up and cool-down "
+                          "need them (warmup_s %g, cooldown_s %g, warmup_requests %u, cooldown_requests %u)",
+                       cfg->warmup_s, cfg->cooldown_s, cfg->warmup_requests, cfg->cooldown_requests);
     uint64_t lim = cfg->exact_stats ? UINT64_MAX : METRICS_EXACT_MAX;
     a->cfg = cfg;
     a->out = out;
@@ -651,11 +651,10 @@ static void acc_sum(MetricsAcc *a, double ov, uint32_t running, uint32_t waiting
     a->sums.busy += ov;
 }
 
-void metrics_acc_arrive(MetricsAcc *a, Request *r)
+/* One arrival at t (seq: its workload index) into the group of t. */
+static void acc_arrive_one(MetricsAcc *a, int64_t t, uint64_t seq)
 {
     const MetricsCfg *cfg = a->cfg;
-    if (!cfg || !cfg->stream_chains) return;
-    int64_t t = r->t_arrive_ns;
     if (a->n_arr == 0) a->lo_ns = a->hi_ns = t;
     if (t > a->hi_ns) a->hi_ns = t;
     if (!a->g_open || t > a->g_t) {
@@ -670,8 +669,7 @@ void metrics_acc_arrive(MetricsAcc *a, Request *r)
         a->g_cap = a->g_cap ? 2 * a->g_cap : 16;
         a->g_seq = xrealloc(a->g_seq, a->g_cap * sizeof *a->g_seq);
     }
-    a->g_seq[a->g_n++] = r->seq;
-    r->arrive_rank = a->g_base;
+    a->g_seq[a->g_n++] = seq;
     a->n_arr++;
     /* the window's start: the first arrival of rank >= W past the warm-up
      * time; the iterations begun before it are summed now */
@@ -685,10 +683,23 @@ void metrics_acc_arrive(MetricsAcc *a, Request *r)
     a->n_pend = 0;
 }
 
+void metrics_acc_arrive(MetricsAcc *a, Request *r)
+{
+    const MetricsCfg *cfg = a->cfg;
+    if (!cfg || !cfg->stream_chains) return;
+    acc_arrive_one(a, r->t_arrive_ns, r->seq);
+    r->arrive_rank = a->g_base;
+    /* parallel sampling: its branches arrive with it (the materialised
+     * engine gives them its arrival), their seqs following next_branch's
+     * (slots.h slots_branch; each takes r's arrive_rank when made) */
+    if (r->n_samples > 1 && r->next_branch != REQ_NONE)
+        for (uint32_t k = 0; k + 1 < r->n_samples; k++) acc_arrive_one(a, r->t_arrive_ns, (uint64_t)r->next_branch + k);
+}
+
 /* r's rank among the arrivals of its open group: those with a smaller seq
  * so far; unsettled when more arrivals could still move it across a
  * threshold. */
-static uint64_t acc_open_rank(MetricsAcc *a, const Request *r)
+static uint64_t acc_open_rank(MetricsAcc *a, const Request *r, int *settled)
 {
     uint64_t rank = r->arrive_rank;
     for (size_t k = 0; k < a->g_n; k++) rank += a->g_seq[k] < r->seq;
@@ -697,13 +708,16 @@ static uint64_t acc_open_rank(MetricsAcc *a, const Request *r)
     int64_t thr[2];
     uint32_t n_thr = acc_thresholds(cfg, thr);
     for (uint32_t k = 0; k < n_thr; k++)
-        if ((int64_t)rank < thr[k] && (more == UINT64_MAX || (int64_t)(rank + more) >= thr[k])) a->unsettled = 1;
+        if ((int64_t)rank < thr[k] && (more == UINT64_MAX || (int64_t)(rank + more) >= thr[k])) *settled = 0;
     return rank;
 }
 
-/* metrics_included for a chain's request r as it leaves. */
-static int acc_chain_included(MetricsAcc *a, const Request *r)
+/* metrics_included for a chain's request r as it leaves; *settled 0 when
+ * arrivals still to come at its time may move its rank across a
+ * threshold (it is decided once time passes it). */
+static int acc_chain_included(MetricsAcc *a, const Request *r, int *settled)
 {
+    *settled = 1;
     const MetricsCfg *cfg = a->cfg;
     if (!arrived(r)) return 1;
     /* it left at t_finish: time has passed every arrival before that */
@@ -713,7 +727,7 @@ static int acc_chain_included(MetricsAcc *a, const Request *r)
     if (cfg->cooldown_s > 0 && r->t_arrive_ns > cfg->stream_hi_ns - (int64_t)llround(cfg->cooldown_s * 1e9)) return 0;
     if (!cfg->warmup_requests && !cfg->cooldown_requests) return 1;
     uint64_t rank = r->arrive_rank;
-    if (a->g_open && r->t_arrive_ns == a->g_t) rank = acc_open_rank(a, r);
+    if (a->g_open && r->t_arrive_ns == a->g_t) rank = acc_open_rank(a, r, settled);
     for (uint32_t k = 0; k < a->n_crit; k++) {
         const struct AccGroup *g = &a->crit[k];
         if (g->t != r->t_arrive_ns) continue;
@@ -728,16 +742,35 @@ static int acc_chain_included(MetricsAcc *a, const Request *r)
     return !(rank < cfg->warmup_requests || rank + cfg->cooldown_requests >= cfg->stream_n);
 }
 
-int metrics_acc_check(const MetricsAcc *a, Err *e)
+static void acc_add_decided(MetricsAcc *a, const Request *r, const int64_t *tt, int in);
+
+/* The requests deferred until time passed their arrival (their group
+ * closed), folded now that their ranks are settled. */
+static void acc_fold_deferred(MetricsAcc *a)
+{
+    if (!a->n_defer || (a->g_open && a->g_t == a->defer[0].t_arrive_ns)) return;
+    for (uint32_t k = 0; k < a->n_defer; k++) {
+        int settled;
+        int in = acc_chain_included(a, &a->defer[k], &settled);
+        if (NEVER(!settled)) a->unsettled = 1;
+        acc_add_decided(a, &a->defer[k], NULL, in);
+    }
+    a->n_defer = 0;
+}
+
+int metrics_acc_check(MetricsAcc *a, Err *e)
 {
     const MetricsCfg *cfg = a->cfg;
     if (!cfg || !cfg->stream_chains) return 0;
-    if (a->unsettled)
-        return err_refuse(e, "a streamed chain's request left before its rank by arrival was settled (warm-up or "
-                             "cool-down by count); the run is made materialised");
-    if (cfg->cooldown_requests && a->n_arr != cfg->stream_n)
-        return err_refuse(e, "internal: %llu requests arrived, the first pass counted %llu; the run is made "
-                             "materialised", (unsigned long long)a->n_arr, (unsigned long long)cfg->stream_n);
+    /* time has passed every arrival */
+    acc_group_close(a);
+    acc_fold_deferred(a);
+    if (NEVER(a->unsettled))
+        return err_set(e, "internal: a streamed chain's request's rank by arrival was never settled (warm-up or "
+                          "cool-down by count)");
+    if (NEVER(cfg->cooldown_requests && a->n_arr != cfg->stream_n))
+        return err_set(e, "internal: %llu requests arrived, the first pass counted %llu",
+                       (unsigned long long)a->n_arr, (unsigned long long)cfg->stream_n);
     return 0;
 }
 
@@ -805,9 +838,37 @@ static void acc_mark_t1(MetricsAcc *a, int64_t t)
 void metrics_acc_add(MetricsAcc *a, const Request *r, const int64_t *tt)
 {
     const MetricsCfg *cfg = a->cfg;
+    if (!cfg->stream_chains) {
+        acc_add_decided(a, r, tt, metrics_acc_included(cfg, r));
+        return;
+    }
+    int settled, in = acc_chain_included(a, r, &settled);
+    acc_fold_deferred(a); /* its group may have closed just now */
+    if (settled) {
+        acc_add_decided(a, r, tt, in);
+        return;
+    }
+    /* rejected as it arrived (it left at its arrival: no token times):
+     * folded once time passes its arrival, which settles its rank */
+    if (a->n_defer == a->cap_defer) {
+        a->cap_defer = a->cap_defer ? 2 * a->cap_defer : 8;
+        a->defer = xrealloc(a->defer, a->cap_defer * sizeof *a->defer);
+    }
+    Request *d = &a->defer[a->n_defer++];
+    *d = *r;
+    d->id = NULL; /* the record's buffers go with its slot */
+    d->token_ids = NULL;
+    d->hash_ids = NULL;
+    a->last_in = 0;
+}
+
+/* metrics_acc_add with the warm-up and cool-down decided (in). */
+static void acc_add_decided(MetricsAcc *a, const Request *r, const int64_t *tt, int in)
+{
+    const MetricsCfg *cfg = a->cfg;
     Summary *out = a->out;
     out->requests++;
-    a->last_in = cfg->stream_chains ? acc_chain_included(a, r) : metrics_acc_included(cfg, r);
+    a->last_in = in;
     if (!a->last_in) {
         a->excluded = 1;
         return;
@@ -944,6 +1005,7 @@ void metrics_acc_free(MetricsAcc *a)
     statacc_free(&a->queue);
     statacc_free(&a->itl_max);
     free(a->marks);
+    free(a->defer);
     free(a->g_seq);
     for (uint32_t k = 0; k < a->n_crit; k++) free(a->crit[k].seq);
     for (uint32_t k = 0; a->verdict && k < a->n_groups * 4; k++) statacc_free(&a->verdict[k]);

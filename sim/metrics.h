@@ -303,8 +303,10 @@ typedef struct MetricsAcc {
      * arrivals before it, its seqs; open until time passes it) and the
      * groups that straddle a count threshold (their ranks go by seq); the
      * window's start once known (the iterations begun before it wait in
-     * pend); unsettled: a request left while its rank could still move
-     * (the run is refused). */
+     * pend); the requests that left while their rank could still move
+     * (rejected as they arrived: at the open group's time), folded once
+     * time passes it; unsettled: a rank that cannot be had (an internal
+     * error). */
     uint64_t n_arr;
     int64_t lo_ns, g_t;
     int64_t hi_ns;             /* the latest arrival so far */
@@ -318,6 +320,8 @@ typedef struct MetricsAcc {
     int64_t t0_ns;
     struct AccIter { int64_t t, dur; uint32_t running, waiting; uint64_t kv; } pend[8];
     uint32_t n_pend;
+    Request *defer;
+    uint32_t n_defer, cap_defer;
     int unsettled;
 } MetricsAcc;
 
@@ -332,9 +336,11 @@ int metrics_acc_included(const MetricsCfg *cfg, const Request *r);
 /* A streamed chain's request r arrives (in simulated-time order): its
  * rank's base (r->arrive_rank) is stamped, and the window's start found. */
 void metrics_acc_arrive(MetricsAcc *a, Request *r);
-/* -1 (refused) when a chain's ranks could not be settled or its arrivals
- * are not the count the first pass gave; else 0. */
-int metrics_acc_check(const MetricsAcc *a, Err *e);
+/* At the end of a run: the requests whose rank waited for time to pass
+ * their arrival are folded; -1 (an internal error) when a chain's ranks
+ * could not be settled or its arrivals are not the count the first pass
+ * gave; else 0. */
+int metrics_acc_check(MetricsAcc *a, Err *e);
 /* One iteration of a single engine whose run keeps iteration records
  * (report.iterations), begun at t_ns for dur_ns with running and waiting
  * requests and kv_used blocks: when the warm-up or cool-down leaves

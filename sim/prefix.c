@@ -532,8 +532,10 @@ int prefix_fork(const KvPolicy *kv, Request *parent, Request *child)
 {
     Prefix *p = kv->ctx;
     if (kv->admit != pf_admit) return -1;
-    ReqTab *pt = tab(p, parent), *ct = tab(p, child);
+    /* the tables may grow for a new slot: both sized before a pointer is
+     * kept (a streamed branch's slot may be past the parent's) */
     pf_release(p, child);
+    ReqTab *pt = tab(p, parent), *ct = tab(p, child);
     for (uint32_t i = 0; i < pt->n; i++) {
         ref_block(p, pt->b[i]);
         tab_push(ct, pt->b[i]);

@@ -75,7 +75,9 @@ typedef struct Request {
     uint8_t triggered;         /* 1: arrival set by a predecessor (or a parallel-sampling branch) */
     uint16_t n_samples;        /* parallel sampling: n branches over one prompt (input; 0 or 1 = one) */
     uint32_t branch_of;        /* a branch: the request whose prefill it shares, or REQ_NONE */
-    uint32_t next_branch;      /* the next branch of the same parent, or REQ_NONE */
+    uint32_t next_branch;      /* the next branch of the same parent, or REQ_NONE; a streamed parent's
+                                  first branch's seq until its branches are made (slots.h slots_branch;
+                                  its branches' seqs follow it) */
     uint32_t next_req;         /* index of the request this one triggers, or REQ_NONE */
     int64_t think_ns;          /* for a triggered request: delay after the predecessor */
     /* A streamed chain (slots.h follow-ups: a session's turns, a closed-loop

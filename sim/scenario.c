@@ -42,6 +42,8 @@ void scenario_free(Scenario *s)
     workload_free(&s->wl);
     workload_stream_free(s->wl_stream);
     s->wl_stream = NULL;
+    cJSON_Delete(s->wl_json);
+    s->wl_json = NULL;
     for (uint32_t i = 0; i < s->n_plugin_sched; i++) cJSON_Delete(s->plugin_sched[i]);
     s->n_plugin_sched = 0;
     cJSON_Delete(s->plugin_router);
@@ -944,13 +946,16 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
      * (metrics.c metrics_acc_arrive), the count by this pass; the last
      * arrival is the run's */
     const int chains = workload_stream_chains(s->wl_stream);
+    /* parallel sampling's branches arrive with their parent, after every
+     * other request in workload order: ranked as they arrive, as chains */
+    const int branched = workload_stream_branched(s->wl_stream);
     /* a cool-down by time: the last arrival is the run's, found by a
      * first run (streamrun.c) */
     m->stream_need_hi = chains && m->cooldown_s > 0;
     Workload names;
     workload_init(&names, s->wl.kind);
     WlStream *pre = workload_stream_reopen(s->wl_stream, v, p, s->seed, &names, e);
-    if (pre && chains) workload_stream_flat(pre); /* every request, later turns included */
+    if (pre && (chains || branched)) workload_stream_flat(pre); /* every request, later turns included */
     const int whole = m->cooldown_s > 0 || m->cooldown_requests;
     const int64_t warm_ns = llround(m->warmup_s * 1e9);
     uint64_t n = 0;
@@ -967,20 +972,32 @@ static int stream_arrivals(const cJSON *v, const char *p, Scenario *s, Err *e)
                 t0 = r.t_arrive_ns;
                 has_t0 = 1;
             }
-            hi = r.t_arrive_ns;
+            /* a branch (past every other request) arrives with its parent */
+            if (n == 0 || !branched || r.t_arrive_ns > hi) hi = r.t_arrive_ns;
             n++;
         }
     workload_stream_free(pre);
     workload_free(&names);
     if (got < 0) return -1;
     m->stream_known = 1;
-    m->stream_chains = chains;
+    m->stream_chains = chains || branched;
     m->stream_lo_ns = lo;
     m->stream_hi_ns = hi;
     m->stream_t0_ns = t0;
     m->stream_n = whole ? n : UINT64_MAX;
     return 0;
 }
+WlStream *scenario_stream_reopen(const Scenario *s, Workload *names, Err *e)
+{
+    if (!s->wl_stream) {
+        err_set(e, "internal: %s: a second copy of a workload that is not streamed", s->source);
+        return NULL;
+    }
+    WlStream *pre = workload_stream_reopen(s->wl_stream, s->wl_json, s->wl_where, s->seed, names, e);
+    if (pre) workload_stream_flat(pre);
+    return pre;
+}
+
 static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e)
 {
     static const char *const keys[] = {"name", "description", "model", "hardware", "tp", "cost_model",
@@ -1146,6 +1163,8 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
                               : cJSON_GetObjectItemCaseSensitive(v, "requests") ? "requests"
                                                                                 : "stream");
         if (!(s->wl_stream = workload_stream_open(v, p, s->seed, &s->wl, e))) return -1;
+        if (!cJSON_GetObjectItemCaseSensitive(v, "requests")) s->wl_json = cJSON_Duplicate(v, 1);
+        snprintf(s->wl_where, sizeof s->wl_where, "%s", p);
         snprintf(s->wl.source, sizeof s->wl.source, "%s, streamed", s->wl.kind);
         /* a trace's records may cancel: with per-token times asked for,
          * they are kept whatever the outputs (see streamrun.c) */

@@ -133,6 +133,11 @@ typedef struct Scenario {
      * from wl_stream and hands each one that left to stream_retire (set
      * by the caller before scenario_engine or cluster_new). */
     WlStream *wl_stream;
+    /* the "workload" object and its key path, for a second copy of the
+     * stream (scenario_stream_reopen; NULL for a request list, which is
+     * read whole and viewed again) */
+    cJSON *wl_json;
+    char wl_where[256];
     uint64_t stream_pulled;  /* requests the stream gave (their positions, for messages) */
     void (*stream_retire)(void *ctx, const Request *r, const int64_t *tt);
     void *stream_retire_ctx;
@@ -174,6 +179,11 @@ int scenario_check_adapter(const Scenario *s, const char *w, const char *id, uin
  * NULL: the replica's own stream, or s->wl). */
 Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
                              Err *e);
+/* A second copy of a streamed scenario's workload, every request in
+ * workload order (workload_stream_flat; names: a workload_init()ed
+ * scratch that receives the class and tenant names), for a pass that
+ * looks at the requests without running them; NULL + e. */
+WlStream *scenario_stream_reopen(const Scenario *s, Workload *names, Err *e);
 /* A streamed scenario's pool of request records, pulled from s->wl_stream
  * and retired to s->stream_retire: what a streamed cluster's replicas
  * share (slots_free frees it). */

@@ -20,16 +20,30 @@
 
 /* A streamed request's adapter checked as a materialised workload's are
  * (scenario_check_adapter); its id, when the source gives none, is its
- * position.  A chain's requests arrive out of workload order, so the first
- * bad one found need not be the one the materialised load names: that is
- * refused (the run is made materialised and reports it). */
+ * position.  A chain's requests arrive out of workload order, so the bad
+ * one found first need not be the one the materialised load names: that
+ * one is found by a pass over a second copy of the workload, in workload
+ * order (the run stops either way). */
 static int stream_check_adapter(Scenario *s, const Request *r, Err *e)
 {
     if (!r->adapter) return 0;
     char id[32];
     if (!r->id) snprintf(id, sizeof id, "%llu", (unsigned long long)s->stream_pulled);
     if (scenario_check_adapter(s, s->source, r->id ? r->id : id, r->adapter, e) == 0) return 0;
-    e->refused = workload_stream_chains(s->wl_stream);
+    if (!workload_stream_chains(s->wl_stream)) return -1;
+    Workload names;
+    workload_init(&names, s->wl.kind);
+    Err pe = {0};
+    WlStream *pre = scenario_stream_reopen(s, &names, &pe);
+    Request q;
+    int got = pre ? 1 : -1;
+    for (uint64_t i = 0; got > 0; i++)
+        if ((got = workload_stream_next(pre, &q, &pe)) > 0) {
+            if (!q.id) snprintf(id, sizeof id, "%llu", (unsigned long long)i);
+            if (scenario_check_adapter(s, s->source, q.id ? q.id : id, q.adapter, e) < 0) break;
+        }
+    workload_stream_free(pre);
+    workload_free(&names);
     return -1;
 }
 
@@ -57,11 +71,19 @@ static int stream_pull_follow(void *ctx, uint32_t chain, Request *r, Err *e)
     return got;
 }
 
-/* A stream with chains (sessions): follow-ups come from the source; and
- * the arrivals to whoever asked for them. */
+/* Parallel sampling's branch k of parent (its adapter is the parent's,
+ * checked when it was pulled). */
+static int stream_branch(void *ctx, const Request *parent, uint32_t k, Request *r, Err *e)
+{
+    return workload_stream_branch(((Scenario *)ctx)->wl_stream, parent, k, r, e);
+}
+
+/* A stream with chains (sessions): follow-ups come from the source, and
+ * parallel sampling's branches; the arrivals to whoever asked for them. */
 static void stream_chains(Scenario *s, Slots *p)
 {
     if (workload_stream_chains(s->wl_stream)) slots_set_follow(p, stream_follow, stream_pull_follow);
+    if (workload_stream_branched(s->wl_stream)) slots_set_branch(p, stream_branch);
     slots_set_arrive(p, s->stream_arrive, s->stream_arrive_ctx);
 }
 

@@ -28,6 +28,7 @@ struct Slots {
     void *pull_ctx;
     SlotsFollow follow;            /* chains (slots_set_follow): the source sets seq */
     SlotsPullFollow pull_follow;
+    SlotsBranch branch;            /* parallel sampling (slots_set_branch) */
     SlotsRetire retire;
     void *retire_ctx;
     SlotsArrive arrive;            /* optional (slots_set_arrive) */
@@ -35,7 +36,9 @@ struct Slots {
     int keep_tt;
     int done, failed;
     Err err;
-    uint64_t pulled;
+    uint64_t pulled;               /* requests made: pulled, follow-ups and branches */
+    uint64_t heads;                /* pulled by slots_pull: the next one's position (without follow) */
+    uint32_t reserved;             /* free slots kept for branches not yet made */
     int64_t last_pulled_ns;
     uint32_t live, peak_live;
     uint8_t *held;                 /* per slot: retired, kept until its cancel event comes */
@@ -124,6 +127,11 @@ void slots_set_follow(Slots *p, SlotsFollow follow, SlotsPullFollow pull_follow)
     p->pull_follow = pull_follow;
 }
 
+void slots_set_branch(Slots *p, SlotsBranch branch)
+{
+    p->branch = branch;
+}
+
 void slots_set_arrive(Slots *p, SlotsArrive arrive, void *ctx)
 {
     p->arrive = arrive;
@@ -141,13 +149,14 @@ int slots_follow(Slots *p, const Request *pred, int64_t *think_ns)
     return p->follow(p->pull_ctx, pred, think_ns);
 }
 
-/* Slot k's copies of the stream's buffers, its run-time fields reset. */
-static void slot_fill(Slots *p, uint32_t k, Request *r)
+/* Slot k's copies of the stream's buffers, its run-time fields reset, seq
+ * its position in the workload (its id when the source gives none). */
+static void slot_fill(Slots *p, uint32_t k, Request *r, uint64_t seq)
 {
     char num[24];
     const char *id = r->id;
     if (!id) {
-        snprintf(num, sizeof num, "%llu", (unsigned long long)p->pulled);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)seq);
         id = num;
     }
     r->id = p->ids[k] = slot_copy(p->ids[k], &p->id_cap[k], id, (uint32_t)strlen(id) + 1, 1);
@@ -157,10 +166,12 @@ static void slot_fill(Slots *p, uint32_t k, Request *r)
     if (r->hash_ids && r->n_hash_ids)
         r->hash_ids = p->hash[k] = slot_copy(p->hash[k], &p->hash_cap[k], r->hash_ids, r->n_hash_ids,
                                              sizeof *r->hash_ids);
-    r->next_req = r->branch_of = r->next_branch = REQ_NONE;
-    uint64_t seq = r->seq;
+    /* a request with branches keeps the first one's seq in next_branch
+     * until the engine makes them (Request.next_branch) */
+    if (r->n_samples <= 1) r->next_branch = REQ_NONE;
+    r->next_req = r->branch_of = REQ_NONE;
     request_reset(r, k, 0);
-    r->seq = p->follow ? seq : p->pulled;
+    r->seq = seq;
     if (p->tt && p->tt_cap[k] < r->output_tokens) {
         uint32_t c = p->tt_cap[k] ? p->tt_cap[k] : 16;
         while (c < r->output_tokens) c = c > UINT32_MAX / 2 ? r->output_tokens : c * 2;
@@ -169,6 +180,14 @@ static void slot_fill(Slots *p, uint32_t k, Request *r)
     }
     p->pulled++;
     if (++p->live > p->peak_live) p->peak_live = p->live;
+    if (r->n_samples > 1) p->reserved += r->n_samples - 1u;
+}
+
+/* Free slots for every branch still to be made (the caller of a pull
+ * follows the pool's growth; slots_branch may not). */
+static void keep_reserve(Slots *p)
+{
+    while (p->n_free < p->reserved) grow(p);
 }
 
 int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot)
@@ -182,12 +201,36 @@ int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot)
         p->done = p->failed = 1;
         return 0;
     }
-    slot_fill(p, k, r);
+    slot_fill(p, k, r, r->seq);
     r->triggered = 1;
     r->t_arrive_ns = t_ns;
     if (r->deadline_after_ns >= 0) r->deadline_ns = t_ns + r->deadline_after_ns;
     slots_arrive(p, k);
+    keep_reserve(p);
     *slot = k;
+    return 1;
+}
+
+int slots_branch(Slots *p, uint32_t parent, uint32_t k, uint32_t *slot)
+{
+    if (p->failed) return 0;
+    if (NEVER(!p->branch || p->n_free == 0 || p->reserved == 0)) {
+        err_set(&p->err, "internal: no slot kept for branch %u of request %s", k, p->reqs[parent].id);
+        p->done = p->failed = 1;
+        return 0;
+    }
+    uint32_t b = p->free_slots[--p->n_free];
+    p->reserved--;
+    Request *r = &p->reqs[b];
+    if (p->branch(p->pull_ctx, &p->reqs[parent], k, r, &p->err) <= 0) {
+        p->free_slots[p->n_free++] = b;
+        p->done = p->failed = 1;
+        return 0;
+    }
+    r->n_samples = 1;
+    slot_fill(p, b, r, r->seq);
+    r->triggered = 1;
+    *slot = b;
     return 1;
 }
 
@@ -198,9 +241,11 @@ int slots_pull(Slots *p, uint32_t *slot)
     uint32_t k = p->free_slots[--p->n_free];
     Request *r = &p->reqs[k];
     int got = p->pull(p->pull_ctx, r, &p->err);
-    if (got > 0 && p->pulled > 0 && r->t_arrive_ns < p->last_pulled_ns) {
-        err_refuse(&p->err, "engine: streamed request %llu arrives at %.9f s, before the previous one (%.9f s): a "
-                            "stream must be sorted by arrival", (unsigned long long)p->pulled,
+    if (got > 0 && p->heads > 0 && r->t_arrive_ns < p->last_pulled_ns) {
+        /* NEVER: sorted sources (a trace reader refuses a timestamp
+         * going backwards) */
+        err_set(&p->err, "internal: streamed request %llu arrives at %.9f s, before the previous one (%.9f s): a "
+                         "stream must be sorted by arrival", (unsigned long long)p->heads,
                    (double)r->t_arrive_ns / 1e9, (double)p->last_pulled_ns / 1e9);
         got = -1;
     }
@@ -211,8 +256,10 @@ int slots_pull(Slots *p, uint32_t *slot)
         return 0;
     }
     r->triggered = 0;
-    slot_fill(p, k, r);
+    slot_fill(p, k, r, p->follow ? r->seq : p->heads);
+    p->heads++;
     p->last_pulled_ns = r->t_arrive_ns;
+    keep_reserve(p);
     *slot = k;
     return 1;
 }

@@ -47,6 +47,19 @@ int slots_follow(Slots *p, const Request *pred, int64_t *think_ns);
  * 0 on an error (slots_error). */
 int slots_pull_follow(Slots *p, uint32_t chain, int64_t t_ns, uint32_t *slot);
 void slots_free(Slots *p);
+/* Parallel sampling (Request.n_samples > 1): when such a request's prefill
+ * ends (or it is rejected or cancelled before), the engine makes its
+ * n_samples - 1 branches with slots_branch, which asks the source for
+ * branch k (1 ..) of parent into *r: its record as the materialised
+ * workload has it (workload.c expand_samples), seq its index there.  The
+ * pool keeps a free slot for every branch not yet made from the moment
+ * its parent is pulled, so slots_branch never grows it (the engine holds
+ * Request pointers then). */
+typedef int (*SlotsBranch)(void *ctx, const Request *parent, uint32_t k, Request *r, Err *e);
+void slots_set_branch(Slots *p, SlotsBranch branch);
+/* Branch k of the request in slot parent into a free slot (*slot); 1, or
+ * 0 on an error (slots_error). */
+int slots_branch(Slots *p, uint32_t parent, uint32_t k, uint32_t *slot);
 /* Arrivals (a streamed run's metrics rank requests by them): arrive is
  * handed each request as it arrives, in simulated-time order -- a pulled
  * one when its arrival event comes (the engine or cluster calls

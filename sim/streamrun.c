@@ -221,10 +221,13 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         return err_set(e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: "
                           "false", s->source);
     /* ... or where the summary needs them: a fixed window counts the
-     * tokens inside it from their times, and with cancellations the
-     * materialised summary takes ITL from the finished requests' token
-     * times while the gaps streamed as emitted include the cancelled ones' */
-    if (!o->tokens_csv && !o->json_requests && !o->vllm && !s->metrics.has_window && !s->stream_cancels)
+     * tokens inside it from their times, and with cancellations or a
+     * warm-up or cool-down the materialised summary takes ITL from the
+     * included finished requests' token times while the gaps streamed as
+     * emitted are every request's */
+    const MetricsCfg *m = &s->metrics;
+    int excludes = m->warmup_s > 0 || m->cooldown_s > 0 || m->warmup_requests || m->cooldown_requests;
+    if (!o->tokens_csv && !o->json_requests && !o->vllm && !m->has_window && !s->stream_cancels && !excludes)
         s->keep_token_times = 0;
     /* A materialised run takes ITL from the token times in workload order
      * when it keeps them: so does this one (itl_ordered), not from the
@@ -321,11 +324,9 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
      * left, as metrics_summarize takes them */
     if (r->itl_ordered) metrics_dist_acc(&r->itl, &r->sum.itl_s);
     r->sum.per_replica = rd.replicas;
-    /* NEVER: a task that never finished, or a link added twice; the
-     * materialised run is made instead */
+    /* NEVER: a task that never finished, or a link added twice */
     if (r->chains && tasks_acc_finish(&r->tasks, &r->sum.tasks) < 0)
-        return err_refuse(e, "%s: internal: the streamed tasks do not add up; the run is made materialised",
-                          s->source);
+        return err_set(e, "%s: internal: the streamed tasks do not add up", s->source);
     /* a cost model that gives no FLOPs (linear) has no MFU or MBU */
     if (r->eng && engine_stats(r->eng)->flops > 0 && s->keep_iterations) {
         metrics_dist_acc(&r->mfu, &r->sum.mfu);

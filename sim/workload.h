@@ -151,6 +151,11 @@ void workload_stream_free(WlStream *st);
 int workload_stream_chains(const WlStream *st);
 int workload_stream_follow(WlStream *st, const Request *pred, int64_t *think_ns);
 int workload_stream_pull_follow(WlStream *st, uint32_t chain, Request *r, Err *e);
+/* Parallel sampling (a list's "n"): 1 when some request has branches;
+ * workload_stream_branch makes branch k (1 ..) of parent (slots.h
+ * slots_branch), seq its index in the materialised workload. */
+int workload_stream_branched(const WlStream *st);
+int workload_stream_branch(WlStream *st, const Request *parent, uint32_t k, Request *r, Err *e);
 /* A closed loop's warm-up barrier (engine.h EngineBarrier): the members
  * (returned; 0: none) and the waiters, requests first_waiter .. +
  * n_waiters - 1, made by workload_stream_pull_follow with that index as

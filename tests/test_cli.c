@@ -905,9 +905,8 @@ static void test_stream_iterations_csv(void)
  * trace out of arrival order and an Azure trace's block bootstrap are read
  * whole by the materialised loader and handed to the streamed engine in
  * its order: the materialised run's table, JSON, CSV and vLLM file, and
- * streamrun takes each itself; so does a list of "after" chains.  Parallel
- * sampling is still run materialised (streamrun refuses it), with the same
- * bytes. */
+ * streamrun takes each itself; so do a list of "after" chains and
+ * parallel sampling. */
 static void test_stream_whole_lists(void)
 {
     char *list = xmalloc(1 << 16), *lines = xmalloc(1 << 16), scen[600];
@@ -981,7 +980,8 @@ static void test_stream_whole_lists(void)
         check_streams_itself(scen, 60, 60);
     }
     free(agent);
-    /* parallel sampling ("n") still runs materialised */
+    /* parallel sampling ("n") streams: the branches are made as the
+     * engine forks them (test_stream_sampling) */
     const char *sampled = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
                           "\"continuous\"}, \"workload\": {\"requests\": [{\"id\": \"a\", \"arrival_ms\": 0, "
                           "\"prompt_tokens\": 20, \"output_tokens\": 4, \"n\": 3}]}}";
@@ -989,14 +989,62 @@ static void test_stream_whole_lists(void)
         same_both_ways_in(scen, "jc", "wl5", "requests: 3 (3 finished");
         StreamRun *r = xmalloc(sizeof *r);
         Err se = {0};
-        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) < 0);
-        CHECK(se.refused);
-        CHECK_CONTAINS(se.msg, "parallel sampling");
+        CHECK(streamrun(r, scen, NULL, NULL, 0, 0, 0, NULL, &se) == 0);
+        CHECK(r->eng != NULL);
+        CHECK_INT(r->requests, 3);
+        CHECK_INT(r->sum.finished, 3);
+        CHECK_INT(r->peak_live, 3);
         streamrun_free(r);
         free(r);
     }
     free(list);
     free(lines);
+}
+
+/* Parallel sampling streams (issue 36): a request's branches are made in
+ * slots the pool kept for them when the engine forks them off its
+ * prefill (sharing its blocks, copy-on-write), or when it is rejected (a
+ * context too long) or cancelled before; on two replicas with a prefix
+ * cache and a pool that makes some branches wait, the table, the CSV and
+ * the summary are the bytes the materialised engine wrote (the fixtures
+ * in tests/fixtures/sampling, made by the release before). */
+static void test_stream_sampling(void)
+{
+#define SAMPLING_FIX SERVESIM_DATA_DIR "/tests/fixtures/sampling/"
+    static char out[65536], cmd[3000];
+    char csv[600], js[600], tab[600];
+    snprintf(csv, sizeof csv, "%s/sampling.csv", dir);
+    snprintf(js, sizeof js, "%s/sampling.json", dir);
+    snprintf(tab, sizeof tab, "%s/sampling.txt", dir);
+    /* the scenario by its relative path: the report names it */
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run tests/fixtures/sampling/scenario.json --csv '%s' --summary-only "
+             "--json '%s' > '%s'", SERVESIM_DATA_DIR, testrun_bin(), csv, js, tab);
+    CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
+    CHECK(same_file(tab, SAMPLING_FIX "table.txt"));
+    CHECK(same_file(csv, SAMPLING_FIX "requests.csv"));
+    CHECK(same_file(js, SAMPLING_FIX "summary.json"));
+    Err e = {0};
+    char *t = read_file(tab, NULL, &e);
+    CHECK(t && strstr(t, "requests: 48 (39 finished, 4 rejected, 5 cancelled), 131 iterations"));
+    free(t);
+    t = read_file(csv, NULL, &e);
+    /* a rejected parent's branches and a cancelled one's, after every parent */
+    CHECK(t && strstr(t, "\n\"q4#3\",0.16,60000,3,\"default\",rejected,,,,,,0,0,context_too_long\n"
+                         "\"q6#1\",0.24,1695,11,\"default\",finished,0.034402467,"));
+    CHECK(t && strstr(t, "\n\"q10#3\",0.4,1379,7,\"default\",cancelled,,,,,,0,0,\n"));
+    free(t);
+    /* on the streamed engine: 48 requests, 24 of them branches, held a few at a time */
+    StreamRun *r = xmalloc(sizeof *r);
+    CHECK(streamrun(r, SAMPLING_FIX "scenario.json", NULL, NULL, 0, 0, 0, NULL, &e) == 0);
+    CHECK(r->cl != NULL && r->eng == NULL);
+    CHECK_INT(r->requests, 48);
+    CHECK_INT(r->sum.finished, 39);
+    CHECK_INT(r->sum.rejected, 4);
+    CHECK_INT(r->sum.cancelled, 5);
+    CHECK(r->peak_live >= 4 && r->peak_live < 24);
+    streamrun_free(r);
+    free(r);
+#undef SAMPLING_FIX
 }
 
 /* A CSV trace's own tenants, classes and sessions stream (issue 36): a
@@ -1346,9 +1394,10 @@ static void test_stream_chain_warmup(void)
  * once when it starts, a closed loop's per request as it is made (the
  * materialised draw order), with the adapter cache on one replica and
  * adapter_affinity on two; the materialised run's bytes.  An adapter past
- * lora.adapters fails with the materialised load's message (the streamed
- * run refuses and falls back: a chain meets its requests out of workload
- * order).  test_report.c test_streamrun_chains shows they stream. */
+ * lora.adapters fails with the materialised load's message (a chain meets
+ * its requests out of workload order: the first bad one in workload order
+ * is found by a pass over a second copy).  test_report.c
+ * test_streamrun_chains shows they stream. */
 static void test_stream_chain_lora(void)
 {
     char text[2048], scen[600];
@@ -1444,6 +1493,7 @@ void suite_cli(void)
     RUN(test_stream_dataset_entries);
     RUN(test_stream_csv_names);
     RUN(test_stream_whole_lists);
+    RUN(test_stream_sampling);
     RUN(test_stream_iterations_csv);
     RUN(test_stream_cluster);
     RUN(test_stream_sessions);

@@ -835,12 +835,33 @@ static void test_streamrun_chain_warmup(void)
         free(r);
         free(m);
     }
-    /* a cool-down by time: the last arrival from a first run */
+    /* requests rejected as they arrive (prompts past the context) among a
+     * closed loop's first ones, all at once, straddling the warm-up: each
+     * is folded once time passes its arrival, which settles its rank */
     char text[1500];
     snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
-             "\"workload\": %s, \"metrics\": {\"cooldown_s\": 5}, \"seed\": 5}", wl[0]);
+             "\"workload\": {\"kind\": \"closed_loop\", \"clients\": 24, \"count\": 300, \"prompt_tokens\": "
+             "{\"dist\": \"uniform\", \"min\": 100, \"max\": 60000}, \"output_tokens\": 20}, \"metrics\": "
+             "{\"warmup_requests\": 10, \"cooldown_requests\": 20}, \"seed\": 5}");
     Summary *m = xmalloc(sizeof *m);
     StreamRun *r = xmalloc(sizeof *r);
+    if (one_engine_both_ways(text, "chainrej.json", m, r)) {
+        CHECK(r->eng != NULL && r->requests == 300);
+        CHECK(m->rejected > 50 && m->rejected < 150);
+        CHECK_INT(m->included, 270);
+        CHECK_INT(r->sum.included, m->included);
+        CHECK_INT(r->sum.rejected, m->rejected);
+        CHECK_INT(r->sum.completed, m->completed);
+        CHECK(r->sum.ttft_s.p99 == m->ttft_s.p99 && r->sum.window_s == m->window_s && r->sum.good == m->good);
+    }
+    streamrun_free(r);
+    free(r);
+    free(m);
+    /* a cool-down by time: the last arrival from a first run */
+    snprintf(text, sizeof text, "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"engine\": \"vllm\", "
+             "\"workload\": %s, \"metrics\": {\"cooldown_s\": 5}, \"seed\": 5}", wl[0]);
+    m = xmalloc(sizeof *m);
+    r = xmalloc(sizeof *r);
     if (one_engine_both_ways(text, "chainw.json", m, r)) {
         CHECK(m->included < m->requests && m->included > m->requests / 2);
         CHECK_INT(r->sum.included, m->included);

@@ -373,12 +373,15 @@ static int gen_open_build(const cJSON *wj, const char *where, const char *base_d
  * in arrival order with chain = its index, each link when its predecessor
  * leaves (the engine's follow event), seq its index in the workload and
  * task the head's (tasks_rows: every head starts a task, in index order).
- * Parallel sampling is not streamed from here: refused. */
+ * Parallel sampling: a request's branches (the records expand_samples put
+ * after every other one) are made when the engine forks them
+ * (list_stream_branch), each with its index as seq. */
 typedef struct ListStream {
     Workload w;
     const struct ListStream *of;  /* a view of another's workload (workload_stream_reopen): w unused */
     uint32_t next;
     uint32_t n_heads;   /* untriggered requests: reqs[0 .. n_heads) */
+    uint32_t n_own;     /* requests that are not branches: reqs[0 .. n_own), the branches after */
     uint32_t *task_of;  /* linked: each request's task (its head's index) and position in it */
     uint32_t *link_of;
     int flat;           /* workload_stream_flat: every request, links included, in index order */
@@ -404,20 +407,16 @@ static ListStream *list_stream_open(const cJSON *wj, const char *where, const ch
         return NULL;
     }
     const Workload *w = &ls->w;
-    int branched = 0, linked = 0;
+    int linked = 0;
+    ls->n_own = w->n;
     for (uint32_t i = 0; i < w->n; i++) {
-        branched |= w->reqs[i].branch_of != REQ_NONE || w->reqs[i].next_branch != REQ_NONE;
+        if (w->reqs[i].branch_of != REQ_NONE && ls->n_own == w->n) ls->n_own = i;
         linked |= w->reqs[i].next_req != REQ_NONE;
         /* NEVER: a list's triggered request is always some request's link
          * (a barrier's waiters are a closed loop's) */
         linked |= w->reqs[i].barrier_waiter;
     }
-    if (branched) {
-        err_refuse(e, "%s: a streamed run does not take parallel sampling (\"n\"): it is run materialised", where);
-        list_stream_free(ls);
-        return NULL;
-    }
-    ls->n_heads = w->n - w->n_triggered;
+    ls->n_heads = ls->n_own - w->n_triggered;
     if (linked) {
         ls->task_of = xmalloc((size_t)w->n * sizeof *ls->task_of);
         ls->link_of = xmalloc((size_t)w->n * sizeof *ls->link_of);
@@ -429,10 +428,9 @@ static ListStream *list_stream_open(const cJSON *wj, const char *where, const ch
                 ls->link_of[j] = k++;
             }
         }
-        for (uint32_t i = 0; i < w->n; i++)
-            if (ls->task_of[i] == REQ_NONE) {
-                err_refuse(e, "%s: request \"%s\" is triggered by no chain a streamed run follows: it is run "
-                              "materialised", where, w->reqs[i].id);
+        for (uint32_t i = 0; i < ls->n_own; i++)
+            if (NEVER(ls->task_of[i] == REQ_NONE)) {
+                err_set(e, "internal: %s: request \"%s\" is triggered by no chain", where, w->reqs[i].id);
                 list_stream_free(ls);
                 return NULL;
             }
@@ -479,6 +477,21 @@ static int list_stream_follow(const ListStream *ls, const Request *pred, int64_t
     return 1;
 }
 
+/* Branch k of parent: the k-th record on its materialised next_branch
+ * list (parent->seq is its index). */
+static int list_stream_branch(const ListStream *ls, const Request *parent, uint32_t k, Request *r, Err *e)
+{
+    if (ls->of) ls = ls->of;
+    uint32_t b = parent->seq < ls->w.n ? ls->w.reqs[parent->seq].next_branch : REQ_NONE;
+    for (uint32_t j = 1; j < k && b != REQ_NONE && b < ls->w.n; j++) b = ls->w.reqs[b].next_branch;
+    if (NEVER(b == REQ_NONE || b >= ls->w.n))
+        return err_set(e, "internal: request %s of a list has no branch %u", parent->id, k);
+    *r = ls->w.reqs[b];
+    r->seq = b;
+    r->task = r->chain = REQ_NONE;
+    return 1;
+}
+
 static int list_stream_pull_follow(const ListStream *ls, uint32_t chain, Request *r, Err *e)
 {
     if (ls->of) ls = ls->of;
@@ -512,11 +525,11 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(wj, "kind");
     WlStream *st = NULL;
     if (cJSON_GetObjectItemCaseSensitive(wj, "trace")) {
-        TraceStream *ts = trace_stream_open(wj, where, dir, seed, names, e);
+        int whole;
+        TraceStream *ts = trace_stream_open(wj, where, dir, seed, names, &whole, e);
         if (ts) (st = wl_stream_new(names))->trace = ts;
-        if (ts || !e->refused) return st;
+        if (ts || !whole) return st;
         /* an unsorted format or a bootstrap: read whole, then streamed */
-        *e = (Err){0};
     }
     if (cJSON_GetObjectItemCaseSensitive(wj, "trace") || (!k && cJSON_GetObjectItemCaseSensitive(wj, "requests"))) {
         ListStream *ls = list_stream_open(wj, where, dir, seed, names, e);
@@ -537,9 +550,14 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
     for (size_t i = 0; ok && open_kinds[i]; i++)
         if (!strcmp(k->valuestring, open_kinds[i])) ok = 2;
     if (ok != 2) {
-        err_refuse(e, "%s: a streamed run takes a generator (\"kind\": poisson, gamma, constant, piecewise, "
-                   "diurnal, onoff, closed_loop, sessions or agent), a trace file or a request list; got %s", where,
-                cJSON_IsString(k) ? k->valuestring : "no \"kind\"");
+        /* no source takes it: the dispatcher's message (every kind it
+         * knows streams from one of the sources above) */
+        Workload w;
+        if (workload_from_json_dir(wj, where, dir, seed, &w, e) == 0) {
+            workload_free(&w);
+            err_set(e, "internal: %s: workload kind %s does not stream", where,
+                    cJSON_IsString(k) ? k->valuestring : "(none)");
+        }
         return NULL;
     }
     st = wl_stream_new(names);
@@ -569,6 +587,18 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     r->adapter = a->adapter;
     r->cancel_after_ns = gen_attr_cancel(a);
     return 1;
+}
+
+int workload_stream_branched(const WlStream *st)
+{
+    const ListStream *l = st->list && st->list->of ? st->list->of : st->list;
+    return l && l->n_own < l->w.n;
+}
+
+int workload_stream_branch(WlStream *st, const Request *parent, uint32_t k, Request *r, Err *e)
+{
+    if (!st->list) return err_set(e, "internal: a parallel-sampling branch from a stream without them");
+    return list_stream_branch(st->list, parent, k, r, e);
 }
 
 int workload_stream_chains(const WlStream *st)

@@ -501,8 +501,9 @@ void trace_stream_free(TraceStream *ts)
 }
 
 TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
-                               Workload *names, Err *e)
+                               Workload *names, int *whole, Err *e)
 {
+    *whole = 0;
     static const char *const own[] = {"trace", "format", "on_error", NULL};
     static const char *const on_error[] = {"stop", "skip", NULL};
     if (check_keys(wj, where, own, e) < 0) return NULL;
@@ -527,7 +528,7 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
     }
     if (xform_parse(wj, where, base_dir, seed, names, &ts->x, e) < 0) goto fail;
     if (ts->x.block_s > 0) {
-        err_refuse(e, "%s.bootstrap_block_s: a block bootstrap rebuilds the whole trace", where);
+        *whole = 1; /* a block bootstrap rebuilds the whole trace */
         goto fail;
     }
     ts->speed = ts->x.time_scale;
@@ -538,8 +539,7 @@ TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *b
         goto fail;
     if (!(ts->tr = trace_reader_open(ts->file, (TraceFormat)fmt, skip, e))) goto fail;
     if (!trace_reader_sorted(ts->tr)) {
-        err_refuse(e, "%s: a streamed run reads a trace in arrival order: format %s is not guaranteed sorted (azure, "
-                   "mooncake and csv are)", where, trace_reader_format_name((TraceFormat)fmt));
+        *whole = 1; /* only its whole reading orders it (azure, mooncake and csv are sorted) */
         goto fail;
     }
     return ts;
@@ -558,9 +558,8 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     while ((rc = trace_reader_next(ts->tr, &rec, e)) > 0) {
         if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
         else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
-        if (!rec.has_arrival || rec.n_samples > 1)
-            return err_refuse(e, "%s: a streamed run takes independent requests: \"after\" links and parallel "
-                              "sampling need the whole trace", rw);
+        if (NEVER(!rec.has_arrival || rec.n_samples > 1)) /* a sorted format has neither */
+            return err_set(e, "internal: %s: \"after\" links and parallel sampling in a sorted trace", rw);
         XfAction act = xform_filter(x, &rec, 1, &c);
         if (act == XF_STOP) return 0;
         if (act == XF_DROP) continue;

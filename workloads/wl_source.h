@@ -36,11 +36,13 @@ typedef struct WlSource {
 } WlSource;
 
 /* A trace file streamed a request at a time (trace_load.c; workload.h's
- * workload_stream_open): r->id points into the stream until the next call. */
+ * workload_stream_open): r->id points into the stream until the next call.
+ * NULL with *whole set and no error: only reading it whole orders it (an
+ * unsorted format, a block bootstrap; gen_open.c ListStream). */
 typedef struct TraceStream TraceStream;
 typedef struct Request Request;
 TraceStream *trace_stream_open(const cJSON *wj, const char *where, const char *base_dir, uint64_t seed,
-                               Workload *names, Err *e);
+                               Workload *names, int *whole, Err *e);
 int trace_stream_next(TraceStream *ts, Request *r, Err *e);
 int trace_stream_may_cancel(const TraceStream *ts);
 void trace_stream_free(TraceStream *ts);
