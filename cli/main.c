@@ -103,12 +103,10 @@ static const char usage_run[] =
     "                         the embedded default\n"
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
-    "  --materialise          hold the whole workload and every request (the engine path a run takes\n"
-    "                         anyway for request lists, after links, a trace bootstrap,\n"
-    "                         --trace-events and --html);\n"
-    "                         otherwise requests (one replica or a cluster's) are pulled as simulated\n"
-    "                         time reaches them and memory follows the requests in flight; the\n"
-    "                         outputs are the same\n"
+    "  --materialise          hold the whole workload and every request (not with --trace-events or\n"
+    "                         --html); otherwise requests (one replica or a cluster's) are pulled as\n"
+    "                         simulated time reaches them and memory follows the requests in flight;\n"
+    "                         the outputs are the same\n"
     "  --stream               accepted and ignored (streaming is the default)\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
     "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
@@ -286,18 +284,21 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     return 0;
 }
 
-/* `run` on the streamed path (streamrun.h) when the scenario and outputs
- * allow it: the table, --json (the requests array included unless
- * --summary-only), --csv, --tokens-csv, --iterations-csv and --vllm-json, the same bytes as the
- * materialised run.  RUN_MATERIALISE: the scenario is valid but not
- * streamable (e.refused); nothing was printed or written. */
+/* `run` on the streamed path (streamrun.h): the table, --json (the
+ * requests array included unless --summary-only), --csv, --tokens-csv,
+ * --iterations-csv, --vllm-json, --trace-events and --html DIR, the same
+ * bytes as the materialised run.  RUN_MATERIALISE: the scenario is valid
+ * but not streamable (e.refused); nothing was printed or written. */
 #define RUN_MATERIALISE (-2)
-static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out)
+static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const TimelineOpts *to,
+                        const char *html_dir, const HtmlCmd *hc)
 {
     Err e = {0};
     StreamRun *r = xmalloc(sizeof *r);
     StreamOutputs so = {.csv = out->csv, .tokens_csv = out->tokens_csv, .iter_csv = out->iter_csv, .vllm = out->vllm != NULL,
-                        .json_requests = out->json && !out->summary_only, .window = out->window};
+                        .json_requests = (out->json && !out->summary_only) || html_dir, .window = out->window,
+                        .trace = out->trace, .trace_opts = *to, .trace_ids = out->trace_ids,
+                        .iter_keep = html_dir != NULL};
     int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats, &so,
                        &e);
     if (rc < 0 && e.refused) {
@@ -310,20 +311,38 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
     if (rc == 0) {
         int to_stdout = out->json && !strcmp(out->json, "-");
         if (!out->quiet && !to_stdout) report_print_band(stdout, &r->s, &r->mc, &r->sum, &band);
-        if (out->json) {
-            RunData rd;
-            streamrun_rundata(r, &rd);
-            cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
-            if (so.json_requests) cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
-            if (so.json_requests && r->sum.tasks.has_tasks) cJSON_AddRawToObject(root, "tasks", STREAMRUN_TASKS_RAW);
-            report_band_json(root, &band, &r->sum);
-            cJSON *sc = cJSON_CreateObject();
-            scenario_to_json(&r->s, sc);
-            cJSON_AddItemToObject(root, "scenario", sc);
-            rc = so.json_requests ? streamrun_write_json(r, root, out->json, &e) : write_json(root, out->json, &e);
-            cJSON_Delete(root);
+        RunData rd;
+        streamrun_rundata(r, &rd);
+        /* the report without its requests: --summary-only's, the page's */
+        cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
+        report_band_json(root, &band, &r->sum);
+        cJSON *sc = cJSON_CreateObject();
+        scenario_to_json(&r->s, sc);
+        cJSON_AddItemToObject(root, "scenario", sc);
+        /* ... and with them: the same tree, the arrays spliced in as it is printed */
+        cJSON *full = so.json_requests ? report_json(&r->mc, &rd, &r->sum, 0) : NULL;
+        if (full) {
+            cJSON_AddRawToObject(full, "requests", STREAMRUN_REQUESTS_RAW);
+            if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(full, "tasks", STREAMRUN_TASKS_RAW);
+            report_band_json(full, &band, &r->sum);
+            cJSON_AddItemToObject(full, "scenario", cJSON_Duplicate(sc, 1));
         }
+        if (out->json)
+            rc = out->summary_only ? write_json(root, out->json, &e) : streamrun_write_json(r, full, out->json, &e);
         if (rc == 0 && out->vllm) rc = streamrun_write_vllm(r, out->vllm, &e);
+        if (rc == 0 && html_dir) {
+            /* the page's inputs, then the page (html.h) */
+            char rp[4096], ip[4096];
+            snprintf(rp, sizeof rp, "%s/report.json", html_dir);
+            snprintf(ip, sizeof ip, "%s/iterations.csv", html_dir);
+            int its = r->iter_kept != NULL;
+            rc = html_run_dir(html_dir, &e);
+            if (rc == 0) rc = streamrun_write_json(r, full, rp, &e);
+            if (rc == 0 && its) rc = streamrun_write_iterations(r, ip, &e);
+            if (rc == 0) rc = html_run(html_dir, hc, root, r->requests, r->s.keep_token_times, its, &e);
+        }
+        cJSON_Delete(full);
+        cJSON_Delete(root);
     }
     streamrun_free(r);
     free(r);
@@ -368,11 +387,32 @@ static int cmd_run(int argc, char **argv)
     }
     Err e = {0};
     if (outputs_check(&out, path, &e) < 0) return fail(&e);
-    /* one path for what it takes; traces and the page need the whole run
-     * held */
-    if (!materialise && !out.trace && !html_dir &&
-        !out.trace_window && !out.trace_requests && !out.trace_ids && !out.trace_engine_only) {
-        int rc = run_streamed(path, has_seed, seed, &out);
+    /* the trace's narrowing */
+    if ((out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only) && !out.trace)
+        return cli_bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow "
+                             "--trace-events FILE; give it too", NULL, usage_run);
+    if (!!out.trace_requests + !!out.trace_ids + out.trace_engine_only > 1)
+        return cli_bad_usage("--trace-requests, --trace-ids and --trace-engine-only each choose the request lanes; "
+                             "give one", NULL, usage_run);
+    TimelineOpts to = {.engine_only = out.trace_engine_only};
+    if (out.trace_window) {
+        char *end;
+        double tw0 = strtod(out.trace_window, &end), tw1 = 0;
+        if (*end == ',') tw1 = strtod(end + 1, &end);
+        if (*end || !(tw0 >= 0) || !(tw1 > tw0) || end == out.trace_window)
+            return cli_bad_usage("--trace-window: expected T0,T1 in seconds with 0 <= T0 < T1", out.trace_window,
+                                 usage_run);
+        to.has_window = 1;
+        to.w0_ns = (int64_t)(tw0 * 1e9);
+        to.w1_ns = (int64_t)(tw1 * 1e9);
+    }
+    uint64_t treq = 0;
+    if (out.trace_requests && (parse_u64(out.trace_requests, &treq) < 0 || treq < 1 || treq > UINT32_MAX))
+        return cli_bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
+    to.max_requests = (uint32_t)treq;
+    HtmlCmd hc = {"run", argc, argv};
+    if (!materialise || out.trace || html_dir) {
+        int rc = run_streamed(path, has_seed, seed, &out, &to, html_dir, &hc);
         if (rc != RUN_MATERIALISE) return rc;
     }
     Scenario s;
@@ -405,51 +445,14 @@ static int cmd_run(int argc, char **argv)
                 s.source);
         return fail(&e);
     }
-    if ((out.iter_csv || out.trace) && !s.keep_iterations) {
+    if (out.iter_csv && !s.keep_iterations) {
         err_set(&e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)", s.source);
         scenario_free(&s);
         return fail(&e);
     }
-    if ((out.trace_window || out.trace_requests || out.trace_ids || out.trace_engine_only) && !out.trace) {
-        scenario_free(&s);
-        return cli_bad_usage("--trace-window, --trace-requests, --trace-ids and --trace-engine-only narrow "
-                         "--trace-events FILE; give it too", NULL, usage_run);
-    }
-    if (!!out.trace_requests + !!out.trace_ids + out.trace_engine_only > 1) {
-        scenario_free(&s);
-        return cli_bad_usage("--trace-requests, --trace-ids and --trace-engine-only each choose the request lanes; "
-                         "give one", NULL, usage_run);
-    }
-    double tw0 = 0, tw1 = 0;
-    uint64_t treq = 0;
-    if (out.trace_window) {
-        char *end;
-        tw0 = strtod(out.trace_window, &end);
-        if (*end == ',') tw1 = strtod(end + 1, &end);
-        if (*end || !(tw0 >= 0) || !(tw1 > tw0) || end == out.trace_window) {
-            scenario_free(&s);
-            return cli_bad_usage("--trace-window: expected T0,T1 in seconds with 0 <= T0 < T1", out.trace_window,
-                             usage_run);
-        }
-    }
-    if (out.trace_requests && (parse_u64(out.trace_requests, &treq) < 0 || treq < 1 || treq > UINT32_MAX)) {
-        scenario_free(&s);
-        return cli_bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
-    }
-    Timeline *tl = out.trace ? timeline_new() : NULL;
-    if (tl && out.trace_window) timeline_set_window(tl, (int64_t)(tw0 * 1e9), (int64_t)(tw1 * 1e9));
-    if (tl && treq) timeline_set_max_requests(tl, (uint32_t)treq);
-    if (tl && out.trace_engine_only) timeline_set_engine_only(tl);
-    if (tl && out.trace_ids && timeline_set_ids(tl, out.trace_ids, s.wl.reqs, s.wl.n, &e) < 0) {
-        timeline_free(tl);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    MetricsSink sink = tl ? timeline_sink(tl) : (MetricsSink){0};
-    Cluster *cl = cluster_new(&s, tl ? &sink : NULL, &e);
+    Cluster *cl = cluster_new(&s, NULL, &e);
     if (!cl || cluster_run(cl, &e) < 0) {
         cluster_free(cl);
-        timeline_free(tl);
         scenario_free(&s);
         return fail(&e);
     }
@@ -457,7 +460,6 @@ static int cmd_run(int argc, char **argv)
         err_set(&e, "--iterations-csv: per-iteration records are kept for a single replica; this run has %u "
                     "(use --trace-events for every replica's iterations)", cluster_replicas(cl));
         cluster_free(cl);
-        timeline_free(tl);
         scenario_free(&s);
         return fail(&e);
     }
@@ -467,16 +469,7 @@ static int cmd_run(int argc, char **argv)
     Summary sum;
     cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
     rc = emit(&out, &s, &mc, &rd, &sum, &band, &e);
-    if (rc == 0 && html_dir) {
-        HtmlCmd hc = {"run", argc, argv};
-        cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(&s, sc);
-        rc = html_run(html_dir, &hc, sc, &mc, &rd, &sum, &band, s.keep_iterations && cluster_replicas(cl) == 1, &e);
-        cJSON_Delete(sc);
-    }
-    if (rc == 0 && tl) rc = timeline_write(tl, out.trace, s.wl.reqs, s.wl.n, &e);
     cluster_free(cl);
-    timeline_free(tl);
     scenario_free(&s);
     return rc < 0 ? fail(&e) : 0;
 }

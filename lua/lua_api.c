@@ -2,12 +2,11 @@
  * lua_api.c -- the `servesim` module of experiment scripts (see
  * lua_api.h).
  *
- * Every function that holds C resources (a scenario, a cluster, a cJSON
- * tree, a file) releases them before it raises, and converts to Lua only
- * through lua_json_push (protected), so a Lua error -- a memory limit hit
- * while building a large report, say -- never leaks them.  A run goes
- * through the same calls as `servesim run`: scenario_load_*, cluster_new,
- * cluster_run, scenario_metrics_cfg, cluster_rundata, metrics_summarize,
+ * Every function that holds C resources (a run, a cJSON tree, a file)
+ * releases them before it raises, and converts to Lua only through
+ * lua_json_push (protected), so a Lua error -- a memory limit hit while
+ * building a large report, say -- never leaks them.  A run goes through
+ * the same calls as `servesim run`: the streamed engine (streamrun.h),
  * report_json and scenario_to_json.
  */
 #include "lua_api.h"
@@ -23,7 +22,6 @@
 
 #include <lauxlib.h>
 
-#include "cluster.h"
 #include "jsonio.h"
 #include "lua_json.h"
 #include "lua_sandbox.h"
@@ -66,20 +64,6 @@ static int lua_api_push_json(lua_State *L, cJSON *root)
 
 /* -------------------------------------------------------------- run */
 
-typedef struct LuaApiRun {
-    Scenario s;
-    int loaded;
-    Cluster *c;
-} LuaApiRun;
-
-static void lua_api_run_free(LuaApiRun *R)
-{
-    if (!R) return;
-    cluster_free(R->c);
-    if (R->loaded) scenario_free(&R->s);
-    free(R);
-}
-
 /* The scenario at 1: its path (*path), or a table's JSON text (*text, to
  * cJSON_free) and its name for messages (name: after the script, so
  * relative paths -- traces, policies -- resolve against the script's
@@ -106,44 +90,55 @@ static int lua_api_scenario_source(lua_State *L, const char **path, char **text,
     return 0;
 }
 
-/* The scenario at 1 (path or table) -> R->s.  -1 + e. */
-static int lua_api_load_scenario(lua_State *L, LuaApiRun *R, int has_seed, uint64_t seed, Err *e)
-{
-    const char *path;
-    char *text, name[1200];
-    if (lua_api_scenario_source(L, &path, &text, name, sizeof name, e) < 0) return -1;
-    int rc = path ? scenario_load_file(path, has_seed, seed, &R->s, e)
-                  : scenario_load_text(text, name, has_seed, seed, &R->s, e);
-    cJSON_free(text);
-    if (rc < 0) return -1;
-    R->loaded = 1;
-    return 0;
-}
-
-/* servesim.run without the requests: the run's summary (run_summary: the
- * streamed engine, the path `servesim run` takes, or what it refuses
- * materialised) as the report; NULL + e.  *t_run: the run's wall time
- * (the workload is made as it runs). */
-static cJSON *lua_api_run_summary(lua_State *L, int has_seed, uint64_t seed, double *t_run, Err *e)
+/* servesim.run's report: the run on the streamed engine (the path
+ * `servesim run` takes; its summary alone with run_summary, else with
+ * every request, kept in temporary files as they leave and read back into
+ * the tree); NULL + e.  *t_run: the run's wall time (the workload is made
+ * as it runs). */
+static cJSON *lua_api_run_report(lua_State *L, int has_seed, uint64_t seed, int with_requests, double *t_run, Err *e)
 {
     const char *path;
     char *text, name[1200];
     if (lua_api_scenario_source(L, &path, &text, name, sizeof name, e) < 0) return NULL;
-    RunSummary o;
-    double t0 = lua_api_wall();
-    int rc = run_summary(&o, path, text, name, has_seed, seed, 0, 0, e);
-    *t_run = lua_api_wall() - t0;
-    cJSON_free(text);
     cJSON *root = NULL;
     ErrBand band;
-    if (rc == 0 && scenario_error_band(o.s, &band, e) == 0) {
-        root = report_json(o.mc, &o.rd, o.sum, 0);
-        report_band_json(root, &band, o.sum);
-        cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(o.s, sc);
-        cJSON_AddItemToObject(root, "scenario", sc);
+    double t0 = lua_api_wall();
+    if (!with_requests) {
+        RunSummary o;
+        int rc = run_summary(&o, path, text, name, has_seed, seed, 0, 0, e);
+        *t_run = lua_api_wall() - t0;
+        if (rc == 0 && scenario_error_band(o.s, &band, e) == 0) {
+            root = report_json(o.mc, &o.rd, o.sum, 0);
+            report_band_json(root, &band, o.sum);
+            cJSON *sc = cJSON_CreateObject();
+            scenario_to_json(o.s, sc);
+            cJSON_AddItemToObject(root, "scenario", sc);
+        }
+        run_summary_free(&o);
+        cJSON_free(text);
+        return root;
     }
-    run_summary_free(&o);
+    StreamRun *r = xmalloc(sizeof *r);
+    StreamOutputs so = {.json_requests = 1};
+    int rc = streamrun(r, path, text, name, has_seed, seed, 0, &so, e);
+    *t_run = lua_api_wall() - t0;
+    cJSON_free(text);
+    if (rc == 0 && scenario_error_band(&r->s, &band, e) == 0) {
+        /* `servesim run --json`'s report */
+        RunData rd;
+        streamrun_rundata(r, &rd);
+        cJSON *tree = report_json(&r->mc, &rd, &r->sum, 0);
+        cJSON_AddRawToObject(tree, "requests", STREAMRUN_REQUESTS_RAW);
+        if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(tree, "tasks", STREAMRUN_TASKS_RAW);
+        report_band_json(tree, &band, &r->sum);
+        cJSON *sc = cJSON_CreateObject();
+        scenario_to_json(&r->s, sc);
+        cJSON_AddItemToObject(tree, "scenario", sc);
+        root = streamrun_json(r, tree, e);
+        cJSON_Delete(tree);
+    }
+    streamrun_free(r);
+    free(r);
     return root;
 }
 
@@ -188,47 +183,12 @@ static int lua_api_run(lua_State *L)
         lua_pop(L, 1);
     }
     Err e = {0};
-    if (!with_requests) {
-        double t_run = 0, t0s = lua_api_wall();
-        cJSON *root = lua_api_run_summary(L, has_seed, seed, &t_run, &e);
-        if (!root) return lua_api_fail(L, "run", &e);
-        double t2 = lua_api_wall();
-        lua_api_push_json(L, root);
-        lua_api_push_timing(L, t2 - t0s - t_run, t_run, lua_api_wall() - t2);
-        return 2;
-    }
-    LuaApiRun *R = xcalloc(1, sizeof *R);
-    double t0 = lua_api_wall();
-    if (lua_api_load_scenario(L, R, has_seed, seed, &e) < 0) {
-        lua_api_run_free(R);
-        return lua_api_fail(L, "run", &e);
-    }
-    double t1 = lua_api_wall();
-    R->c = cluster_new(&R->s, NULL, &e);
-    if (!R->c || cluster_run(R->c, &e) < 0) {
-        lua_api_run_free(R);
-        return lua_api_fail(L, "run", &e);
-    }
+    double t_run = 0, t0 = lua_api_wall();
+    cJSON *root = lua_api_run_report(L, has_seed, seed, with_requests, &t_run, &e);
+    if (!root) return lua_api_fail(L, "run", &e);
     double t2 = lua_api_wall();
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary sum;
-    cluster_summarize(R->c, &R->s, slo_table, &mc, &rd, &sum);
-    /* the engine's measured error band, as `servesim run --json` writes it */
-    ErrBand band;
-    if (scenario_error_band(&R->s, &band, &e) < 0) {
-        lua_api_run_free(R);
-        return lua_api_fail(L, "run", &e);
-    }
-    cJSON *root = report_json(&mc, &rd, &sum, with_requests);
-    report_band_json(root, &band, &sum);
-    cJSON *sc = cJSON_CreateObject();
-    scenario_to_json(&R->s, sc);
-    cJSON_AddItemToObject(root, "scenario", sc);
-    lua_api_run_free(R);
     lua_api_push_json(L, root);
-    lua_api_push_timing(L, t1 - t0, t2 - t1, lua_api_wall() - t2);
+    lua_api_push_timing(L, t2 - t0 - t_run, t_run, lua_api_wall() - t2);
     return 2;
 }
 

@@ -24,9 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "outfile.h"
+#include "metrics.h"
 #include "plot.h"
-#include "report.h"
 
 #define HTML_PATH_MAX 4096
 #define HTML_SCENARIO_MAX (256 * 1024) /* scenario text shown in the page; the rest is in report.json */
@@ -482,40 +481,21 @@ static void run_band(FILE *f, const cJSON *sum)
     fputs("</p>\n", f);
 }
 
-/* report_iterations_csv writes in place; this puts its file in DIR whole. */
-static int run_save_iterations(const HtmlDoc *d, const MetricsCfg *mc, const RunData *rd, Err *e)
+int html_run_dir(const char *dir, Err *e)
 {
-    char tmp[HTML_PATH_MAX], path[HTML_PATH_MAX];
-    snprintf(path, sizeof path, "%s/iterations.csv", d->dir);
-    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
-        return err_set(e, "--html %s: path too long", d->dir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
-    close(fd);
-    chmod(tmp, 0644);
-    if (report_iterations_csv(tmp, mc, rd, e) < 0 || outfile_rename(tmp, path) != 0) {
-        int err = errno;
-        remove(tmp);
-        if (!e->msg[0]) err_set(e, "%s: cannot write: %s", path, strerror(err));
-        return -1;
-    }
-    return 0;
+    return html_mkdir(dir, e);
 }
 
-int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const MetricsCfg *mc, const RunData *rd,
-             const Summary *sum, const ErrBand *band, int iterations_ok, Err *e)
+int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *root, uint64_t n_requests, int token_times,
+             int iterations_ok, Err *e)
 {
-    cJSON *root = report_json(mc, rd, sum, 1);
-    if (band) report_band_json(root, band, sum);
-    if (scenario) cJSON_AddItemToObject(root, "scenario", cJSON_Duplicate(scenario, 1));
+    const cJSON *scenario = jget(root, "scenario");
     const char *name = jstr(scenario, "name");
     char title[512];
     snprintf(title, sizeof title, "servesim run: %s", name ? name : "(replayed schedule)");
     HtmlDoc d;
-    if (html_open(&d, dir, title, cmd, e) < 0 || html_save_json(&d, "report.json", root, e) < 0 ||
-        (iterations_ok && run_save_iterations(&d, mc, rd, e) < 0)) {
+    if (html_open(&d, dir, title, cmd, e) < 0) {
         html_abort(&d);
-        cJSON_Delete(root);
         return -1;
     }
     FILE *f = d.f;
@@ -549,17 +529,15 @@ int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const M
     } else {
         fputs("<p>Not drawn: per-iteration records are kept for one replica with report.iterations true.</p>\n", f);
     }
-    const cJSON *reqs = jget(root, "requests");
-    int n = cJSON_GetArraySize(reqs);
-    const cJSON *r0 = cJSON_GetArrayItem(reqs, 0);
+    const uint64_t n = n_requests;
     fputs("<h2>Per-request timeline</h2>\n", f);
-    if (n > 0 && n <= PLOT_MAX_LANES && jget(r0, "token_times_s")) {
+    if (n > 0 && n <= PLOT_MAX_LANES && token_times) {
         html_plot(&d, "timeline", rep, 1, "timeline", "per-request timeline",
                   "One lane per request: queued, prefill, then each decode step.");
     } else if (n > PLOT_MAX_LANES) {
-        fprintf(f, "<p>Not drawn: %d requests (a timeline is drawn for at most %d; <code>servesim plot timeline</code> "
-                   "draws the first %d of a narrowed <code>--trace-events</code> file).</p>\n", n, PLOT_MAX_LANES,
-                PLOT_MAX_LANES);
+        fprintf(f, "<p>Not drawn: %llu requests (a timeline is drawn for at most %d; <code>servesim plot timeline</code> "
+                   "draws the first %d of a narrowed <code>--trace-events</code> file).</p>\n", (unsigned long long)n,
+                PLOT_MAX_LANES, PLOT_MAX_LANES);
     } else {
         fputs("<p>Not drawn: the report has no token times (report.token_times is false).</p>\n", f);
     }
@@ -576,7 +554,6 @@ int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const M
         fputs("</pre>\n", f);
         cJSON_free(txt);
     }
-    cJSON_Delete(root);
     return html_close(&d, e);
 }
 

@@ -19,9 +19,9 @@
 
 #include <cjson/cJSON.h>
 
+#include <stdint.h>
+
 #include "common.h"
-#include "errband.h"
-#include "metrics.h"
 
 /* The command a page reports on: "servesim COMMAND ARGV...". */
 typedef struct HtmlCmd {
@@ -32,11 +32,16 @@ typedef struct HtmlCmd {
 
 /* run: summary, SLO verdict, TTFT/TPOT/E2E CDFs, KV and batch over time
  * (when iterations_ok: the run kept per-iteration records of one
- * replica), and the timeline for runs of at most 64 requests.  scenario
- * (a JSON object, may be NULL) is shown and saved with the report; band
- * (the engine's measured error, errband.h; NULL: none) goes into both. */
-int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *scenario, const MetricsCfg *mc, const RunData *rd,
-             const Summary *sum, const ErrBand *band, int iterations_ok, Err *e);
+ * replica), and the timeline for runs of at most 64 requests.  A run is
+ * streamed (issue 36): it makes DIR (html_run_dir) and writes into it, as
+ * it goes, DIR/report.json (`run --json`'s bytes, its requests included)
+ * and, when iterations_ok, DIR/iterations.csv (`run --iterations-csv`'s);
+ * the plots read them back.  root is that report without its requests
+ * (its summary, error band and "scenario", which is shown), n_requests
+ * how many it lists and token_times whether they carry their token times. */
+int html_run_dir(const char *dir, Err *e);
+int html_run(const char *dir, const HtmlCmd *cmd, const cJSON *root, uint64_t n_requests, int token_times,
+             int iterations_ok, Err *e);
 /* sweep: the rate plot and the points table (sweep --json's object). */
 int html_sweep(const char *dir, const HtmlCmd *cmd, const cJSON *sweep, Err *e);
 /* plan: the Pareto plot and the candidates table (plan --json's object). */

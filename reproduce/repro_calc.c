@@ -69,28 +69,36 @@ static const Calc calcs[] = {
 
 /* ------------------------------------------------------------ run, replay */
 
+/* a run document's "roofline" argument: the same scenario on the roofline */
+static void run_roofline(Scenario *s, void *ctx)
+{
+    (void)ctx;
+    s->cost_kind = COST_ROOFLINE;
+}
+
+/* `servesim run --json`'s report of the scenario at path (without the
+ * error band), its requests included: on the streamed engine, read back
+ * whole. */
 static cJSON *compute_run(const char *path, const char *arg, Err *e)
 {
-    Scenario s;
-    if (scenario_load_file(path, 0, 0, &s, e) < 0) return NULL;
-    if (arg && !strcmp(arg, "roofline")) s.cost_kind = COST_ROOFLINE;
-    Cluster *cl = cluster_new(&s, NULL, e);
-    if (!cl || cluster_run(cl, e) < 0) {
-        cluster_free(cl);
-        scenario_free(&s);
-        return NULL;
+    StreamRun *r = xmalloc(sizeof *r);
+    StreamOutputs so = {.json_requests = 1};
+    if (arg && !strcmp(arg, "roofline")) so.adjust = run_roofline;
+    cJSON *root = NULL;
+    if (streamrun(r, path, NULL, NULL, 0, 0, 0, &so, e) == 0) {
+        RunData rd;
+        streamrun_rundata(r, &rd);
+        cJSON *tree = report_json(&r->mc, &rd, &r->sum, 0);
+        cJSON_AddRawToObject(tree, "requests", STREAMRUN_REQUESTS_RAW);
+        if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(tree, "tasks", STREAMRUN_TASKS_RAW);
+        cJSON *sc = cJSON_CreateObject();
+        scenario_to_json(&r->s, sc);
+        cJSON_AddItemToObject(tree, "scenario", sc);
+        root = streamrun_json(r, tree, e);
+        cJSON_Delete(tree);
     }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary sum;
-    cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
-    cJSON *root = report_json(&mc, &rd, &sum, 1);
-    cJSON *sc = cJSON_CreateObject();
-    scenario_to_json(&s, sc);
-    cJSON_AddItemToObject(root, "scenario", sc);
-    cluster_free(cl);
-    scenario_free(&s);
+    streamrun_free(r);
+    free(r);
     return root;
 }
 

@@ -306,6 +306,33 @@ int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
     return 0;
 }
 
+/* The board's requests, streamed into the engine: n alike, all at 0 ms;
+ * the last finish kept as they leave. */
+typedef struct BoardSrc {
+    uint32_t n, made;
+    uint32_t prompt, out;
+    int64_t last_ns;
+} BoardSrc;
+
+static int board_pull(void *ctx, Request *r, Err *e)
+{
+    (void)e;
+    BoardSrc *b = ctx;
+    if (b->made >= b->n) return 0;
+    request_init(r);
+    r->prompt_tokens = b->prompt;
+    r->output_tokens = b->out;
+    b->made++;
+    return 1;
+}
+
+static void board_retire(void *ctx, const Request *r, const int64_t *tt)
+{
+    (void)tt;
+    BoardSrc *b = ctx;
+    if (r->t_finish_ns > b->last_ns) b->last_ns = r->t_finish_ns;
+}
+
 /* The engine runs `n` requests of `new_tokens` prompt tokens (what is left
  * to prefill) and `out_tokens` outputs, all at 0 ms, with speculation
  * emitting tokens_per_round tokens a round (0: none); returns the last
@@ -313,27 +340,22 @@ int calc_flops(const cJSON *in, const char *w, cJSON *out, Err *e)
 static double board_run(uint32_t n, uint32_t new_tokens, uint32_t out_tokens, double prefill_s, double round_s,
                         double tokens_per_round, double draft_s, Err *e)
 {
-    Request *reqs = xcalloc(n, sizeof *reqs);
-    for (uint32_t i = 0; i < n; i++) {
-        request_init(&reqs[i]);
-        reqs[i].prompt_tokens = new_tokens;
-        reqs[i].output_tokens = out_tokens;
-    }
+    BoardSrc src = {.n = n, .prompt = new_tokens, .out = out_tokens, .last_ns = 0};
     EngineConfig cfg = {0};
     SchedConfig sc = {.kind = SCHED_CONTINUOUS, .max_running = n};
     KvConfig kc = {.capacity_bytes = 0, .block_tokens = 16, .bytes_per_token = 1, .reserve = KV_RESERVE_FINAL,
                    .unbounded = 1};
     kc.capacity_bytes = (double)n * 16.0 * (double)(new_tokens + out_tokens + 16);
     double t = -1;
-    if (sched_new(&sc, &cfg.sched, e) < 0) goto out;
+    if (sched_new(&sc, &cfg.sched, e) < 0) return -1;
     if (kv_pool_new(&kc, &cfg.kv, e) < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
-        goto out;
+        return -1;
     }
     if (cost_phase_new(prefill_s, round_s, &cfg.cost, e) < 0) {
         cfg.sched.destroy(cfg.sched.ctx);
         cfg.kv.destroy(cfg.kv.ctx);
-        goto out;
+        return -1;
     }
     if (tokens_per_round > 1) {
         SpecEngineCfg sp = {.dflt = {.enabled = 1, .method = SPEC_LOOKUP, .draft_len = (uint32_t)tokens_per_round - 1,
@@ -344,18 +366,13 @@ static double board_run(uint32_t n, uint32_t new_tokens, uint32_t out_tokens, do
             cfg.sched.destroy(cfg.sched.ctx);
             cfg.kv.destroy(cfg.kv.ctx);
             cfg.cost.destroy(cfg.cost.ctx);
-            goto out;
+            return -1;
         }
         cfg.has_spec = 1;
     }
-    Engine *eng = engine_new(reqs, n, &cfg, e);
-    if (eng && engine_run(eng, e) == 0) {
-        t = 0;
-        for (uint32_t i = 0; i < n; i++) t = fmax(t, (double)reqs[i].t_finish_ns / 1e9);
-    }
+    Engine *eng = engine_new_stream(&cfg, board_pull, &src, board_retire, &src, e);
+    if (eng && engine_run(eng, e) == 0) t = (double)src.last_ns / 1e9;
     engine_free(eng);
-out:
-    free(reqs);
     return t;
 }
 

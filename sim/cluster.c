@@ -61,6 +61,7 @@ const Engine *cluster_engine(const Cluster *c, uint32_t i) { return c->eng[i]; }
 const EngineStats *cluster_stats(const Cluster *c) { return &c->st; }
 uint64_t cluster_stream_pulled(const Cluster *c) { return c->slots ? slots_pulled(c->slots) : 0; }
 uint32_t cluster_live_peak(const Cluster *c) { return c->slots ? slots_peak(c->slots) : 0; }
+Slots *cluster_stream_slots(Cluster *c) { return c->slots; }
 
 static void handoff(void *ctx, uint32_t req, int64_t now_ns);
 static void incoming_admitted(void *ctx, uint32_t req, int64_t now_ns);

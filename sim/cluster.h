@@ -43,6 +43,7 @@ const EngineStats *cluster_stats(const Cluster *c); /* aggregated over replicas,
  * they leave; the requests taken from the stream and the most records held
  * at once (0 for a materialised run). */
 uint64_t cluster_stream_pulled(const Cluster *c);
+Slots *cluster_stream_slots(Cluster *c); /* the replicas' shared pool (NULL: materialised) */
 uint32_t cluster_live_peak(const Cluster *c);
 
 #endif

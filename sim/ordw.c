@@ -206,7 +206,9 @@ int ordw_add(Ordw *w, uint64_t seq, const char *text, size_t len, Err *e)
     memcpy(w->arena + w->arena_len, text, len);
     heap_push(w, (OrdwRec){seq, w->arena_len, len});
     w->arena_len += len;
-    if (w->arena_len > w->mem_limit && spill(w, e) < 0) return w->failed = -1;
+    /* the heap's records count too: empty ones (a request an output
+     * shows nothing of) take no text */
+    if (w->arena_len + w->n_heap * sizeof *w->heap > w->mem_limit && spill(w, e) < 0) return w->failed = -1;
     return 0;
 }
 

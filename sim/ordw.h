@@ -4,9 +4,10 @@
  * per-request CSV and the JSON "requests" array list them by their place
  * in the workload.  Each record is a sequence number and its text; the
  * writer sends a record straight to the output when every earlier one has
- * gone, and holds the others in a heap.  When the held text passes a
- * memory limit, the heap is written out as one sorted run in an anonymous
- * temporary file (tmpfile: nothing named, removed at exit); the end merges
+ * gone, and holds the others in a heap.  When what is held (text and
+ * records) passes a memory limit, the heap is written out as one sorted
+ * run in an anonymous temporary file (tmpfile: nothing named, removed at
+ * exit); the end merges
  * the runs and what is held.  Memory is the limit, whatever the
  * run's length; disk is the text of the records held back.
  *

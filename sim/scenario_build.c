@@ -22,8 +22,8 @@
  * (scenario_check_adapter); its id, when the source gives none, is its
  * position.  A chain's requests arrive out of workload order, so the bad
  * one found first need not be the one the materialised load names: that
- * one is found by a pass over a second copy of the workload, in workload
- * order (the run stops either way). */
+ * one (the first in workload order) is found by a pass over a second
+ * copy of the workload (the run stops either way). */
 static int stream_check_adapter(Scenario *s, const Request *r, Err *e)
 {
     if (!r->adapter) return 0;
@@ -37,10 +37,14 @@ static int stream_check_adapter(Scenario *s, const Request *r, Err *e)
     WlStream *pre = scenario_stream_reopen(s, &names, &pe);
     Request q;
     int got = pre ? 1 : -1;
-    for (uint64_t i = 0; got > 0; i++)
-        if ((got = workload_stream_next(pre, &q, &pe)) > 0) {
-            if (!q.id) snprintf(id, sizeof id, "%llu", (unsigned long long)i);
-            if (scenario_check_adapter(s, s->source, q.id ? q.id : id, q.adapter, e) < 0) break;
+    uint64_t first = UINT64_MAX;
+    while (got > 0)
+        if ((got = workload_stream_next(pre, &q, &pe)) > 0 && q.adapter && q.seq < first) {
+            Err qe = {0};
+            if (!q.id) snprintf(id, sizeof id, "%llu", (unsigned long long)q.seq);
+            if (scenario_check_adapter(s, s->source, q.id ? q.id : id, q.adapter, &qe) == 0) continue;
+            first = q.seq;
+            *e = qe;
         }
     workload_stream_free(pre);
     workload_free(&names);

@@ -97,6 +97,7 @@ static void retire(void *ctx, const Request *q, const int64_t *tt)
 {
     StreamRun *r = ctx;
     metrics_acc_add(&r->acc, q, tt);
+    if (r->tl) timeline_retire(r->tl, q);
     r->rejected_kv += q->state == REQ_REJECTED && q->reject_reason == REJECT_KV_TOO_SMALL;
     if (r->itl_ordered) itl_ordered(r, q, tt);
     if (r->chains) tasks_acc_add(&r->tasks, q);
@@ -134,9 +135,8 @@ static void retire(void *ctx, const Request *q, const int64_t *tt)
 static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
                          const CostBreakdown *cb, uint64_t kv_used)
 {
-    (void)replica;
-    (void)plan;
     StreamRun *r = ctx;
+    if (r->tl) timeline_iteration(r->tl, replica, t_ns, dur_ns, plan, kv_used);
     metrics_acc_iteration(&r->acc, t_ns, dur_ns, eng_running_count(r->eng), eng_waiting_count(r->eng), kv_used);
     /* the summary has MFU and MBU only where a materialised run keeps the
      * iteration records they come from */
@@ -146,12 +146,100 @@ static void on_iteration(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_
     if (r->mc.mem_bw_per_gpu > 0) statacc_add(&r->mbu, cb->bytes / (r->mc.mem_bw_per_gpu * gpus * dur_s));
 }
 
+/* A cluster's iteration: the trace's (the summary takes nothing from
+ * the iterations of several replicas). */
+static void on_iteration_cluster(void *ctx, uint32_t replica, int64_t t_ns, int64_t dur_ns, const BatchPlan *plan,
+                                 const CostBreakdown *cb, uint64_t kv_used)
+{
+    (void)cb;
+    timeline_iteration(((StreamRun *)ctx)->tl, replica, t_ns, dur_ns, plan, kv_used);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One id of --trace-ids: its text and the first workload position that
+ * has it (UINT64_MAX: none yet). */
+typedef struct TraceId {
+    const char *p;
+    size_t len;
+    uint64_t seq;
+} TraceId;
+
+static int cmp_trace_id(const void *a, const void *b)
+{
+    const TraceId *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return memcmp(x->p, y->p, x->len);
+}
+
+/* --trace-ids: the workload positions of the ids (each its first, in
+ * workload order), from a pass over a second copy of the workload; an
+ * empty id, or one no request has, is an error naming it (the first in
+ * the list's order).  *lanes sorted, to free. */
+static int trace_lanes(const Scenario *s, const char *ids, uint64_t **lanes, uint32_t *n_lanes, Err *e)
+{
+    uint32_t n = 1;
+    for (const char *p = ids; *p; p++) n += *p == ',';
+    TraceId *t = xmalloc(n * sizeof *t), *sorted = xmalloc(n * sizeof *sorted);
+    const char *p = ids;
+    for (uint32_t k = 0; k < n; k++) {
+        size_t len = strcspn(p, ",");
+        t[k] = (TraceId){p, len, UINT64_MAX};
+        p += len + (p[len] == ',');
+    }
+    memcpy(sorted, t, n * sizeof *t);
+    qsort(sorted, n, sizeof *sorted, cmp_trace_id);
+    Workload names;
+    workload_init(&names, s->wl.kind);
+    WlStream *pre = scenario_stream_reopen(s, &names, e);
+    Request q;
+    int got = pre ? 1 : -1;
+    while (got > 0)
+        if ((got = workload_stream_next(pre, &q, e)) > 0) {
+            char num[24];
+            if (!q.id) snprintf(num, sizeof num, "%llu", (unsigned long long)q.seq);
+            TraceId key = {q.id ? q.id : num, strlen(q.id ? q.id : num), 0};
+            TraceId *hit = bsearch(&key, sorted, n, sizeof *sorted, cmp_trace_id);
+            /* equal ids sort together: the first of them holds the seq */
+            while (hit && hit > sorted && !cmp_trace_id(hit - 1, &key)) hit--;
+            if (hit && q.seq < hit->seq) hit->seq = q.seq;
+        }
+    workload_free(&names);
+    workload_stream_free(pre);
+    int rc = got < 0 ? -1 : 0;
+    *lanes = xmalloc(n * sizeof **lanes);
+    *n_lanes = 0;
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        if (!t[k].len) {
+            rc = err_set(e, "--trace-ids %s: an empty id; expected ID[,ID...]", ids);
+            break;
+        }
+        TraceId *hit = bsearch(&t[k], sorted, n, sizeof *sorted, cmp_trace_id);
+        while (hit && hit > sorted && !cmp_trace_id(hit - 1, &t[k])) hit--;
+        if (!hit || hit->seq == UINT64_MAX) {
+            rc = err_set(e, "--trace-ids: no request has the id \"%.*s\"", (int)t[k].len, t[k].p);
+            break;
+        }
+        (*lanes)[(*n_lanes)++] = hit->seq;
+    }
+    qsort(*lanes, *n_lanes, sizeof **lanes, cmp_u64);
+    free(t);
+    free(sorted);
+    return rc;
+}
+
 /* One iteration's row of --iterations-csv, as it is priced (the records
  * come in iteration order: one replica). */
 static void on_record(void *ctx, const IterRecord *it)
 {
     StreamRun *r = ctx;
-    report_iteration_row(r->iter, &r->mc, r->n_iter_rows++, it);
+    if (r->iter) report_iteration_row(r->iter, &r->mc, r->n_iter_rows, it);
+    if (r->iter_kept) report_iteration_row(r->iter_kept, &r->mc, r->n_iter_rows, it);
+    r->n_iter_rows++;
 }
 
 /* An ordered output file: opened, its header written. */
@@ -197,12 +285,14 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         return -1;
     }
     Scenario *s = &r->s;
+    if (o->adjust) o->adjust(s, o->adjust_ctx);
     if (s->metrics.stream_need_hi && first_run) {
         s->metrics.cooldown_s = 0;
         s->metrics.stream_need_hi = 0;
     } else if (s->metrics.stream_need_hi) {
         StreamRun *f = xmalloc(sizeof *f);
-        int frc = streamrun_pass(f, path, text, name, has_seed, seed, exact_stats, NULL, 1, e);
+        StreamOutputs fo = {.adjust = o->adjust, .adjust_ctx = o->adjust_ctx};
+        int frc = streamrun_pass(f, path, text, name, has_seed, seed, exact_stats, &fo, 1, e);
         int64_t hi = f->acc.n_arr ? f->acc.hi_ns : INT64_MIN;
         streamrun_free(f);
         free(f);
@@ -255,13 +345,12 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         if (!(r->json_body = tmpfile())) return err_set(e, "cannot create a temporary file for the JSON requests");
         ordw_init(&r->json_w, r->json_body, ", ", o->mem_limit);
     }
+    uint32_t reps = 0;
+    for (uint32_t p = 0; p < s->n_pools; p++) reps += s->pools[p].replicas;
+    /* the materialised run's messages, before anything runs */
+    if ((o->iter_csv || o->trace) && !s->keep_iterations)
+        return err_set(e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)", s->source);
     if (o->iter_csv) {
-        /* the materialised run's messages, before anything runs */
-        if (!s->keep_iterations)
-            return err_set(e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)",
-                           s->source);
-        uint32_t reps = 0;
-        for (uint32_t p = 0; p < s->n_pools; p++) reps += s->pools[p].replicas;
         if (reps > 1)
             return err_set(e, "--iterations-csv: per-iteration records are kept for a single replica; this run has "
                               "%u (use --trace-events for every replica's iterations)", reps);
@@ -269,6 +358,22 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         if (!(r->iter = outfile_open(&tmp, o->iter_csv, e))) return -1;
         r->iter_o = tmp;
         report_iterations_header(r->iter);
+    }
+    if (o->iter_keep && s->keep_iterations && reps == 1) {
+        if (!(r->iter_kept = tmpfile())) return err_set(e, "cannot create a temporary file for the iterations");
+        report_iterations_header(r->iter_kept);
+    }
+    if (o->trace) {
+        TimelineOpts to = o->trace_opts;
+        uint64_t *lanes = NULL;
+        if (o->trace_ids && trace_lanes(s, o->trace_ids, &lanes, &to.n_lanes, e) < 0) {
+            free(lanes);
+            return -1;
+        }
+        to.lanes = lanes;
+        r->tl = timeline_new(&to, reps, o->mem_limit, e);
+        free(lanes);
+        if (!r->tl) return -1;
     }
     for (int a = 0; o->vllm && a < REPORT_VLLM_ARRAYS; a++) {
         if (!(r->vl_body[a] = tmpfile())) return err_set(e, "cannot create a temporary file for the vLLM arrays");
@@ -288,12 +393,14 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         r->tasks.ctx = r;
     }
     if (s->n_pools == 1 && s->pools[0].replicas == 1 && !s->disagg) {
-        MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = 1,
-                            .on_record = r->iter ? on_record : NULL};
+        /* a trace lists every iteration's items (the decode fast path steps aside) */
+        MetricsSink sink = {.ctx = r, .on_iteration = on_iteration, .plan_counts_only = !r->tl,
+                            .on_record = r->iter || r->iter_kept ? on_record : NULL};
         /* a materialised run of one replica keeps its iterations, and its
          * means over a window that leaves requests out come from them */
         r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
+        if (r->tl) timeline_set_pool(r->tl, engine_stream_slots(r->eng));
         if (!r->itl_ordered) engine_set_itl_acc(r->eng, &r->itl);
         if (engine_run(r->eng, e) < 0) return -1;
         r->requests = engine_stream_pulled(r->eng);
@@ -304,8 +411,10 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         /* several replicas: the router takes the stream; the report has
          * no MFU or MBU (as a materialised cluster's, which keeps no
          * iteration records) */
-        MetricsSink sink = {.plan_counts_only = 1};
-        if (!(r->cl = cluster_new(s, &sink, e)) || cluster_run(r->cl, e) < 0) return -1;
+        MetricsSink sink = {.ctx = r, .on_iteration = r->tl ? on_iteration_cluster : NULL, .plan_counts_only = !r->tl};
+        if (!(r->cl = cluster_new(s, &sink, e))) return -1;
+        if (r->tl) timeline_set_pool(r->tl, cluster_stream_slots(r->cl));
+        if (cluster_run(r->cl, e) < 0) return -1;
         r->requests = cluster_stream_pulled(r->cl);
         r->peak_live = cluster_live_peak(r->cl);
     }
@@ -336,6 +445,8 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
         r->iter = NULL;
         if (outfile_commit(&r->iter_o, e) < 0) return -1;
     }
+
+    if (r->tl && timeline_write(r->tl, o->trace, r->requests, e) < 0) return -1;
     if (commit_ordered(&r->csv, &r->csv_o, &r->csv_w, r->requests, e) < 0) return -1;
     if (commit_ordered(&r->tok, &r->tok_o, &r->tok_w, r->requests, e) < 0) return -1;
     if (r->json_body && ordw_finish(&r->json_w, r->requests, e) < 0) return -1;
@@ -367,25 +478,19 @@ static int copy_array(FILE *f, FILE *body)
     return ferror(body) != 0;
 }
 
-/* root printed to path with each raw placeholder ph[k] (in the text's
- * order) replaced by the array in body[k]; what names the bodies in
- * messages. */
-static int write_spliced(const cJSON *root, const char *path, const char *const *ph, FILE *const *body, int n,
-                         const char *what, Err *e)
+/* root printed into f with each raw placeholder ph[k] (in the text's
+ * order) replaced by the array in body[k]; where and what name the output
+ * and the bodies in messages.  1 when reading a body failed. */
+static int splice(const cJSON *root, FILE *f, const char *const *ph, FILE *const *body, int n, const char *where,
+                  const char *what, Err *e)
 {
     char *text = cJSON_Print(root), *at[REPORT_VLLM_ARRAYS];
-    if (!text) return err_set(e, "%s: cannot render JSON", path);
+    if (!text) return err_set(e, "%s: cannot render JSON", where);
     for (int k = 0; k < n; k++)
         if (!(at[k] = placeholder(text, ph[k])) || (k && at[k] < at[k - 1])) {
             cJSON_free(text);
-            return err_set(e, "internal: %s: no placeholder for the %s", path, what);
+            return err_set(e, "internal: %s: no placeholder for the %s", where, what);
         }
-    OutFile o;
-    FILE *f = outfile_open(&o, path, e);
-    if (!f) {
-        cJSON_free(text);
-        return -1;
-    }
     const char *rest = text;
     int bad = 0;
     for (int k = 0; k < n; k++) {
@@ -396,9 +501,20 @@ static int write_spliced(const cJSON *root, const char *path, const char *const 
     fputs(rest, f);
     fputc('\n', f);
     cJSON_free(text);
-    if (bad) {
+    if (bad) return err_set(e, "%s: cannot read back the %s' temporary files", where, what);
+    return 0;
+}
+
+/* splice into the file at path, atomically */
+static int write_spliced(const cJSON *root, const char *path, const char *const *ph, FILE *const *body, int n,
+                         const char *what, Err *e)
+{
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
+    if (splice(root, f, ph, body, n, path, what, e) < 0) {
         outfile_abort(&o);
-        return err_set(e, "%s: cannot read back the %s' temporary files", path, what);
+        return -1;
     }
     return outfile_commit(&o, e);
 }
@@ -412,6 +528,30 @@ int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err 
     return write_spliced(root, path, ph, body, tasks ? 2 : 1, "requests (or tasks)", e);
 }
 
+cJSON *streamrun_json(StreamRun *r, const cJSON *root, Err *e)
+{
+    static const char *const ph[2] = {STREAMRUN_REQUESTS_RAW, STREAMRUN_TASKS_RAW};
+    if (!r->json_body) {
+        err_set(e, "internal: the run kept no requests");
+        return NULL;
+    }
+    FILE *body[2] = {r->json_body, r->tasks_body};
+    int tasks = r->tasks_body && r->sum.tasks.has_tasks;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        err_set(e, "cannot open a memory stream");
+        return NULL;
+    }
+    int rc = splice(root, f, ph, body, tasks ? 2 : 1, "the report", "requests (or tasks)", e);
+    fclose(f);
+    cJSON *full = rc == 0 ? cJSON_ParseWithLength(text, len) : NULL;
+    if (rc == 0 && !full) err_set(e, "internal: the report with its requests does not parse back");
+    free(text);
+    return full;
+}
+
 int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
 {
     static const char *const ph[REPORT_VLLM_ARRAYS] = {"@v0", "@v1", "@v2", "@v3"};
@@ -423,12 +563,31 @@ int streamrun_write_vllm(StreamRun *r, const char *path, Err *e)
     return rc;
 }
 
+int streamrun_write_iterations(StreamRun *r, const char *path, Err *e)
+{
+    if (!r->iter_kept) return err_set(e, "internal: %s: the run kept no iterations", path);
+    OutFile o;
+    FILE *f = outfile_open(&o, path, e);
+    if (!f) return -1;
+    rewind(r->iter_kept);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, r->iter_kept)) > 0) fwrite(buf, 1, n, f);
+    if (ferror(r->iter_kept)) {
+        outfile_abort(&o);
+        return err_set(e, "%s: cannot read back the iterations' temporary file", path);
+    }
+    return outfile_commit(&o, e);
+}
+
 void streamrun_free(StreamRun *r)
 {
     if (r->csv) outfile_abort(&r->csv_o);
     if (r->tok) outfile_abort(&r->tok_o);
     if (r->iter) outfile_abort(&r->iter_o);
     r->csv = r->tok = r->iter = NULL;
+    if (r->iter_kept) fclose(r->iter_kept);
+    r->iter_kept = NULL;
     ordw_free(&r->csv_w);
     ordw_free(&r->tok_w);
     ordw_free(&r->json_w);
@@ -442,6 +601,8 @@ void streamrun_free(StreamRun *r)
     if (r->tasks_body) fclose(r->tasks_body);
     r->tasks_body = NULL;
     tasks_acc_free(&r->tasks);
+    timeline_free(r->tl);
+    r->tl = NULL;
     for (uint32_t k = 0; k < r->gaps_cap; k++) free(r->gaps[k].ns);
     free(r->gaps);
     r->gaps = NULL;

@@ -21,16 +21,26 @@
 #include "report.h"
 #include "scenario.h"
 #include "tasks.h"
+#include "timeline.h"
 
 /* What a streamed run writes as requests leave (every entry optional). */
 typedef struct StreamOutputs {
     const char *csv;        /* per-request rows (report_requests_csv's file) */
     const char *tokens_csv; /* every token's time (report_tokens_csv's file) */
     const char *iter_csv;   /* every iteration (report_iterations_csv's file; one replica) */
+    int iter_keep;          /* the same rows kept for streamrun_write_iterations (html.h's
+                             * DIR/iterations.csv), where a run of one replica keeps its iterations */
     int vllm;               /* keep the vLLM file's per-request arrays for streamrun_write_vllm */
     int json_requests;      /* keep the JSON "requests" array for streamrun_write_json */
     size_t mem_limit;       /* the ordered writers' memory before a spill (0: ORDW_MEM_DEFAULT) */
     const char *window;     /* --window-ms T0,T1 (mcfg_parse_window_arg), or NULL */
+    const char *trace;      /* --trace-events FILE (timeline.h), written as the run goes ... */
+    TimelineOpts trace_opts;/* ... narrowed (its lanes: trace_ids) */
+    const char *trace_ids;  /* --trace-ids ID[,ID...]: lanes for those requests only (found by a first pass) */
+    /* called with the loaded scenario before anything is built from it (a
+     * caller's override: reproduce's cost model); may be NULL */
+    void (*adjust)(Scenario *s, void *ctx);
+    void *adjust_ctx;
 } StreamOutputs;
 
 typedef struct StreamRun {
@@ -44,6 +54,7 @@ typedef struct StreamRun {
     Cluster *cl;                 /* ... several (cluster.h): the router takes the stream */
     OutFile csv_o, tok_o, iter_o;
     FILE *iter;                  /* --iterations-csv, written as iterations end (NULL: not written) */
+    FILE *iter_kept;             /* StreamOutputs.iter_keep: the same rows in a temporary file (NULL: none) */
     Ordw vl_w[REPORT_VLLM_ARRAYS];  /* the vLLM file's per-request arrays, in workload order ... */
     FILE *vl_body[REPORT_VLLM_ARRAYS]; /* ... into temporary files (NULL: not kept) */
     uint64_t n_iter_rows;
@@ -72,6 +83,7 @@ typedef struct StreamRun {
     int chains;
     FILE *tasks_body;            /* the JSON "tasks" rows (with json_requests), in task order */
     uint64_t n_task_rows;
+    Timeline *tl;                /* --trace-events, or NULL */
 } StreamRun;
 
 /* Loads (path, or text when path is NULL; name for messages), runs and
@@ -93,9 +105,15 @@ void streamrun_rundata(const StreamRun *r, RunData *rd);
 /* ... and "tasks" (chains: summary.tasks.has_tasks) under this one. */
 #define STREAMRUN_TASKS_RAW "@t"
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e);
+/* The same report as a tree (for a caller that hands it on whole: Lua's
+ * servesim.run, reproduce); NULL + e. */
+cJSON *streamrun_json(StreamRun *r, const cJSON *root, Err *e);
 /* Writes the vLLM benchmark file (report_vllm_json's bytes) of a run made
  * with StreamOutputs.vllm. */
 int streamrun_write_vllm(StreamRun *r, const char *path, Err *e);
+/* Writes the iterations kept (StreamOutputs.iter_keep; r->iter_kept not
+ * NULL) to path: report_iterations_csv's bytes. */
+int streamrun_write_iterations(StreamRun *r, const char *path, Err *e);
 
 /* One run's summary, no outputs: on the streamed engine, or, where it
  * refuses the scenario (e->refused) or materialise is set, materialised

@@ -135,7 +135,8 @@ WlStream *workload_stream_open(const cJSON *w, const char *where, uint64_t seed,
  * it (valid while st is). */
 WlStream *workload_stream_reopen(const WlStream *st, const cJSON *w, const char *where, uint64_t seed,
                                  Workload *names, Err *e);
-/* 1: the next request in *r; 0: the end; -1: an error (a message). */
+/* 1: the next request in *r (r->seq its index in the materialised
+ * workload); 0: the end; -1: an error (a message). */
 int workload_stream_next(WlStream *st, Request *r, Err *e);
 void workload_stream_free(WlStream *st);
 /* Chains (sessions, agent tasks, closed loops): workload_stream_next
@@ -170,7 +171,7 @@ uint32_t workload_stream_barrier(const WlStream *st, uint32_t *first_waiter, uin
 void workload_stream_client(WlStream *st, uint64_t seed, uint32_t end_spread, double jitter_s,
                             double jitter_per_token_s);
 /* After this, workload_stream_next yields every request, chain by chain (a
- * pass that only counts or sums). */
+ * pass that only counts, sums or looks up), each with its r->seq. */
 void workload_stream_flat(WlStream *st);
 /* 1 when the stream's "cancel" may cancel requests (a trace's records may
  * carry their own too: not known before they are read). */

@@ -716,7 +716,7 @@ static void test_stream_run(void)
     char *readme = read_file(SERVESIM_DATA_DIR "/sim/README.md", NULL, &e);
     for (int k = 0; quoted[k]; k++) CHECK(readme && strstr(readme, quoted[k]));
     free(readme);
-    /* what needs the whole run held takes the materialised path */
+    /* --stream is accepted and does nothing */
     snprintf(args, sizeof args, "run --stream --trace-events %s/t.json", dir);
     CHECK(testrun_cli(args, a, sizeof a) == 0);
     CHECK_CONTAINS(a, "requests: 2000 (2000 finished, 0 rejected)");
@@ -1044,6 +1044,20 @@ static void test_stream_sampling(void)
     CHECK(r->peak_live >= 4 && r->peak_live < 24);
     streamrun_free(r);
     free(r);
+    /* its trace, written as it runs, narrowed to a window and five lanes
+     * (a rejected parent, a branch, a cancelled parent and its branch, a
+     * cancelled request): the previous release's bytes */
+    char tr[600];
+    snprintf(tr, sizeof tr, "%s/sampling_trace.json", dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run tests/fixtures/sampling/scenario.json --quiet --trace-events '%s' "
+             "--trace-window 0.15,0.45 --trace-ids q4,q6#1,q10,q10#2,q7", SERVESIM_DATA_DIR, testrun_bin(), tr);
+    CHECK_INT(testrun_popen(cmd, out, sizeof out), 0);
+    CHECK(same_file(tr, SAMPLING_FIX "trace.json"));
+    t = read_file(tr, NULL, &e);
+    CHECK(t && strstr(t, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0.000,\"pid\":2,\"tid\":35,\"args\":"
+                         "{\"name\":\"q10#2\"}"));
+    CHECK(t && strstr(t, "\"name\":\"KV blocks used (replica 1)\""));
+    free(t);
 #undef SAMPLING_FIX
 }
 

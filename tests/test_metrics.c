@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "compare.h"
@@ -21,6 +22,7 @@
 #include "report.h"
 #include "scenario.h"
 #include "testhelp.h"
+#include "streamrun.h"
 #include "timeline.h"
 
 static int load(const char *rel, Replay *rp)
@@ -421,7 +423,6 @@ static Slo slo_table[METRICS_CLS_MAX];
 static MetricsCfg mc;
 static RunData rd;
 static Summary sum;
-static Timeline *tl;
 
 static int run_chapter(const char *rel)
 {
@@ -429,9 +430,7 @@ static int run_chapter(const char *rel)
     Err e = {0};
     snprintf(path, sizeof path, "%s/%s", SERVESIM_DATA_DIR, rel);
     if (scenario_load_file(path, 0, 0, &sc, &e) < 0) goto bad;
-    tl = timeline_new();
-    MetricsSink sink = timeline_sink(tl);
-    eng = scenario_engine(&sc, &sink, &e);
+    eng = scenario_engine(&sc, NULL, &e);
     if (!eng || engine_run(eng, &e) < 0) goto bad;
     scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
     scenario_rundata(&sc, eng, &rd);
@@ -445,7 +444,6 @@ bad:
 static void done_chapter(void)
 {
     engine_free(eng);
-    timeline_free(tl);
     scenario_free(&sc);
 }
 
@@ -456,6 +454,8 @@ static int cmp_lane(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* The trace of a run, written as it goes (streamrun with a trace output),
+ * against the run's own iteration records. */
 static void test_trace_events(void)
 {
     CHECK(run_chapter("workloads/chapters/ch8_four_requests_chunked.json") == 0);
@@ -463,8 +463,15 @@ static void test_trace_events(void)
     char path[] = "/tmp/servesim-trace-XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    Err e;
-    CHECK(timeline_write(tl, path, sc.wl.reqs, sc.wl.n, &e) == 0);
+    close(fd);
+    Err e = {0};
+    StreamOutputs so = {.trace = path};
+    StreamRun *r = xmalloc(sizeof *r);
+    CHECK(streamrun(r, SERVESIM_DATA_DIR "/workloads/chapters/ch8_four_requests_chunked.json", NULL, NULL, 0, 0, 0,
+                    &so, &e) == 0);
+    CHECK_INT(r->requests, 4);
+    streamrun_free(r);
+    free(r);
     cJSON *root = jsonio_parse_file(path, &e);
     remove(path);
     CHECK(root != NULL);
@@ -568,7 +575,6 @@ static int run_summarize(const char *text, const char *name, uint64_t seed)
     Err e = {0};
     CHECK(scenario_load_text(text, name, 1, seed, &sc, &e) == 0);
     if (th_failures) return -1;
-    tl = NULL;
     eng = scenario_engine(&sc, NULL, &e);
     CHECK(eng && engine_run(eng, &e) == 0);
     scenario_metrics_cfg(&sc, &mc, slo_table, METRICS_CLS_MAX);
@@ -753,7 +759,7 @@ static void test_dist_by_selection(void)
     gsl_rng_free(g);
 }
 
-static int run_summary(const char *text, int exact, Summary *out, Err *e)
+static int summary_of_text(const char *text, int exact, Summary *out, Err *e)
 {
     Scenario s;
     if (scenario_load_text(text, "itl-stream", 0, 0, &s, e) < 0) return -1;
@@ -788,18 +794,18 @@ static void test_itl_streamed(void)
     Err e = {0};
     Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b), *c = malloc(sizeof *c);
     snprintf(text, sizeof text, fmt, 300, "true");
-    CHECK(run_summary(text, 0, a, &e) == 0);
+    CHECK(summary_of_text(text, 0, a, &e) == 0);
     snprintf(text, sizeof text, fmt, 300, "false");
-    CHECK(run_summary(text, 0, b, &e) == 0);
+    CHECK(summary_of_text(text, 0, b, &e) == 0);
     CHECK(a->itl_s.n > 1000 && a->itl_s.n < METRICS_EXACT_MAX);
     CHECK(memcmp(&a->itl_s, &b->itl_s, sizeof a->itl_s) == 0);
     CHECK(memcmp(&a->ttft_s, &b->ttft_s, sizeof a->ttft_s) == 0);
     /* past the exact limit: sketch by default, exact on demand */
     snprintf(text, sizeof text, fmt, 1200, "true");
-    CHECK(run_summary(text, 1, a, &e) == 0);
+    CHECK(summary_of_text(text, 1, a, &e) == 0);
     snprintf(text, sizeof text, fmt, 1200, "false");
-    CHECK(run_summary(text, 0, b, &e) == 0);
-    CHECK(run_summary(text, 1, c, &e) == 0);
+    CHECK(summary_of_text(text, 0, b, &e) == 0);
+    CHECK(summary_of_text(text, 1, c, &e) == 0);
     CHECK(a->itl_s.n > METRICS_EXACT_MAX);
     CHECK_INT(b->itl_s.n, a->itl_s.n);
     CHECK(a->itl_s.p50 == c->itl_s.p50 && a->itl_s.p99 == c->itl_s.p99 && a->itl_s.max == c->itl_s.max);
@@ -844,7 +850,7 @@ static void test_stream_matches_batch(void)
     Err e = {0};
     Summary *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     snprintf(text, sizeof text, fmt, "true");
-    CHECK(run_summary(text, 0, a, &e) == 0);
+    CHECK(summary_of_text(text, 0, a, &e) == 0);
     if (e.msg[0]) fprintf(stderr, "  %s\n", e.msg);
     Scenario s;
     snprintf(text, sizeof text, fmt, "false");

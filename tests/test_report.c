@@ -367,6 +367,79 @@ static void test_ordw_spills(void)
     fclose(f);
 }
 
+/* --trace-events and --html's inputs stream (issue 36): a run of 20,000
+ * requests keeps a few hundred records at once while its trace (a window
+ * of it: every lane that meets it), its JSON report with the requests and
+ * its iterations are written as it goes; with a 2 KiB memory limit the
+ * trace's ordered sections and its sort of the running/waiting steps
+ * spill to disk and give the same bytes. */
+static void test_streamrun_trace_html(void)
+{
+    char dir[] = "/tmp/servesim-trace-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char tr[2][600], js[600], it[600];
+    const char *text = "{\"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\", \"scheduler\": {\"kind\": "
+                       "\"chunked\", \"max_running\": 64, \"token_budget\": 2048}, \"workload\": {\"kind\": "
+                       "\"poisson\", \"rate_per_s\": 40, \"count\": 20000, \"prompt_tokens\": 200, "
+                       "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 40}}, \"report\": "
+                       "{\"token_times\": false}, \"seed\": 7}";
+    snprintf(js, sizeof js, "%s/report.json", dir);
+    snprintf(it, sizeof it, "%s/iterations.csv", dir);
+    uint64_t iterations = 0;
+    for (int k = 0; k < 2; k++) {
+        snprintf(tr[k], sizeof tr[k], "%s/t%d.json", dir, k);
+        StreamOutputs o = {.trace = tr[k], .trace_opts = {.has_window = 1, .w0_ns = 100000000000, .w1_ns =
+                           101000000000}, .json_requests = !k, .iter_keep = !k, .mem_limit = k ? 2048 : 0};
+        StreamRun *r = xmalloc(sizeof *r);
+        Err e = {0};
+        CHECK(streamrun(r, NULL, text, "trace.json", 0, 0, 0, &o, &e) == 0);
+        if (th_failures) fprintf(stderr, "  %s\n", e.msg);
+        CHECK_INT(r->requests, 20000);
+        CHECK(r->eng != NULL && r->peak_live < 500);
+        iterations = r->sum.iterations;
+        if (k == 0) {
+            RunData d;
+            streamrun_rundata(r, &d);
+            cJSON *root = report_json(&r->mc, &d, &r->sum, 0);
+            cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
+            CHECK(streamrun_write_json(r, root, js, &e) == 0);
+            cJSON_Delete(root);
+            CHECK(r->iter_kept != NULL && streamrun_write_iterations(r, it, &e) == 0);
+        }
+        streamrun_free(r);
+        free(r);
+    }
+    Err e = {0};
+    size_t la = 0, lb = 0;
+    char *a = read_file(tr[0], &la, &e), *b = read_file(tr[1], &lb, &e);
+    CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+    /* the window's second holds some 40 arrivals and a few hundred
+     * iterations: the lanes of the requests it meets */
+    int lanes = 0, iters = 0, counters = 0;
+    for (const char *p = a; p && (p = strstr(p, "\"thread_name\",\"ph\":\"M\",\"ts\":0.000,\"pid\":2")); p++) lanes++;
+    for (const char *p = a; p && (p = strstr(p, "{\"name\":\"iteration\"")); p++) iters++;
+    for (const char *p = a; p && (p = strstr(p, "{\"name\":\"requests\"")); p++) counters++;
+    CHECK(lanes > 30 && lanes < 200);
+    CHECK(iters > 100 && iters < 2000 && (uint64_t)iters < iterations / 10);
+    CHECK(counters > 60);
+    free(a);
+    free(b);
+    /* the page's inputs: the report with every request, every iteration */
+    a = read_file(js, &la, &e);
+    CHECK(a && strstr(a, "\"id\":\t\"0\"") && strstr(a, "\"id\":\t\"19999\"") && !strstr(a, "\"id\":\t\"20000\""));
+    free(a);
+    a = read_file(it, &la, &e);
+    uint64_t rows = 0;
+    for (size_t i = 0; a && i < la; i++) rows += a[i] == '\n';
+    CHECK_INT(rows, iterations + 1);
+    free(a);
+    unlink(tr[0]);
+    unlink(tr[1]);
+    unlink(js);
+    unlink(it);
+    rmdir(dir);
+}
+
 /* A streamed run whose ordered outputs spill (a 2 KiB memory limit) writes
  * the bytes of one that holds everything in memory. */
 static void test_streamrun_spill_same_bytes(void)
@@ -916,6 +989,7 @@ void suite_report(void)
     RUN(test_cluster_rows_add_up);
     RUN(test_ordw_spills);
     RUN(test_streamrun_spill_same_bytes);
+    RUN(test_streamrun_trace_html);
     RUN(test_streamrun_cluster);
     RUN(test_streamrun_sessions);
     RUN(test_streamrun_warmup);

@@ -459,11 +459,13 @@ static int list_stream_next(ListStream *ls, Request *r)
     const ListStream *o = ls->of ? ls->of : ls;
     if (ls->flat) {
         if (ls->next >= o->w.n) return 0;
-        *r = o->w.reqs[ls->next++];
+        *r = o->w.reqs[ls->next];
+        r->seq = ls->next++;
         return 1;
     }
     if (ls->next >= o->n_heads) return 0;
-    list_fill(o, ls->next++, r);
+    list_fill(o, ls->next, r);
+    r->seq = ls->next++;
     return 1;
 }
 
@@ -503,6 +505,7 @@ static int list_stream_pull_follow(const ListStream *ls, uint32_t chain, Request
 
 struct WlStream {
     OpenGen g;
+    uint64_t pos;           /* a generator's or trace's requests so far (their seqs) */
     ListStream *list;       /* a workload read whole (list_stream_open) */
     TraceStream *trace;     /* a trace file instead of a generator */
     SessStream *sess;       /* or sessions / agent tasks (chains) */
@@ -571,7 +574,11 @@ WlStream *workload_stream_open(const cJSON *wj, const char *where, uint64_t seed
 int workload_stream_next(WlStream *st, Request *r, Err *e)
 {
     if (st->list) return list_stream_next(st->list, r);
-    if (st->trace) return trace_stream_next(st->trace, r, e);
+    if (st->trace) {
+        int got = trace_stream_next(st->trace, r, e);
+        if (got > 0) r->seq = st->pos++;
+        return got;
+    }
     if (st->sess) return sess_stream_next(st->sess, r, e);
     if (st->closed) return closed_stream_next(st->closed, r, e);
     request_init(r);
@@ -586,6 +593,7 @@ int workload_stream_next(WlStream *st, Request *r, Err *e)
     if (d >= 0) r->deadline_ns = r->t_arrive_ns + d;
     r->adapter = a->adapter;
     r->cancel_after_ns = gen_attr_cancel(a);
+    r->seq = st->pos++;
     return 1;
 }
 

@@ -226,6 +226,7 @@ struct SessStream {
     char id[48];
     int flat;                   /* every turn, session by session (a pass that only sums) */
     uint32_t flat_k;
+    uint64_t flat_base;         /* flat: the session's turn 1's position in the materialised workload */
     /* an engine profile's client jitter (workload_stream_client): drawn
      * for turns 1.. of each session as it starts, the materialised order */
     gsl_rng *rj;
@@ -310,9 +311,12 @@ int sess_stream_next(SessStream *ss, Request *r, Err *e)
         if (ss->flat_k == 0 || ss->flat_k >= g->n_turn) {
             if (!sess_gen_next(g)) return 0;
             ss->flat_k = 0;
+            ss->flat_base = (uint64_t)g->n_sessions + ss->follow_seq;
+            ss->follow_seq += g->n_turn - 1;
         }
         uint32_t k = ss->flat_k++;
         sess_fill(ss, r, g->s - 1, k, g->n_turn, &g->turn[k], g->m, g->adapter);
+        r->seq = k ? ss->flat_base + k - 1 : g->s - 1;
         return 1;
     }
     if (!sess_gen_next(g)) return 0;
