@@ -993,7 +993,7 @@ void metrics_acc_finish(MetricsAcc *a, const EngineStats *st, const StatAcc *itl
     int64_t t0 = a->t0, t1 = a->t1;
     window_bounds(cfg, &t0, &t1, out);
     RunData rd = {.st = st,
-                  .win = !a->windowed ? NULL : cfg->has_window ? &a->sums : a->excluded ? &a->at_t1 : NULL};
+                  .win = !a->windowed ? NULL : cfg->has_window ? &a->sums : &a->at_t1};
     summary_tail(cfg, &rd, t0, t1, a->good_all, a->ok, out);
 }
 

@@ -398,7 +398,7 @@ static int streamrun_pass(StreamRun *r, const char *path, const char *text, cons
                             .on_record = r->iter || r->iter_kept ? on_record : NULL};
         /* a materialised run of one replica keeps its iterations, and its
          * means over a window that leaves requests out come from them */
-        r->acc.windowed = (r->mc.stream_known || r->mc.has_window) && s->keep_iterations;
+        r->acc.windowed = (r->mc.stream_known || r->mc.has_window || s->stream_cancels) && s->keep_iterations;
         if (!(r->eng = scenario_engine(s, &sink, e))) return -1;
         if (r->tl) timeline_set_pool(r->tl, engine_stream_slots(r->eng));
         if (!r->itl_ordered) engine_set_itl_acc(r->eng, &r->itl);
