@@ -103,11 +103,10 @@ static const char usage_run[] =
     "                         the embedded default\n"
     "  --seed N               override the scenario's seed\n"
     "  --print-default        print the embedded default scenario and exit\n"
-    "  --materialise          hold the whole workload and every request (not with --trace-events or\n"
-    "                         --html); otherwise requests (one replica or a cluster's) are pulled as\n"
-    "                         simulated time reaches them and memory follows the requests in flight;\n"
-    "                         the outputs are the same\n"
-    "  --stream               accepted and ignored (streaming is the default)\n"
+    "  --materialise, --stream  accepted and ignored: requests (one replica or a cluster's) are\n"
+    "                         always pulled as simulated time reaches them, memory following the\n"
+    "                         requests in flight (the materialised engine path is gone; the options\n"
+    "                         go in a later release)\n"
     "  --html DIR             DIR/index.html: summary, SLO verdict, latency CDFs, KV and batch over time,\n"
     "                         the timeline (runs of <= 64 requests) as SVG inline in the page; the\n"
     "                         report, data files and SVG files beside it\n"
@@ -144,14 +143,14 @@ static const char usage_info[] =
     "  --json            machine-readable output\n";
 
 static const char usage_bench[] =
-    "usage: servesim bench [--requests N] [--rate R] [--materialise] [--exact-stats] [--no-fast-path]\n"
-    "       servesim bench --scenario FILE [--materialise] [--exact-stats] [--no-fast-path]\n"
+    "usage: servesim bench [--requests N] [--rate R] [--exact-stats] [--no-fast-path]\n"
+    "       servesim bench --scenario FILE [--exact-stats] [--no-fast-path]\n"
     "\n"
     "Simulates N (default 100000) Poisson requests of Qwen3-8B on one H100 with the\n"
-    "chunked scheduler and the roofline cost model, streamed (--materialise: the workload\n"
-    "built whole first), or a scenario file as `run` does (streamed), with the full\n"
-    "summary, and prints wall time, simulated requests and iterations per wall second,\n"
-    "ns per request-iteration (one request in one iteration's batch) and peak RSS.\n";
+    "chunked scheduler and the roofline cost model, or a scenario file as `run` does,\n"
+    "with the full summary, and prints wall time, simulated requests and iterations per\n"
+    "wall second, ns per request-iteration (one request in one iteration's batch) and\n"
+    "peak RSS.  --materialise is accepted and ignored (the materialised path is gone).\n";
 
 static int fail(const Err *e)
 {
@@ -284,12 +283,11 @@ static int emit(const Outputs *o, const Scenario *s, const MetricsCfg *mc, const
     return 0;
 }
 
-/* `run` on the streamed path (streamrun.h): the table, --json (the
- * requests array included unless --summary-only), --csv, --tokens-csv,
- * --iterations-csv, --vllm-json, --trace-events and --html DIR, the same
- * bytes as the materialised run.  RUN_MATERIALISE: the scenario is valid
- * but not streamable (e.refused); nothing was printed or written. */
-#define RUN_MATERIALISE (-2)
+/* `run` (streamrun.h): the table, --json (the requests array included
+ * unless --summary-only), --csv, --tokens-csv, --iterations-csv,
+ * --vllm-json, --trace-events and --html DIR, each written as the run goes
+ * or from what it kept on disk, in memory that follows the requests in
+ * flight. */
 static int run_streamed(const char *path, int has_seed, uint64_t seed, const Outputs *out, const TimelineOpts *to,
                         const char *html_dir, const HtmlCmd *hc)
 {
@@ -301,11 +299,6 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
                         .iter_keep = html_dir != NULL};
     int rc = streamrun(r, path, scenario_default_json, "(embedded default)", has_seed, seed, out->exact_stats, &so,
                        &e);
-    if (rc < 0 && e.refused) {
-        streamrun_free(r);
-        free(r);
-        return RUN_MATERIALISE;
-    }
     ErrBand band;
     if (rc == 0) rc = scenario_error_band(&r->s, &band, &e);
     if (rc == 0) {
@@ -353,7 +346,7 @@ static int cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *html_dir = NULL;
     uint64_t seed = 0;
-    int has_seed = 0, materialise = 0;
+    int has_seed = 0;
     Outputs out = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -369,10 +362,9 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--print-default")) {
             fputs(scenario_default_json, stdout);
             return 0;
-        } else if (!strcmp(a, "--stream")) {
-            /* the default since issue 36: accepted, and does nothing */
-        } else if (!strcmp(a, "--materialise")) {
-            materialise = 1;
+        } else if (!strcmp(a, "--stream") || !strcmp(a, "--materialise")) {
+            /* issue 36: one engine path, which streams; accepted for a
+             * release, and do nothing */
         } else if (!strcmp(a, "--seed")) {
             if (++i >= argc || parse_u64(argv[i], &seed) < 0)
                 return cli_bad_usage("--seed needs a non-negative integer", i < argc ? argv[i] : NULL, usage_run);
@@ -411,67 +403,7 @@ static int cmd_run(int argc, char **argv)
         return cli_bad_usage("--trace-requests: expected a positive integer", out.trace_requests, usage_run);
     to.max_requests = (uint32_t)treq;
     HtmlCmd hc = {"run", argc, argv};
-    if (!materialise || out.trace || html_dir) {
-        int rc = run_streamed(path, has_seed, seed, &out, &to, html_dir, &hc);
-        if (rc != RUN_MATERIALISE) return rc;
-    }
-    Scenario s;
-    int rc = path ? scenario_load_file(path, has_seed, seed, &s, &e)
-                  : scenario_load_text(scenario_default_json, "(embedded default)", has_seed, seed, &s, &e);
-    if (rc < 0) return fail(&e);
-    /* the engine's measured error band: read before the run, so a
-     * malformed band file fails at once */
-    ErrBand band;
-    if (scenario_error_band(&s, &band, &e) < 0) {
-        scenario_free(&s);
-        return fail(&e);
-    }
-    s.metrics.exact_stats = out.exact_stats;
-    if (out.window && mcfg_parse_window_arg(out.window, &s.metrics, &e) < 0) {
-        scenario_free(&s);
-        return fail(&e);
-    }
-    if ((s.metrics.has_window || out.tokens_csv) && !s.keep_token_times && s.token_times_auto)
-        s.keep_token_times = 1; /* asked for by the command line */
-    if (out.tokens_csv && !s.keep_token_times) {
-        err_set(&e, "%s: --tokens-csv writes every token's time; remove report.token_times: false", s.source);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    if (s.metrics.has_window && !s.keep_token_times) {
-        scenario_free(&s);
-        e = (Err){0};
-        err_set(&e, "%s: a fixed throughput window counts tokens by emission time; remove report.token_times: false",
-                s.source);
-        return fail(&e);
-    }
-    if (out.iter_csv && !s.keep_iterations) {
-        err_set(&e, "%s: --iterations-csv and --trace-events need report.iterations (it is false)", s.source);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    Cluster *cl = cluster_new(&s, NULL, &e);
-    if (!cl || cluster_run(cl, &e) < 0) {
-        cluster_free(cl);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    if (out.iter_csv && cluster_replicas(cl) > 1) {
-        err_set(&e, "--iterations-csv: per-iteration records are kept for a single replica; this run has %u "
-                    "(use --trace-events for every replica's iterations)", cluster_replicas(cl));
-        cluster_free(cl);
-        scenario_free(&s);
-        return fail(&e);
-    }
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary sum;
-    cluster_summarize(cl, &s, slo_table, &mc, &rd, &sum);
-    rc = emit(&out, &s, &mc, &rd, &sum, &band, &e);
-    cluster_free(cl);
-    scenario_free(&s);
-    return rc < 0 ? fail(&e) : 0;
+    return run_streamed(path, has_seed, seed, &out, &to, html_dir, &hc);
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -762,53 +694,21 @@ static void bench_figures(double wall, uint64_t requests, const EngineStats *st)
            st->iterations ? 100.0 * (double)st->fast_iterations / (double)st->iterations : 0.0);
 }
 
-/* A loaded scenario run whole (materialised) and summarised, as `servesim
- * run --quiet` does; the scenario is freed on failure. */
-typedef struct BenchRun {
-    Cluster *cl;
-    Slo slo[METRICS_CLS_MAX];
-    MetricsCfg mc;
-    RunData rd;
-    Summary *sum;
-} BenchRun;
-
-static int bench_run(Scenario *s, int exact, BenchRun *b, Err *e)
-{
-    s->metrics.exact_stats = exact;
-    b->cl = cluster_new(s, NULL, e);
-    if (!b->cl || cluster_run(b->cl, e) < 0) {
-        cluster_free(b->cl);
-        scenario_free(s);
-        return -1;
-    }
-    b->sum = xmalloc(sizeof *b->sum);
-    cluster_summarize(b->cl, s, b->slo, &b->mc, &b->rd, b->sum);
-    return 0;
-}
-
-static void bench_run_free(BenchRun *b, Scenario *s)
-{
-    free(b->sum);
-    cluster_free(b->cl);
-    scenario_free(s);
-}
-
-/* A scenario file run as `servesim run --quiet` does (streamed, or with
- * --materialise materialised; full summary): the figures of one replay. */
-static int bench_scenario(const char *path, int exact, int materialise)
+/* A scenario file run as `servesim run --quiet` does (full summary): the
+ * figures of one replay. */
+static int bench_scenario(const char *path, int exact)
 {
     Err e = {0};
     double t0 = wall_s();
     RunSummary o;
-    if (run_summary(&o, path, NULL, NULL, 0, 0, exact, materialise, &e) < 0) {
+    if (run_summary(&o, path, NULL, NULL, 0, 0, exact, &e) < 0) {
         run_summary_free(&o);
         return fail(&e);
     }
     double wall = wall_s() - t0;
     const char *name = o.s->name;
     const Summary *sum = o.sum;
-    printf("bench: %s (%s, %s)\n", strncmp(name, "bench: ", 7) ? name : name + 7, path,
-           o.sr ? "streamed" : "materialised");
+    printf("bench: %s (%s, streamed)\n", strncmp(name, "bench: ", 7) ? name : name + 7, path);
     printf("  %u requests, %llu iterations, ITL n=%llu p99 %.2f ms, TTFT p99 %.2f ms (full summary%s)\n",
            sum->requests, (unsigned long long)sum->iterations, (unsigned long long)sum->itl_s.n,
            sum->itl_s.p99 * 1e3, sum->ttft_s.p99 * 1e3, exact ? ", exact statistics" : "");
@@ -821,7 +721,7 @@ static int cmd_bench(int argc, char **argv)
 {
     uint64_t n = 100000;
     double rate = 12;
-    int exact = 0, materialise = 0;
+    int exact = 0;
     const char *scenario = NULL;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -839,14 +739,14 @@ static int cmd_bench(int argc, char **argv)
         } else if (!strcmp(argv[i], "--exact-stats")) {
             exact = 1;
         } else if (!strcmp(argv[i], "--materialise")) {
-            materialise = 1;
+            /* issue 36: the materialised path is gone; accepted for a release */
         } else if (!strcmp(argv[i], "--no-fast-path")) {
             engine_fast_path_default(0);
         } else {
             return cli_bad_usage("unknown option", argv[i], usage_bench);
         }
     }
-    if (scenario) return bench_scenario(scenario, exact, materialise);
+    if (scenario) return bench_scenario(scenario, exact);
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"model\": \"qwen3-8b\", \"hardware\": \"h100-sxm\",\n"
@@ -859,26 +759,9 @@ static int cmd_bench(int argc, char **argv)
              " \"slo\": {\"ttft_ms\": 500, \"tpot_ms\": 50}, \"report\": {\"token_times\": false, \"iterations\": false}, \"seed\": 1}",
              rate, (unsigned long long)n);
     Err e = {0};
-    printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline, %s\n",
-           (unsigned long long)n, rate, materialise ? "materialised" : "streamed");
+    printf("bench: %llu Poisson requests at %g req/s, Qwen3-8B on H100, chunked (2048), roofline, streamed\n",
+           (unsigned long long)n, rate);
     double t0 = wall_s();
-    if (materialise) {
-        /* the workload built whole first, as `servesim run` does */
-        Scenario s;
-        if (scenario_load_text(text, "(bench)", 0, 0, &s, &e) < 0) return fail(&e);
-        double t1 = wall_s();
-        BenchRun b;
-        if (bench_run(&s, exact, &b, &e) < 0) return fail(&e);
-        double wall = wall_s() - t0;
-        const Summary *sum = b.sum;
-        printf("  simulated %.1f s of serving: %u finished, %llu iterations, p50 TTFT %.1f ms, p99 ITL %.2f ms\n",
-               sum->window_s, sum->finished, (unsigned long long)sum->iterations, sum->ttft_s.p50 * 1e3,
-               sum->itl_s.p99 * 1e3);
-        printf("  workload generation %.3f s\n", t1 - t0);
-        bench_figures(wall, n, b.rd.st);
-        bench_run_free(&b, &s);
-        return 0;
-    }
     StreamRun *r = xmalloc(sizeof *r);
     if (streamrun(r, NULL, text, "(bench)", 0, 0, exact, NULL, &e) < 0) {
         streamrun_free(r);

@@ -105,7 +105,7 @@ static cJSON *lua_api_run_report(lua_State *L, int has_seed, uint64_t seed, int 
     double t0 = lua_api_wall();
     if (!with_requests) {
         RunSummary o;
-        int rc = run_summary(&o, path, text, name, has_seed, seed, 0, 0, e);
+        int rc = run_summary(&o, path, text, name, has_seed, seed, 0, e);
         *t_run = lua_api_wall() - t0;
         if (rc == 0 && scenario_error_band(o.s, &band, e) == 0) {
             root = report_json(o.mc, &o.rd, o.sum, 0);

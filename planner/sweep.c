@@ -232,17 +232,15 @@ static void sweep_fill(const MetricsCfg *mc, const Summary *m, uint64_t rejected
     snprintf(out->cost_worst, sizeof out->cost_worst, "%s", m->cost_worst ? m->cost_worst : "");
 }
 
-/* A sweep's or a plan's run: streamed (sim/streamrun.h: memory follows the
- * requests in flight, and without per-token times the decode fast path
- * runs), or, where the streamed engine refuses the scenario (e->refused),
- * materialised; the figures are the same either way. */
+/* A sweep's or a plan's run (sim/streamrun.h: memory follows the requests
+ * in flight, and without per-token times the decode fast path runs). */
 int sweep_run_text(const char *text, const char *name, double seed, double rate, SweepRun *out, Err *e)
 {
     memset(out, 0, sizeof *out);
     out->rate_per_s = rate;
     out->seed = seed;
     RunSummary o;
-    int rc = run_summary(&o, NULL, text, name, 1, (uint64_t)seed, 0, 0, e);
+    int rc = run_summary(&o, NULL, text, name, 1, (uint64_t)seed, 0, e);
     if (rc == 0) sweep_fill(o.mc, o.sum, o.rejected_kv, out);
     run_summary_free(&o);
     return rc;

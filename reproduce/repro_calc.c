@@ -124,7 +124,7 @@ static cJSON *compute_replay(const char *path, const char *arg, Err *e)
 static int sweep_one(const char *text, const char *name, double *completion, double *goodput, Err *e)
 {
     RunSummary o;
-    int rc = run_summary(&o, NULL, text, name, 0, 0, 0, 0, e);
+    int rc = run_summary(&o, NULL, text, name, 0, 0, 0, e);
     if (rc == 0) {
         cJSON *root = report_json(o.mc, &o.rd, o.sum, 0);
         rc = repro_get(root, "summary.throughput.requests_per_s", completion, e) < 0 ||

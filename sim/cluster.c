@@ -13,6 +13,7 @@
 #include "plugin.h"
 #include "policy.h"
 #include "prefix.h"
+#include "reqarray.h"
 
 enum { CLUSTER_EV_TRANSFER = 3 };
 
@@ -22,8 +23,7 @@ struct Cluster {
     uint32_t n;            /* replicas in all */
     uint32_t n_prefill;    /* disagg: engines [0, n_prefill) prefill, the rest decode */
     EventQueue q;
-    int64_t *tt;
-    uint32_t next_arrival;
+    int64_t *tt;           /* a workload held whole: every token's time by token_off (the array's), or NULL */
     uint32_t rr_next[2];   /* round-robin cursors per pool */
     EngineStats st;        /* aggregated over replicas */
     Router plugin_router;  /* ROUTER_PLUGIN */
@@ -43,24 +43,26 @@ struct Cluster {
     uint32_t group;        /* attention DP: ranks per lock-stepped group (consecutive replicas), or 0 */
     int has_itl;           /* no per-token record: ITL streamed into itl by the engines */
     StatAcc itl;
-    /* A streamed run (s->wl_stream): the replicas' shared request records,
-     * pulled one arrival ahead; a request keeps its slot from its arrival
-     * to its retirement, whichever replica holds it, so arrival, front-end,
-     * handoff and transfer events name the slot. */
+    /* The replicas' shared request records, pulled one arrival ahead (from
+     * the scenario's stream, or its workload held whole: arr); a request
+     * keeps its slot from its arrival to its retirement, whichever replica
+     * holds it, so arrival, front-end, handoff and transfer events name
+     * the slot. */
     Slots *slots;
+    ReqArray *arr;
 };
 
-/* The request in slot or workload index idx. */
+/* The request in slot idx. */
 static Request *req(const Cluster *c, uint32_t idx)
 {
-    return c->slots ? &slots_reqs(c->slots)[idx] : &c->s->wl.reqs[idx];
+    return &slots_reqs(c->slots)[idx];
 }
 
 uint32_t cluster_replicas(const Cluster *c) { return c->n; }
 const Engine *cluster_engine(const Cluster *c, uint32_t i) { return c->eng[i]; }
 const EngineStats *cluster_stats(const Cluster *c) { return &c->st; }
-uint64_t cluster_stream_pulled(const Cluster *c) { return c->slots ? slots_pulled(c->slots) : 0; }
-uint32_t cluster_live_peak(const Cluster *c) { return c->slots ? slots_peak(c->slots) : 0; }
+uint64_t cluster_stream_pulled(const Cluster *c) { return slots_pulled(c->slots); }
+uint32_t cluster_live_peak(const Cluster *c) { return slots_peak(c->slots); }
 Slots *cluster_stream_slots(Cluster *c) { return c->slots; }
 
 static void handoff(void *ctx, uint32_t req, int64_t now_ns);
@@ -89,13 +91,19 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
     if (s->router == ROUTER_ADAPTER_AFFINITY) c->adapter_home = xcalloc(2 * ((size_t)s->lora.adapters + 1), sizeof *c->adapter_home);
     s->barrier.left = s->barrier_members; /* a scenario may run more than once */
     evq_init(&c->q);
-    uint64_t tokens = 0;
-    for (uint32_t i = 0; i < s->wl.n; i++) tokens += s->wl.reqs[i].output_tokens;
-    /* streamed: token times, if kept, are per slot (and ITL is taken from
-     * them in workload order as they are retired, sim/streamrun.c, as the
-     * materialised summary takes it) */
-    if (s->wl_stream) c->slots = scenario_stream_slots(s);
-    else if (s->keep_token_times) c->tt = xmalloc((tokens ? tokens : 1) * sizeof *c->tt);
+    /* token times, if kept, are per slot (a stream's are taken as they are
+     * retired, sim/streamrun.c; a workload held whole gets them back in
+     * its array's record, reqarray.h) */
+    if (s->wl_stream) {
+        c->slots = scenario_stream_slots(s);
+    } else {
+        if (!(c->arr = reqarray_new(s->wl.reqs, s->wl.n, s->keep_token_times, e))) {
+            cluster_free(c);
+            return NULL;
+        }
+        c->slots = reqarray_slots(c->arr);
+        c->tt = reqarray_token_times(c->arr);
+    }
     c->has_itl = !s->keep_token_times;
     statacc_init(&c->itl, s->metrics.exact_stats ? UINT64_MAX : METRICS_EXACT_MAX);
     if (s->attn_dp > 1 && !s->disagg && c->n % (uint32_t)s->attn_dp == 0) c->group = (uint32_t)s->attn_dp;
@@ -105,7 +113,7 @@ Cluster *cluster_new(Scenario *s, const MetricsSink *sink, Err *e)
             /* one replica alone keeps the engine's own record of
              * iterations; the sink observes every replica */
             Pool pool = s->pools[p];
-            c->eng[k] = scenario_pool_engine(s, &pool, sink, c->tt, c->slots, e);
+            c->eng[k] = scenario_pool_engine(s, &pool, sink, c->slots, e);
             if (!c->eng[k]) {
                 cluster_free(c);
                 return NULL;
@@ -135,8 +143,8 @@ void cluster_free(Cluster *c)
     statacc_free(&c->itl);
     if (c->plugin_router.destroy) c->plugin_router.destroy(c->plugin_router.ctx);
     evq_free(&c->q);
-    free(c->tt);
-    slots_free(c->slots);
+    if (c->arr) reqarray_free(c->arr); /* with its pool */
+    else slots_free(c->slots);
     free(c);
 }
 
@@ -234,22 +242,14 @@ static void sample_busy(Cluster *c)
     if (kv > c->sum_peak_kv) c->sum_peak_kv = kv;
 }
 
+/* The next request into a slot, its arrival on the queue (the pool may
+ * grow: every replica follows it before it runs). */
 static void push_next_arrival(Cluster *c)
 {
-    if (c->slots) {
-        /* the pool may grow: every replica follows it before it runs */
-        uint32_t k;
-        if (!slots_pull(c->slots, &k)) return;
-        for (uint32_t i = 0; i < c->n; i++) engine_stream_sync(c->eng[i]);
-        evq_push(&c->q, slots_reqs(c->slots)[k].t_arrive_ns, ENGINE_EV_ARRIVAL, k);
-        return;
-    }
-    const Workload *w = &c->s->wl;
-    while (c->next_arrival < w->n && w->reqs[c->next_arrival].triggered) c->next_arrival++;
-    if (c->next_arrival < w->n) {
-        uint32_t i = c->next_arrival++;
-        evq_push(&c->q, w->reqs[i].t_arrive_ns, ENGINE_EV_ARRIVAL, i);
-    }
+    uint32_t k;
+    if (!slots_pull(c->slots, &k)) return;
+    for (uint32_t i = 0; i < c->n; i++) engine_stream_sync(c->eng[i]);
+    evq_push(&c->q, slots_reqs(c->slots)[k].t_arrive_ns, ENGINE_EV_ARRIVAL, k);
 }
 
 static void arrive(Cluster *c, uint32_t idx, int64_t now)
@@ -302,8 +302,7 @@ static void transfer_done(Cluster *c, uint32_t idx, int64_t now)
     engine_release_handoff(c->eng[r->src_replica], idx);
     if (c->s->first_token_on_decode) {
         /* the first token reaches the client only from the decode side */
-        if (c->tt) c->tt[r->token_off] = now;
-        else if (c->slots && slots_tt(c->slots)) slots_tt(c->slots)[idx][0] = now;
+        if (slots_tt(c->slots)) slots_tt(c->slots)[idx][0] = now;
         r->t_first_token_ns = r->t_last_token_ns = now;
     }
     engine_unblock(c->eng[r->replica], idx);
@@ -373,14 +372,14 @@ static int poll_group(Cluster *c, uint32_t lo, int64_t now, Err *e)
 int cluster_run(Cluster *c, Err *e)
 {
     const Workload *w = &c->s->wl;
-    if (w->n == 0 && !c->slots) return 0;
     push_next_arrival(c);
-    int64_t first = evq_peek_time(&c->q);
+    /* a run with no requests has no first arrival (0) */
+    int64_t first = evq_peek_time(&c->q) == INT64_MAX ? 0 : evq_peek_time(&c->q);
     Event ev;
     while (evq_pop(&c->q, &ev)) {
         do {
             if (ev.kind == ENGINE_EV_ARRIVAL) {
-                if (c->slots) slots_arrive(c->slots, ev.arg);
+                slots_arrive(c->slots, ev.arg);
                 if (!req(c, ev.arg)->triggered) push_next_arrival(c);
                 arrive(c, ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_FOLLOW) {
@@ -397,8 +396,8 @@ int cluster_run(Cluster *c, Err *e)
                 /* its replica's front end is done with it */
                 engine_enqueue(c->eng[req(c, ev.arg)->replica], ev.arg, ev.t_ns);
             } else if (ev.kind == ENGINE_EV_CANCEL) {
-                /* streamed: a slot kept for its retired request's event is freed */
-                if (!c->slots || !slots_cancel_event(c->slots, ev.arg)) cancel(c, ev.arg, ev.t_ns);
+                /* a slot kept for its retired request's event is freed */
+                if (!slots_cancel_event(c->slots, ev.arg)) cancel(c, ev.arg, ev.t_ns);
             } else {
                 transfer_done(c, ev.arg, ev.t_ns);
             }
@@ -414,11 +413,11 @@ int cluster_run(Cluster *c, Err *e)
                 if (engine_poll(c->eng[i], ev.t_ns, e) != 0) return err_prefix(e, "replica %u", i);
         }
         if (c->n > 1) sample_busy(c);
-        /* a streamed run's requests that left go back to the pool */
-        for (uint32_t i = 0; c->slots && i < c->n; i++)
+        /* the requests that left go back to the pool */
+        for (uint32_t i = 0; i < c->n; i++)
             if (engine_stream_retire(c->eng[i], e) != 0) return -1;
     }
-    if (c->slots && slots_error(c->slots, e) != 0) return -1;
+    if (slots_error(c->slots, e) != 0) return -1;
     /* aggregate: sums; peaks of the sum (one replica: its own) */
     EngineStats *a = &c->st;
     memset(a, 0, sizeof *a);
@@ -485,8 +484,7 @@ int cluster_run(Cluster *c, Err *e)
     /* busy time per replica on average, so that GPUs x busy is GPU time */
     a->busy_ns /= c->n;
     a->replicas = c->n;
-    if (!c->slots) return engine_check_invariants(w->reqs, w->n, c->tt, a, e);
-    /* streamed: each request was checked as it was retired */
+    /* each request was checked as it was retired */
     uint64_t pulled = slots_pulled(c->slots);
     uint32_t live = slots_live(c->slots);
     if (live != 0 || a->finished + a->rejected + a->cancelled != pulled)
@@ -494,13 +492,15 @@ int cluster_run(Cluster *c, Err *e)
                           "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
                        (unsigned long long)a->finished, (unsigned long long)a->rejected,
                        (unsigned long long)a->cancelled, live);
+    /* a workload held whole, each request written back as it left */
+    if (c->arr) return engine_check_invariants(w->reqs, w->n, c->tt, a, e);
     return 0;
 }
 
 void cluster_rundata(const Cluster *c, RunData *rd)
 {
     *rd = (RunData){.reqs = c->s->wl.reqs, .n = c->s->wl.n, .token_times = c->tt, .st = &c->st};
-    if (c->slots) {
+    if (!c->arr) {
         /* streamed: the requests were folded as they left */
         rd->reqs = NULL;
         rd->n = 0;

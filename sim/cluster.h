@@ -37,13 +37,13 @@ void cluster_summarize(const Cluster *c, const Scenario *s, Slo *slo_table, Metr
 uint32_t cluster_replicas(const Cluster *c);
 const Engine *cluster_engine(const Cluster *c, uint32_t i);
 const EngineStats *cluster_stats(const Cluster *c); /* aggregated over replicas, after cluster_run */
-/* A streamed cluster (the scenario's workload a stream, s->wl_stream): the
- * replicas share one pool of request records (slots.h), pulled through the
- * router as simulated time reaches them and retired to s->stream_retire as
- * they leave; the requests taken from the stream and the most records held
- * at once (0 for a materialised run). */
+/* The replicas share one pool of request records (slots.h), pulled
+ * through the router as simulated time reaches them -- from the
+ * scenario's stream (s->wl_stream), retired to s->stream_retire as they
+ * leave, or from its workload held whole (reqarray.h), written back into
+ * s->wl.reqs; the requests taken and the most records held at once. */
 uint64_t cluster_stream_pulled(const Cluster *c);
-Slots *cluster_stream_slots(Cluster *c); /* the replicas' shared pool (NULL: materialised) */
+Slots *cluster_stream_slots(Cluster *c);
 uint32_t cluster_live_peak(const Cluster *c);
 
 #endif

@@ -100,30 +100,14 @@ static void err_clean(Err *e)
     memcpy(e->msg, tmp, sizeof tmp);
 }
 
-static int err_vset(Err *e, int refused, const char *fmt, va_list ap)
-{
-    if (!e) return -1;
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    err_clean(e);
-    e->refused = refused;
-    return -1;
-}
-
 int err_set(Err *e, const char *fmt, ...)
 {
+    if (!e) return -1;
     va_list ap;
     va_start(ap, fmt);
-    err_vset(e, 0, fmt, ap);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
-    return -1;
-}
-
-int err_refuse(Err *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(e, 1, fmt, ap);
-    va_end(ap);
+    err_clean(e);
     return -1;
 }
 

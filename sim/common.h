@@ -16,21 +16,11 @@
 
 typedef struct Err {
     char msg[ERR_MSG_MAX];
-    int refused; /* err_refuse: valid input the streamed engine does not take (issue 36) */
 } Err;
 
 /* Formats the message into e (if e is not NULL) and returns -1, so that
  * callers can write `return err_set(e, "...")`. */
 int err_set(Err *e, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* The same for valid input the streamed engine path cannot take yet (a
- * cluster, a session workload, ...): sets e->refused, which `run` reads
- * to fall back to the materialised path; err_set clears it. */
-int err_refuse(Err *e, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

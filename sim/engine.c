@@ -8,8 +8,10 @@
  *    the front;
  *  - the plan holds at most one item per request; plan_pos[r] is its index
  *    or UINT32_MAX;
- *  - every array is sized for the whole workload at creation: the hot loop
- *    allocates only when the optional iteration log grows (amortised);
+ *  - every per-request array follows the pool of request records
+ *    (engine_stream_sync: it grows only when a request is pulled), so the
+ *    hot loop allocates only when the optional iteration log grows
+ *    (amortised);
  *  - a cancelled request is in no list but parked[] while the iteration
  *    launched at its cancel still reads its blocks (cancel_lag); parked[]
  *    empties at the next iteration end, or at once when none was launched.
@@ -245,7 +247,7 @@ static int g_static_ok(const Engine *eng)
     return !eng->fast_off && !eng->fast_unsupported && c->sched.schedule_rest && c->sched.steady &&
            c->cost.decode_time && c->kv.grow_block_tokens && c->kv.grow_block_tokens <= 4096 && !c->kv.commit &&
            !c->has_spec && !c->n_hooks && !c->prefill_only && !c->sink.on_token &&
-           (!c->sink.on_iteration || c->sink.plan_counts_only) && !eng->token_times && !eng->slot_tt;
+           (!c->sink.on_iteration || c->sink.plan_counts_only) && !eng->slot_tt;
 }
 
 /* Forms the group of every decoding running request at a boundary: each
@@ -474,12 +476,13 @@ void eng_preempt(Engine *eng, uint32_t idx)
 
 static void trigger_next(Engine *eng, const Request *r);
 
-/* Streamed parallel sampling: r's n_samples - 1 branches made into slots
- * (kept free for them since r was pulled) and linked by next_branch, as
- * the materialised workload links them; 0 when r has none to make. */
+/* Parallel sampling: r's n_samples - 1 branches made into slots (kept
+ * free for them since r was pulled) and linked by next_branch (slot
+ * indices), as a workload links its branch records; 0 when r has none to
+ * make. */
 static int make_branches(Engine *eng, Request *r)
 {
-    if (!eng->slots || r->n_samples <= 1) return 0;
+    if (r->n_samples <= 1) return 0;
     uint32_t *link = &r->next_branch, parent = r->idx, n = r->n_samples;
     *link = REQ_NONE;
     r->n_samples = 1;
@@ -496,11 +499,11 @@ static int make_branches(Engine *eng, Request *r)
     return 1;
 }
 
-/* A streamed request's branches have all been resolved: they are not
- * followed again (their slots are reused once they leave). */
-static void unlink_branches(Engine *eng, Request *r)
+/* A request's branches have all been resolved: they are not followed
+ * again (their slots are reused once they leave). */
+static void unlink_branches(Request *r)
 {
-    if (eng->slots) r->next_branch = REQ_NONE;
+    r->next_branch = REQ_NONE;
 }
 
 static void finish_rejected(Engine *eng, Request *r, RejectReason why)
@@ -510,7 +513,7 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
     r->t_finish_ns = eng->now_ns;
     eng->st.rejected++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
+    eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
     /* branches of a rejected request never start */
     make_branches(eng, r);
@@ -522,9 +525,9 @@ static void finish_rejected(Engine *eng, Request *r, RejectReason why)
             x->reject_reason = r->reject_reason;
             x->t_finish_ns = eng->now_ns;
             eng->st.rejected++;
-            if (eng->slots) eng->retiring[eng->n_retiring++] = b;
+            eng->retiring[eng->n_retiring++] = b;
         }
-    unlink_branches(eng, r);
+    unlink_branches(r);
 }
 
 void eng_reject(Engine *eng, uint32_t idx, RejectReason why)
@@ -585,28 +588,9 @@ int eng_plan_add(Engine *eng, uint32_t idx, uint32_t c)
 
 /* ---------------------------------------------------------------- loop */
 
-static void push_next_arrival(Engine *eng)
-{
-    while (eng->next_arrival < eng->n_reqs && eng->reqs[eng->next_arrival].triggered) eng->next_arrival++;
-    if (eng->next_arrival < eng->n_reqs) {
-        uint32_t i = eng->next_arrival++;
-        evq_push(eng->evq, eng->reqs[i].t_arrive_ns, ENGINE_EV_ARRIVAL, i);
-    }
-}
-
-/* r left the system: the request it triggers (next turn of a session, the
- * next request of a closed-loop client) arrives after its think time. */
-static void trigger(Engine *eng, uint32_t idx)
-{
-    Request *nx = &eng->reqs[idx];
-    if (!nx->triggered || nx->state != REQ_PENDING) return;
-    nx->t_arrive_ns = eng->now_ns + nx->think_ns + eng->cfg.trigger_delay_ns;
-    if (nx->deadline_after_ns >= 0) nx->deadline_ns = nx->t_arrive_ns + nx->deadline_after_ns;
-    evq_push(eng->evq, nx->t_arrive_ns, ENGINE_EV_ARRIVAL, idx);
-}
-
-/* Streamed: the source makes r's chain's follow-up when it arrives (the
- * event, pushed now as trigger() would push its arrival). */
+/* r left the system: the request its chain goes on with (the next turn of
+ * a session, the next request of a closed-loop client) arrives after its
+ * think time; the source makes it then (ENGINE_EV_FOLLOW). */
 static void follow_up(Engine *eng, const Request *r)
 {
     int64_t think;
@@ -617,18 +601,10 @@ static void follow_up(Engine *eng, const Request *r)
 static void trigger_next(Engine *eng, const Request *r)
 {
     EngineBarrier *b = eng->cfg.barrier;
-    if (eng->slots) {
-        /* a barrier's waiters are chains of their own */
-        if (r->barrier_member && b && b->left > 0 && --b->left == 0)
-            for (uint32_t i = 0; i < b->n_waiters; i++) follow_up(eng, &(Request){.chain = b->waiters[i]});
-        follow_up(eng, r);
-        return;
-    }
+    /* a barrier's waiters are chains of their own */
     if (r->barrier_member && b && b->left > 0 && --b->left == 0)
-        for (uint32_t i = 0; i < b->n_waiters; i++)
-            if (b->waiters[i] < eng->n_reqs) trigger(eng, b->waiters[i]);
-    if (r->next_req == REQ_NONE || r->next_req >= eng->n_reqs) return;
-    trigger(eng, r->next_req);
+        for (uint32_t i = 0; i < b->n_waiters; i++) follow_up(eng, &(Request){.chain = b->waiters[i]});
+    follow_up(eng, r);
 }
 
 /* A serial front end takes request idx, sent now: it waits for the work
@@ -683,8 +659,7 @@ void engine_enqueue(Engine *eng, uint32_t idx, int64_t now_ns)
 static void emit_token(Engine *eng, Request *r)
 {
     int64_t t = eng->now_ns;
-    if (eng->token_times) eng->token_times[r->token_off + r->generated] = t;
-    else if (eng->slot_tt) eng->slot_tt[r->idx][r->generated] = t;
+    if (eng->slot_tt) eng->slot_tt[r->idx][r->generated] = t;
     if (r->generated == 0) r->t_first_token_ns = t;
     else {
         if (t - r->t_last_token_ns > r->itl_max_ns) r->itl_max_ns = t - r->t_last_token_ns;
@@ -710,7 +685,7 @@ static void finish_request(Engine *eng, Request *r)
     r->kv_blocks = 0;
     eng->st.finished++;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
+    eng->retiring[eng->n_retiring++] = r->idx;
     trigger_next(eng, r);
 }
 
@@ -743,7 +718,7 @@ static void fork_branches(Engine *eng, uint32_t parent)
             waiting_push_back(eng, b);
         }
     }
-    unlink_branches(eng, p);
+    unlink_branches(p);
 }
 
 /* ---------------------------------------------------------- cancellation */
@@ -754,7 +729,7 @@ static void cancel_release(Engine *eng, Request *r)
     r->kv_blocks = 0;
     r->t_finish_ns = eng->now_ns;
     if (eng->cfg.sink.on_done) eng->cfg.sink.on_done(eng->cfg.sink.ctx, r);
-    if (eng->slots) eng->retiring[eng->n_retiring++] = r->idx;
+    eng->retiring[eng->n_retiring++] = r->idx;
 }
 
 /* The iteration that read the parked requests' blocks has ended. */
@@ -784,9 +759,9 @@ static void cancel_leave(Engine *eng, Request *r, int may_lag)
             x->state = REQ_CANCELLED;
             x->t_cancel_ns = x->t_finish_ns = eng->now_ns;
             eng->st.cancelled++;
-            if (eng->slots) eng->retiring[eng->n_retiring++] = b;
+            eng->retiring[eng->n_retiring++] = b;
         }
-    unlink_branches(eng, r);
+    unlink_branches(r);
     if (may_lag && eng->cfg.cancel_lag && r->kv_blocks > 0) eng->parked[eng->n_parked++] = r->idx;
     else cancel_release(eng, r);
     trigger_next(eng, r);
@@ -856,7 +831,7 @@ void engine_iter_end(Engine *eng, int64_t now_ns)
         if (it->kind == ITEM_PREFILL) eng->st.prefill_tokens += it->c;
         else eng->st.decode_tokens += it->c;
         if (!it->samples) continue;
-        if (r->generated == 0 && (r->next_branch != REQ_NONE || r->n_samples > 1)) fork_branches(eng, it->req);
+        if (r->generated == 0 && r->n_samples > 1) fork_branches(eng, it->req);
         for (uint32_t k = 1; k < emit; k++) emit_token(eng, r);
         emit_token(eng, r);
         if (eng->cfg.prefill_only && r->generated < r->output_tokens) {
@@ -1198,7 +1173,7 @@ static int fast_ok(const Engine *eng, uint64_t admits, uint64_t rejected, uint64
     if (eng->fast_off || eng->fast_unsupported || !c->cost.decode_time || !c->sched.steady ||
         !c->kv.grow_block_tokens || c->kv.grow_block_tokens > 4096 || c->kv.commit || c->has_spec ||
         c->n_hooks || c->prefill_only || c->sink.on_token || (c->sink.on_iteration && !c->sink.plan_counts_only) ||
-        eng->token_times || eng->slot_tt || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 ||
+        eng->slot_tt || eng->n_parked || eng->n_cancel_pending || eng->extra_s != 0 ||
         eng->livelocked)
         return 0;
     if (eng->admit_counter != admits || eng->st.rejected != rejected || eng->st.preemptions != preemptions)
@@ -1479,32 +1454,4 @@ void engine_attach(Engine *eng, EventQueue *q, uint32_t replica)
 {
     eng->evq = q;
     eng->replica = replica;
-}
-
-/* One replica alone: arrivals are fed one at a time from the sorted list
- * (the heap holds at most one arrival and one iteration end). */
-int engine_run(Engine *eng, Err *e)
-{
-    if (eng->slots) return engine_stream_run(eng, e);
-    if (eng->n_reqs == 0) return 0;
-    push_next_arrival(eng);
-    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
-    Event ev;
-    while (evq_pop(eng->evq, &ev)) {
-        do {
-            if (ev.kind == ENGINE_EV_ARRIVAL) {
-                if (!eng->reqs[ev.arg].triggered) push_next_arrival(eng);
-                engine_enqueue(eng, ev.arg, ev.t_ns);
-            } else if (ev.kind == ENGINE_EV_FRONT) {
-                engine_enqueue(eng, ev.arg, ev.t_ns);
-            } else if (ev.kind == ENGINE_EV_CANCEL) {
-                engine_cancel(eng, ev.arg, ev.t_ns);
-            } else {
-                engine_iter_end(eng, ev.t_ns);
-            }
-        } while (evq_peek_time(eng->evq) == ev.t_ns && evq_pop(eng->evq, &ev));
-        if (engine_poll(eng, ev.t_ns, e) != 0) return -1;
-    }
-    if (engine_check_drained(eng, e) != 0) return -1;
-    return engine_check_invariants(eng->reqs, eng->n_reqs, eng->token_times, &eng->st, e);
 }

@@ -87,9 +87,8 @@ typedef struct EngineConfig {
     void (*on_incoming_admit)(void *ctx, uint32_t req, int64_t now_ns);
     void *incoming_ctx;
     uint32_t max_context; /* reject requests longer than this (0 = no limit) */
-    int keep_token_times; /* record every token's emission time */
-    int keep_iterations;  /* record one IterRecord per iteration */
-    int64_t *token_times; /* optional shared token-time array (a cluster's); else the engine's own */
+    int keep_token_times; /* record every token's emission time (per slot, slots.h) */
+    int keep_iterations;  /* record one IterRecord per iteration (grows with the run: for an array's) */
     EngineBarrier *barrier; /* optional, not owned (shared by a cluster's replicas) */
     int64_t trigger_delay_ns; /* added to every triggered request's think time (client overheads) */
     /* A serial front end (engine profile "front_end"): every arriving
@@ -161,23 +160,30 @@ typedef struct EngineStats {
     uint64_t fast_iterations;    /* of iterations, those the decode fast path advanced (engine_set_fast_path) */
 } EngineStats;
 
-/* reqs: sorted by arrival (ties keep their order); the engine resets their
- * run-time fields.  The engine keeps a pointer: reqs must outlive it. */
+/* The engine has one path (issue 36): it pulls each request from a source
+ * when the previous one arrives, so only the requests in flight are held;
+ * a request that has left (finished, rejected or cancelled) is checked
+ * (engine_check_invariants), handed to retire at the next event boundary,
+ * and its slot reused.  Memory is proportional to the peak of requests in
+ * flight, not to the stream's length.
+ *
+ * engine_new runs a caller's array (reqarray.h): reqs sorted by arrival
+ * (ties keep their order; triggered requests, branches and barrier
+ * waiters anywhere), their run-time fields reset now and each written back
+ * as it leaves (token times, with cfg->keep_token_times, in
+ * engine_token_times by Request.token_off).  The engine keeps a pointer:
+ * reqs must outlive it. */
 Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e);
-/* A streaming engine (issue 16): engine_run pulls the next request with
- * pull (1 = one in *r, request_init()ed and filled; 0 = no more; -1 = an
- * error in *e) when the previous one arrives, so only the requests in
- * flight are held; a request that has left (finished or rejected) is
- * checked (engine_check_invariants), handed to retire at the next event
- * boundary, and its slot reused.  Memory is proportional to the peak of
- * requests in flight, not to the stream's length.  Requests must come
- * sorted by arrival and stand alone (no triggers, branches or barrier);
- * an id pull leaves in r->id (up to 63 characters) is copied, else the
- * id is the position in the stream ("0", "1", ...), as a materialised
- * workload's; r->seq is that position.  With cfg->keep_token_times each
- * slot keeps its request's token times, handed to retire as tt[0 ..
- * generated) (else tt is NULL; ITL: engine_set_itl_acc); memory follows the
- * tokens of the requests in flight. */
+/* A stream (issue 16): pull (1 = one in *r, request_init()ed and filled;
+ * 0 = no more; -1 = an error in *e) and retire are the pool's (slots.h).
+ * Requests must come sorted by arrival and stand alone (no triggers,
+ * branches or barrier); an id pull leaves in r->id (up to 63 characters)
+ * is copied, else the id is the position in the stream ("0", "1", ...),
+ * as a materialised workload's; r->seq is that position.  With
+ * cfg->keep_token_times each slot keeps its request's token times, handed
+ * to retire as tt[0 .. generated) (else tt is NULL; ITL:
+ * engine_set_itl_acc); memory follows the tokens of the requests in
+ * flight. */
 Engine *engine_new_stream(EngineConfig *cfg, SlotsPull pull, void *pull_ctx, SlotsRetire retire, void *retire_ctx,
                           Err *e);
 /* A streaming replica of a cluster: its requests live in slots, the pool
@@ -202,7 +208,7 @@ int engine_run(Engine *eng, Err *e);
  * and engine_enqueue, passes ENGINE_EV_ITER_END to engine_iter_end of the
  * replica in ev.arg, and after draining all events of one instant calls
  * engine_poll(now) on every replica.  engine_run is exactly that loop for one
- * replica fed from its own sorted request list. */
+ * replica and its own pool. */
 void engine_attach(Engine *eng, EventQueue *q, uint32_t replica);
 void engine_enqueue(Engine *eng, uint32_t req, int64_t now_ns);
 void engine_iter_end(Engine *eng, int64_t now_ns);
@@ -274,8 +280,9 @@ void engine_fast_path_default(int on);
 void engine_load(const Engine *eng, ReplicaLoad *out);
 
 const EngineStats *engine_stats(const Engine *eng);
-/* Every token's emission time, indexed by Request.token_off + k; NULL when
- * keep_token_times was 0. */
+/* engine_new's: every token's emission time, indexed by Request.token_off
+ * + k; NULL when keep_token_times was 0 (or for a stream: its retire gets
+ * them). */
 const int64_t *engine_token_times(const Engine *eng);
 const IterRecord *engine_iterations(const Engine *eng, uint64_t *n);
 

@@ -1,6 +1,6 @@
 /*
- * engine_int.h -- what engine.c (the event loop, the decode group and
- * fast path) and engine_life.c (creation, streaming, accessors, the
+ * engine_int.h -- what engine.c (the event loop's steps, the decode group
+ * and fast path) and engine_life.c (creation, the run, accessors, the
  * end-of-run checks) share: the replica's state.  Not part of the API:
  * nothing outside the engine's files includes it, and they include it
  * after engine.h (its types; engine.h is not included here, so that the
@@ -10,15 +10,15 @@
 #define SERVESIM_ENGINE_INT_H
 
 #include "evq.h"
+#include "reqarray.h"
 #include "slots.h"
 
 #define NO_POS UINT32_MAX
 
 struct Engine {
     EngineConfig cfg;
-    Request *reqs;
-    uint32_t n_reqs;
-    uint32_t next_arrival;
+    Request *reqs;         /* the pool's records (slots_reqs), indexed by slot */
+    uint32_t n_reqs;       /* slots: every per-slot array's size */
 
     EventQueue own_evq;    /* used when running alone */
     EventQueue *evq;       /* the queue this replica's iteration ends go to */
@@ -44,15 +44,16 @@ struct Engine {
     uint64_t admit_counter;
     uint32_t *order_tmp;   /* a batch hook's new waiting order (sized once, only with hooks) */
 
-    int64_t *token_times;
-    int64_t *own_token_times;
     StatAcc *itl_acc;      /* optional: inter-token gaps streamed as emitted */
-    /* Streaming (engine_new_stream, engine_new_shared): reqs[] are the
-     * slots of a pool (slots.h), this engine's own or its cluster's; the
-     * per-slot arrays below (waiting, running, plan, plan_pos, retiring)
-     * follow its size (engine_stream_sync). */
+    /* The requests: reqs[] are the slots of a pool (slots.h), this
+     * engine's own or its cluster's; the per-slot arrays below (waiting,
+     * running, plan, plan_pos, retiring) follow its size
+     * (engine_stream_sync). */
     Slots *slots;
     int own_slots;         /* engine_new_stream: freed with the engine */
+    ReqArray *array;       /* engine_new: the caller's array it runs (owned; its pool is slots) ... */
+    Request *array_reqs;   /* ... the array, checked whole at the end */
+    uint32_t array_n;
     int64_t **slot_tt;     /* report.token_times: the pool's per-slot token times, or NULL */
     uint32_t *retiring, n_retiring; /* slots whose requests left, retired at the next safe point */
     IterRecord *iters;
@@ -97,7 +98,5 @@ struct Engine {
     int64_t pending_ns;    /* its own duration, until then */
 };
 
-/* engine_life.c: a streamed replica's run (engine_new_stream). */
-int engine_stream_run(Engine *eng, Err *e);
 
 #endif

@@ -1,9 +1,10 @@
 /*
- * engine_life.c -- a replica's creation and release, the streamed run
- * (requests pulled into a pool of slots as simulated time reaches them and
- * retired when they leave), the read-only accessors, and the end-of-run
- * checks (every request left, every clock in order).  The event loop
- * itself is engine.c; both share engine_int.h.
+ * engine_life.c -- a replica's creation and release, its run (requests
+ * pulled into a pool of slots as simulated time reaches them and retired
+ * when they leave: the one engine path; engine_new feeds a caller's array
+ * through it, reqarray.h), the read-only accessors, and the end-of-run
+ * checks (every request left, every clock in order).  The steps of the
+ * event loop are engine.c; both share engine_int.h.
  */
 #include "engine.h"
 #include "engine_int.h"
@@ -34,7 +35,7 @@ double eng_estimate_s(const Engine *eng, const BatchItem *items, uint32_t n)
     return cb.t_s;
 }
 const EngineStats *engine_stats(const Engine *eng) { return &eng->st; }
-const int64_t *engine_token_times(const Engine *eng) { return eng->token_times; }
+const int64_t *engine_token_times(const Engine *eng) { return eng->array ? reqarray_token_times(eng->array) : NULL; }
 
 const IterRecord *engine_iterations(const Engine *eng, uint64_t *n)
 {
@@ -119,57 +120,21 @@ int engine_check_invariants(const Request *reqs, uint32_t n, const int64_t *toke
 
 /* -------------------------------------------------------------- lifetime */
 
-Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
+/* The plug-ins the engine took from its configuration. */
+static void engine_free_plugins(Engine *eng)
 {
-    int64_t last = INT64_MIN;
-    const char *last_id = "";
-    for (uint32_t i = 0; i < n; i++) {
-        if (reqs[i].triggered) continue;
-        if (reqs[i].t_arrive_ns < last) {
-            err_set(e, "engine: requests not sorted by arrival (%s before %s)", last_id, reqs[i].id);
-            return NULL;
-        }
-        last = reqs[i].t_arrive_ns;
-        last_id = reqs[i].id;
-    }
-    Engine *eng = xcalloc(1, sizeof *eng);
-    eng->cfg = *cfg;
-    eng->reqs = reqs;
-    eng->n_reqs = n;
-    evq_init(&eng->own_evq);
-    eng->evq = &eng->own_evq;
-    eng->waiting = xmalloc((n ? n : 1) * sizeof *eng->waiting);
-    eng->running = xmalloc((n ? n : 1) * sizeof *eng->running);
-    eng->plan.items = xmalloc((n ? n : 1) * sizeof *eng->plan.items);
-    eng->plan.cap = n;
-    eng->plan_pos = xmalloc((n ? n : 1) * sizeof *eng->plan_pos);
-    for (uint32_t k = 0; k < cfg->n_hooks; k++)
-        if (cfg->hooks[k].order && !eng->order_tmp) eng->order_tmp = xmalloc((n ? n : 1) * sizeof *eng->order_tmp);
-    eng->parked = xmalloc((n ? n : 1) * sizeof *eng->parked);
-    uint64_t tokens = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        request_reset(&reqs[i], i, tokens);
-        reqs[i].seq = i;
-        tokens += reqs[i].output_tokens;
-        eng->plan_pos[i] = NO_POS;
-    }
-    if (cfg->token_times) eng->token_times = cfg->token_times;
-    else if (cfg->keep_token_times) eng->token_times = eng->own_token_times =
-        xmalloc((tokens ? tokens : 1) * sizeof *eng->token_times);
-    eng->st.kv_total_blocks = cfg->kv.total_blocks(cfg->kv.ctx);
-    eng->fast_off = cfg->no_fast_path || fast_default_off;
-    return eng;
-}
-
-void engine_free(Engine *eng)
-{
-    if (!eng) return;
     if (eng->cfg.sched.destroy) eng->cfg.sched.destroy(eng->cfg.sched.ctx);
     if (eng->cfg.kv.destroy) eng->cfg.kv.destroy(eng->cfg.kv.ctx);
     if (eng->cfg.cost.destroy) eng->cfg.cost.destroy(eng->cfg.cost.ctx);
     if (eng->cfg.has_spec && eng->cfg.spec.destroy) eng->cfg.spec.destroy(eng->cfg.spec.ctx);
     for (uint32_t k = 0; k < eng->cfg.n_hooks; k++)
         if (eng->cfg.hooks[k].destroy) eng->cfg.hooks[k].destroy(eng->cfg.hooks[k].ctx);
+}
+
+void engine_free(Engine *eng)
+{
+    if (!eng) return;
+    engine_free_plugins(eng);
     evq_free(&eng->own_evq);
     free(eng->waiting);
     free(eng->running);
@@ -177,9 +142,9 @@ void engine_free(Engine *eng)
     free(eng->plan_pos);
     free(eng->order_tmp);
     free(eng->parked);
-    free(eng->own_token_times);
     free(eng->iters);
     if (eng->own_slots) slots_free(eng->slots);
+    reqarray_free(eng->array);
     free(eng->retiring);
     free(eng->fb_idx);
     free(eng->fb_start);
@@ -251,10 +216,13 @@ int engine_stream_retire(Engine *eng, Err *e)
     return 0;
 }
 
-int engine_stream_run(Engine *eng, Err *e)
+/* One replica alone: its own queue holds the next arrival (the pool pulls
+ * one ahead) and its iteration end, follow-ups and cancels. */
+int engine_run(Engine *eng, Err *e)
 {
     stream_pull(eng);
-    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq);
+    /* a run with no requests has no first arrival (0) */
+    eng->st.t_first_arrival_ns = evq_peek_time(eng->evq) == INT64_MAX ? 0 : evq_peek_time(eng->evq);
     Event ev;
     while (evq_pop(eng->evq, &ev)) {
         do {
@@ -288,6 +256,10 @@ int engine_stream_run(Engine *eng, Err *e)
                           "rejected, %llu cancelled, %u still held", (unsigned long long)pulled,
                        (unsigned long long)eng->st.finished, (unsigned long long)eng->st.rejected,
                        (unsigned long long)eng->st.cancelled, live);
+    /* an array's requests, each written back as it left: every one
+     * accounted for (a request that never arrived is still pending) */
+    if (eng->array)
+        return engine_check_invariants(eng->array_reqs, eng->array_n, reqarray_token_times(eng->array), &eng->st, e);
     return 0;
 }
 
@@ -296,8 +268,6 @@ Engine *engine_new_shared(EngineConfig *cfg, Slots *slots, Err *e)
     (void)e;
     Engine *eng = xcalloc(1, sizeof *eng);
     eng->cfg = *cfg;
-    eng->cfg.token_times = NULL; /* token times, if kept, are per slot (slots_tt) */
-    eng->cfg.keep_iterations = 0; /* per-iteration records would grow with the stream */
     eng->slots = slots;
     evq_init(&eng->own_evq);
     eng->evq = &eng->own_evq;
@@ -313,6 +283,22 @@ Engine *engine_new_stream(EngineConfig *cfg, SlotsPull pull, void *pull_ctx, Slo
     Slots *p = slots_new(pull, pull_ctx, retire, retire_ctx, cfg->keep_token_times);
     Engine *eng = engine_new_shared(cfg, p, e);
     eng->own_slots = 1;
+    return eng;
+}
+
+Engine *engine_new(Request *reqs, uint32_t n, EngineConfig *cfg, Err *e)
+{
+    ReqArray *a = reqarray_new(reqs, n, cfg->keep_token_times, e);
+    if (!a) {
+        /* the engine owns the plug-ins from here, as engine_free would */
+        Engine tmp = {.cfg = *cfg};
+        engine_free_plugins(&tmp);
+        return NULL;
+    }
+    Engine *eng = engine_new_shared(cfg, reqarray_slots(a), e);
+    eng->array = a;
+    eng->array_reqs = reqs;
+    eng->array_n = n;
     return eng;
 }
 

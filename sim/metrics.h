@@ -76,8 +76,8 @@ typedef struct MetricsCfg {
     /* A streamed run's exclusion (metrics_acc_add): the stream's first and
      * last arrivals and its length, from a first pass over a copy of the
      * stream (scenario.c), which every request arrives from in order, so a
-     * request's rank by arrival is its Request.seq.  0: not known, and a
-     * streamed run with warm-up or cool-down is refused. */
+     * request's rank by arrival is its Request.seq.  0: not known (no
+     * warm-up or cool-down). */
     int stream_known;
     /* Chains (sessions, closed loops): a request's rank is not its seq but
      * its place among the arrivals (metrics_acc_arrive), ties by seq; the
@@ -276,8 +276,8 @@ const Slo *metrics_slo_for(const MetricsCfg *cfg, const Request *r);
  * always, with exact_stats) and then sketched, so memory stays bounded.
  * Fed the requests of a run, it gives the Summary metrics_summarize gives
  * for the same run (bit for bit while the samples are exact), over the
- * drain window.  What needs the whole run (a fixed window, warm-up or
- * cool-down exclusion) is refused by metrics_acc_init. ---- */
+ * drain window, a fixed window, or the window a warm-up and cool-down
+ * leave (MetricsCfg stream_known, from a first pass). ---- */
 typedef struct MetricsAcc {
     const MetricsCfg *cfg;
     Summary *out;                              /* counts kept in place */

@@ -16,6 +16,7 @@
 #include "plugin.h"
 #include "rng.h"
 #include "prefix.h"
+#include "reqarray.h"
 
 /* A realistic default: chat-like lengths (lognormal around 1K in / 256 out,
  * in the range of the Azure 2023 conversation trace), 10 requests/s on one
@@ -1243,10 +1244,11 @@ static int parse_root(const cJSON *root, const char *name, int has_seed, uint64_
         s->barrier.n_waiters += s->wl.reqs[i].barrier_waiter;
     }
     if (s->barrier.n_waiters && !s->wl_stream) {
+        /* the chain that makes each waiter from the array (reqarray.h) */
         s->barrier_waiters = xmalloc(s->barrier.n_waiters * sizeof *s->barrier_waiters);
         uint32_t k = 0;
         for (uint32_t i = 0; i < s->wl.n; i++)
-            if (s->wl.reqs[i].barrier_waiter) s->barrier_waiters[k++] = i;
+            if (s->wl.reqs[i].barrier_waiter) s->barrier_waiters[k++] = reqarray_waiter(s->wl.n, i);
         s->barrier.waiters = s->barrier_waiters;
     }
     s->barrier.left = s->barrier_members;

@@ -160,25 +160,25 @@ extern const char scenario_default_json[];
 int scenario_load_text(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s, Err *e);
 int scenario_load_file(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 void scenario_free(Scenario *s);
-/* The same, for a streamed run: the workload (an open-loop generator or
- * a sorted trace file) is opened, not materialised, and scenario_engine builds a streaming engine
- * (engine_new_stream; a cluster's replicas share scenario_stream_slots).
- * What does not stream yet is refused with a message (err_refuse). */
+/* The same, for a streamed run: the workload (a generator, sessions, a
+ * closed loop, a trace file; a request list or an unsorted trace read
+ * whole) is opened, not materialised, and scenario_engine builds a
+ * streaming engine (engine_new_stream; a cluster's replicas share
+ * scenario_stream_slots). */
 int scenario_load_text_stream(const char *text, const char *name, int has_seed, uint64_t seed, Scenario *s,
                               Err *e);
 int scenario_load_file_stream(const char *path, int has_seed, uint64_t seed, Scenario *s, Err *e);
 
-/* Builds the engine over s->wl (the scenario must outlive it).  sink may be
+/* Builds the engine over s->wl_stream, or s->wl (reqarray.h: each request
+ * written back as it leaves); the scenario must outlive it.  sink may be
  * NULL. */
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e);
 /* A request's LoRA adapter against the scenario's "lora" (0: none, always
  * valid); w names the scenario and id the request in the message. */
 int scenario_check_adapter(const Scenario *s, const char *w, const char *id, uint32_t adapter, Err *e);
-/* One replica of a pool; tt: the cluster's shared token-time array;
- * slots: a streamed cluster's shared request records (scenario_stream_slots;
- * NULL: the replica's own stream, or s->wl). */
-Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
-                             Err *e);
+/* One replica of a pool; slots: a cluster's shared request records
+ * (NULL: the replica's own pool, from s->wl_stream or s->wl). */
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, Slots *slots, Err *e);
 /* A second copy of a streamed scenario's workload, every request in
  * workload order (workload_stream_flat; names: a workload_init()ed
  * scratch that receives the class and tenant names), for a pass that

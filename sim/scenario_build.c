@@ -100,7 +100,7 @@ double scenario_gpus(const Scenario *s)
 
 Engine *scenario_engine(Scenario *s, const MetricsSink *sink, Err *e)
 {
-    return scenario_pool_engine(s, &s->pools[0], sink, NULL, NULL, e);
+    return scenario_pool_engine(s, &s->pools[0], sink, NULL, e);
 }
 
 Slots *scenario_stream_slots(Scenario *s)
@@ -110,12 +110,10 @@ Slots *scenario_stream_slots(Scenario *s)
     return p;
 }
 
-Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, int64_t *tt, Slots *slots,
-                             Err *e)
+Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *sink, Slots *slots, Err *e)
 {
     EngineConfig cfg = {0};
     if (sink) cfg.sink = *sink;
-    cfg.token_times = tt;
     int src;
     if (pool->sched.plugin) {
         char where[700], dir[512];
@@ -255,7 +253,9 @@ Engine *scenario_pool_engine(Scenario *s, const Pool *pool, const MetricsSink *s
     cfg.swap_bw_bytes_per_s = s->swap_bw_bytes_per_s > 0 ? s->swap_bw_bytes_per_s : 64e9;
     cfg.queue_order = s->queue_order;
     cfg.keep_token_times = s->keep_token_times;
-    cfg.keep_iterations = s->keep_iterations;
+    /* a stream's run writes its iterations as they end (MetricsSink
+     * on_record): records kept would grow with the run */
+    cfg.keep_iterations = s->keep_iterations && !s->wl_stream;
     cfg.barrier = s->barrier_members ? &s->barrier : NULL;
     /* a closed-loop client sees the last token after_us late and its next
      * request reaches the scheduler before_us after it is sent */

@@ -638,38 +638,16 @@ void streamrun_rundata(const StreamRun *r, RunData *rd)
 }
 
 int run_summary(RunSummary *o, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
-                int exact_stats, int materialise, Err *e)
+                int exact_stats, Err *e)
 {
     memset(o, 0, sizeof *o);
-    if (!materialise) {
-        o->sr = xmalloc(sizeof *o->sr);
-        if (streamrun(o->sr, path, text, name, has_seed, seed, exact_stats, NULL, e) == 0) {
-            o->s = &o->sr->s;
-            o->mc = &o->sr->mc;
-            o->sum = &o->sr->sum;
-            o->rejected_kv = o->sr->rejected_kv;
-            streamrun_rundata(o->sr, &o->rd);
-            return 0;
-        }
-        streamrun_free(o->sr);
-        free(o->sr);
-        o->sr = NULL;
-        if (!e->refused) return -1;
-        *e = (Err){0};
-    }
-    int rc = path ? scenario_load_file(path, has_seed, seed, &o->ms, e)
-                  : scenario_load_text(text, name, has_seed, seed, &o->ms, e);
-    if (rc < 0) return -1;
-    o->loaded = 1;
-    o->ms.metrics.exact_stats = exact_stats;
-    if (!(o->cl = cluster_new(&o->ms, NULL, e)) || cluster_run(o->cl, e) < 0) return -1;
-    o->msum = xmalloc(sizeof *o->msum);
-    cluster_summarize(o->cl, &o->ms, o->slo_table, &o->mmc, &o->rd, o->msum);
-    for (uint32_t i = 0; i < o->ms.wl.n; i++)
-        o->rejected_kv += o->ms.wl.reqs[i].state == REQ_REJECTED && o->ms.wl.reqs[i].reject_reason == REJECT_KV_TOO_SMALL;
-    o->s = &o->ms;
-    o->mc = &o->mmc;
-    o->sum = o->msum;
+    o->sr = xmalloc(sizeof *o->sr);
+    if (streamrun(o->sr, path, text, name, has_seed, seed, exact_stats, NULL, e) < 0) return -1;
+    o->s = &o->sr->s;
+    o->mc = &o->sr->mc;
+    o->sum = &o->sr->sum;
+    o->rejected_kv = o->sr->rejected_kv;
+    streamrun_rundata(o->sr, &o->rd);
     return 0;
 }
 
@@ -679,8 +657,5 @@ void run_summary_free(RunSummary *o)
         streamrun_free(o->sr);
         free(o->sr);
     }
-    cluster_free(o->cl);
-    if (o->loaded) scenario_free(&o->ms);
-    free(o->msum);
     memset(o, 0, sizeof *o);
 }

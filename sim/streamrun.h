@@ -1,8 +1,8 @@
 /*
- * streamrun.h -- a streamed run (issues 16, 36): `servesim run` whenever
- * the scenario and its outputs allow, `servesim bench`, and each run of a
- * sweep or a plan (planner/sweep.c sweep_run_text).  The workload (a
- * generator, sessions, a closed loop or a sorted trace) is pulled as simulated
+ * streamrun.h -- a run of a scenario (issues 16, 36): `servesim run`,
+ * `servesim bench`, each run of a sweep or a plan (planner/sweep.c
+ * sweep_run_text), validate's, reproduce's and Lua's.  The workload (a
+ * generator, sessions, a closed loop, a trace, a list) is pulled as simulated
  * time reaches it; every request is folded into the metrics accumulators
  * as it leaves, its CSV row, token rows and JSON element handed to an
  * ordered writer (sim/ordw.h: written in workload order, held back in
@@ -87,9 +87,8 @@ typedef struct StreamRun {
 } StreamRun;
 
 /* Loads (path, or text when path is NULL; name for messages), runs and
- * summarises; o may be NULL (no outputs).  0, or -1 with a message (with
- * e->refused set when the scenario is valid but not streamable: the caller
- * runs it materialised); r must be freed with streamrun_free either way. */
+ * summarises; o may be NULL (no outputs).  0, or -1 with a message; r must
+ * be freed with streamrun_free either way. */
 int streamrun(StreamRun *r, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
               int exact_stats, const StreamOutputs *o, Err *e);
 void streamrun_free(StreamRun *r);
@@ -115,27 +114,19 @@ int streamrun_write_vllm(StreamRun *r, const char *path, Err *e);
  * NULL) to path: report_iterations_csv's bytes. */
 int streamrun_write_iterations(StreamRun *r, const char *path, Err *e);
 
-/* One run's summary, no outputs: on the streamed engine, or, where it
- * refuses the scenario (e->refused) or materialise is set, materialised
- * (the same figures).  What a sweep, a plan, validate, reproduce, bench
- * and Lua's servesim.run take.  s, mc, rd and sum are the run's, valid
- * until run_summary_free (which frees it either way). */
+/* One run's summary, no outputs: what a sweep, a plan, validate,
+ * reproduce, bench and Lua's servesim.run take.  s, mc, rd and sum are
+ * the run's, valid until run_summary_free (which frees it either way). */
 typedef struct RunSummary {
     const Scenario *s;
     const MetricsCfg *mc;
     RunData rd;
     const Summary *sum;
     uint64_t rejected_kv;        /* requests rejected as longer than the whole KV pool */
-    StreamRun *sr;               /* the streamed run, or NULL ... */
-    Scenario ms;                 /* ... the materialised one's scenario, cluster and summary */
-    Cluster *cl;
-    int loaded;
-    Slo slo_table[METRICS_CLS_MAX];
-    MetricsCfg mmc;
-    Summary *msum;
+    StreamRun *sr;               /* the run */
 } RunSummary;
 int run_summary(RunSummary *o, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
-                int exact_stats, int materialise, Err *e);
+                int exact_stats, Err *e);
 void run_summary_free(RunSummary *o);
 
 #endif

@@ -69,7 +69,7 @@ typedef struct TaskAcc {
     uint64_t top;                /* one past the largest task seen */
     int linked;                  /* some task has two links or more */
     uint64_t held;               /* links that waited for an earlier one of their task */
-    int out_of_order;            /* a link twice or after its task's end (the caller runs materialised) */
+    int out_of_order;            /* NEVER: a link twice or after its task's end (an internal error) */
     TaskSummary sum;             /* the sums so far (means once finished) */
     void (*on_row)(void *ctx, const TaskRow *row, const char *first_id);
     void *ctx;

@@ -118,10 +118,10 @@ int workload_write_json(const Workload *w, const char *path, Err *e);
 
 /* ---- streaming (workloads/gen_open.c, trace_load.c): a run that pulls
  * requests as simulated time reaches them instead of materialising the
- * workload (issue 16).  The open-loop generators stream (their requests
- * are independent and arrive in generation order), and trace files of a
- * sorted format with per-record transforms (no rate_per_s, links,
- * sessions or parallel sampling); the stream makes exactly the requests,
+ * workload (issues 16, 36): generators, sessions, closed loops and sorted
+ * trace files a request at a time; a request list, an unsorted trace or a
+ * block bootstrap read whole and handed out in order (their links as
+ * chains, their parallel samples as branches); the stream makes exactly the requests,
  * in the same order, that workload_from_json makes for the same object
  * and seed.  A generator's ids are set by the engine (the index, as
  * there); a trace's are in r->id (its own, or the record's ordinal),

@@ -822,10 +822,9 @@ void vrows_simulate(VRow *r, const VTheta *th)
         return;
     }
     Err e = {0};
-    /* the streamed engine, the one path run, sweep and plan take (what it
-     * refuses runs materialised: the same figures) */
+    /* the engine's one path, as run, sweep and plan take it */
     RunSummary o;
-    if (run_summary(&o, NULL, text, r->id, 0, 0, 0, 0, &e) < 0) snprintf(r->err, sizeof r->err, "%.199s", e.msg);
+    if (run_summary(&o, NULL, text, r->id, 0, 0, 0, &e) < 0) snprintf(r->err, sizeof r->err, "%.199s", e.msg);
     else vrows_take(r, o.s, o.sum);
     run_summary_free(&o);
     free(text);
