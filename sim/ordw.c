@@ -203,7 +203,7 @@ int ordw_add(Ordw *w, uint64_t seq, const char *text, size_t len, Err *e)
         w->arena = xrealloc(w->arena, c);
         w->arena_cap = c;
     }
-    memcpy(w->arena + w->arena_len, text, len);
+    if (len) memcpy(w->arena + w->arena_len, text, len); /* an empty record may come before any text */
     heap_push(w, (OrdwRec){seq, w->arena_len, len});
     w->arena_len += len;
     /* the heap's records count too: empty ones (a request an output
