@@ -478,11 +478,11 @@ static void trigger_next(Engine *eng, const Request *r);
 
 /* Parallel sampling: r's n_samples - 1 branches made into slots (kept
  * free for them since r was pulled) and linked by next_branch (slot
- * indices), as a workload links its branch records; 0 when r has none to
- * make. */
-static int make_branches(Engine *eng, Request *r)
+ * indices), as a workload links its branch records; nothing when r has
+ * none to make (or made them before). */
+static void make_branches(Engine *eng, Request *r)
 {
-    if (r->n_samples <= 1) return 0;
+    if (r->n_samples <= 1) return;
     uint32_t *link = &r->next_branch, parent = r->idx, n = r->n_samples;
     *link = REQ_NONE;
     r->n_samples = 1;
@@ -496,7 +496,6 @@ static int make_branches(Engine *eng, Request *r)
         *link = b;
         link = &x->next_branch;
     }
-    return 1;
 }
 
 /* A request's branches have all been resolved: they are not followed
