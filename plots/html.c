@@ -1,8 +1,9 @@
 /*
  * html.c -- the report pages of `--html DIR` (see html.h).
  *
- * A page is built in memory (HtmlDoc) and written once, atomically, as
- * DIR/index.html after its inputs and pictures are in DIR.  The pictures
+ * A page (HtmlDoc) is written as it is built into a temporary file beside
+ * DIR/index.html, renamed over it once complete (after its inputs and
+ * pictures are in DIR): a page of large pictures is never held in memory.  The pictures
  * go through plot_render exactly as `servesim plot` draws them, from the
  * JSON (and CSV) files saved beside the page, so every picture in a page
  * can be redrawn by hand from DIR alone; each SVG is also copied into the
@@ -25,15 +26,15 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "outfile.h"
 #include "plot.h"
 
 #define HTML_PATH_MAX 4096
 #define HTML_SCENARIO_MAX (256 * 1024) /* scenario text shown in the page; the rest is in report.json */
 
 typedef struct HtmlDoc {
-    FILE *f;            /* the page being built */
-    char *text;
-    size_t len;
+    FILE *f;            /* the page being built (out's temporary file), or NULL */
+    OutFile out;
     const char *dir;
     int n_failed;       /* plots not drawn */
     Err first;          /* why the first of them was not */
@@ -212,8 +213,10 @@ static int html_open(HtmlDoc *d, const char *dir, const char *title, const HtmlC
     memset(d, 0, sizeof *d);
     d->dir = dir;
     if (html_mkdir(dir, e) < 0) return -1;
-    d->f = open_memstream(&d->text, &d->len);
-    if (!d->f) return err_set(e, "--html %s: out of memory", dir);
+    char path[HTML_PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/index.html", dir) >= (int)sizeof path)
+        return err_set(e, "--html %s: path too long", dir);
+    if (!(d->f = outfile_open(&d->out, path, e))) return -1;
     FILE *f = d->f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
     esc(f, title);
@@ -234,63 +237,74 @@ static int html_open(HtmlDoc *d, const char *dir, const char *title, const HtmlC
  * knows <svg>), with every id prefixed by `name-` and every reference to
  * one (href="#x", url(#x)) rewritten to match, since gnuplot gives every
  * picture the same ids; xlink:href becomes href.  The page then needs no
- * file beside it to show the picture. */
+ * file beside it to show the picture.  Read a line at a time (no pattern
+ * holds a newline; an xmlns attribute's value is skipped to its closing
+ * quote whatever line that is on): a picture of millions of points is
+ * never held in memory. */
 static int html_inline_svg(FILE *f, const char *path, const char *name, const char *title, Err *e)
 {
     FILE *in = fopen(path, "rb");
     if (!in) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
-    char *t = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&t, &len);
-    char buf[65536];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, k, m);
-    int bad = ferror(in);
-    fclose(in);
-    fclose(m);
-    const char *p = t ? strstr(t, "<svg") : NULL;
-    if (bad || !p) {
-        free(t);
-        return err_set(e, "%s: not an SVG picture", path);
-    }
-    fputs("<div class=\"plot\" role=\"img\" aria-label=\"", f);
-    esc(f, title);
-    fputs("\">", f);
-    while (*p) {
-        if (!strncmp(p, " xmlns", 6)) { /* drop the attribute: name="value" */
-            const char *q = strchr(p, '=');
-            char quote = q ? q[1] : 0;
-            const char *r = (quote == '"' || quote == '\'') ? strchr(q + 2, quote) : NULL;
-            if (r) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int started = 0;
+    char skip_to = 0; /* inside an xmlns attribute's value: its quote */
+    while ((len = getline(&line, &cap, in)) > 0) {
+        const char *p = line;
+        if (!started) {
+            if (!(p = strstr(line, "<svg"))) continue;
+            started = 1;
+            fputs("<div class=\"plot\" role=\"img\" aria-label=\"", f);
+            esc(f, title);
+            fputs("\">", f);
+        }
+        while (*p) {
+            if (skip_to) {
+                const char *r = strchr(p, skip_to);
+                if (!r) break; /* the value goes on past this line */
                 p = r + 1;
+                skip_to = 0;
                 continue;
             }
+            if (!strncmp(p, " xmlns", 6)) { /* drop the attribute: name="value" */
+                const char *q = strchr(p, '=');
+                char quote = q ? q[1] : 0;
+                if (quote == '"' || quote == '\'') {
+                    p = q + 2;
+                    skip_to = quote;
+                    continue;
+                }
+            }
+            if (!strncmp(p, "xlink:href=", 11)) {
+                p += 6; /* href= follows */
+                continue;
+            }
+            if (!strncmp(p, " id='", 5) || !strncmp(p, " id=\"", 5)) {
+                fwrite(p, 1, 5, f);
+                fprintf(f, "%s-", name);
+                p += 5;
+                continue;
+            }
+            if (!strncmp(p, "href='#", 7) || !strncmp(p, "href=\"#", 7)) {
+                fwrite(p, 1, 7, f);
+                fprintf(f, "%s-", name);
+                p += 7;
+                continue;
+            }
+            if (!strncmp(p, "url(#", 5)) {
+                fprintf(f, "url(#%s-", name);
+                p += 5;
+                continue;
+            }
+            fputc(*p++, f);
         }
-        if (!strncmp(p, "xlink:href=", 11)) {
-            p += 6; /* href= follows */
-            continue;
-        }
-        if (!strncmp(p, " id='", 5) || !strncmp(p, " id=\"", 5)) {
-            fwrite(p, 1, 5, f);
-            fprintf(f, "%s-", name);
-            p += 5;
-            continue;
-        }
-        if (!strncmp(p, "href='#", 7) || !strncmp(p, "href=\"#", 7)) {
-            fwrite(p, 1, 7, f);
-            fprintf(f, "%s-", name);
-            p += 7;
-            continue;
-        }
-        if (!strncmp(p, "url(#", 5)) {
-            fprintf(f, "url(#%s-", name);
-            p += 5;
-            continue;
-        }
-        fputc(*p++, f);
     }
+    int bad = ferror(in);
+    fclose(in);
+    free(line);
+    if (bad || !started) return err_set(e, "%s: not an SVG picture", path);
     fputs("</div>", f);
-    free(t);
     return 0;
 }
 
@@ -339,13 +353,10 @@ static int html_close(HtmlDoc *d, Err *e)
 {
     fputs("<p><small>Written by servesim. Everything this page shows is in its directory; it loads nothing from "
           "elsewhere.</small></p>\n</body>\n</html>\n", d->f);
-    fclose(d->f);
     d->f = NULL;
     char path[HTML_PATH_MAX];
     snprintf(path, sizeof path, "%s/index.html", d->dir);
-    int rc = plot_write_atomic(path, d->text, d->len, e);
-    free(d->text);
-    d->text = NULL;
+    int rc = outfile_commit(&d->out, e);
     if (rc == 0 && d->n_failed)
         rc = err_set(e, "%s written, but %d plot(s) not drawn: %s", path, d->n_failed, d->first.msg);
     return rc;
@@ -353,10 +364,8 @@ static int html_close(HtmlDoc *d, Err *e)
 
 static void html_abort(HtmlDoc *d)
 {
-    if (d->f) fclose(d->f);
-    free(d->text);
+    if (d->f) outfile_abort(&d->out);
     d->f = NULL;
-    d->text = NULL;
 }
 
 static void p_link(FILE *f, const char *what, const char *name)

@@ -99,6 +99,7 @@ void plotbuf_open(PlotBuf *b)
 {
     b->text = NULL;
     b->len = 0;
+    b->on_disk = 0;
     b->f = open_memstream(&b->text, &b->len);
     if (!b->f) {
         fprintf(stderr, "servesim: out of memory\n");
@@ -106,9 +107,21 @@ void plotbuf_open(PlotBuf *b)
     }
 }
 
+int plotbuf_open_file(const PlotCtx *ctx, PlotBuf *b, const char *name, Err *e)
+{
+    char path[PLOT_PATH_MAX];
+    if (plot_fmt(path, sizeof path, "%s/%s", ctx->dir, name) < 0) return err_set(e, "%s: path too long", ctx->dir);
+    b->text = NULL;
+    b->len = 0;
+    b->on_disk = 1;
+    b->f = outfile_open(&b->out, path, e);
+    return b->f ? 0 : -1;
+}
+
 void plotbuf_discard(PlotBuf *b)
 {
-    if (b->f) fclose(b->f);
+    if (b->on_disk && b->f) outfile_abort(&b->out);
+    else if (b->f) fclose(b->f);
     free(b->text);
     b->f = NULL;
     b->text = NULL;
@@ -116,6 +129,10 @@ void plotbuf_discard(PlotBuf *b)
 
 int plotbuf_commit(const PlotCtx *ctx, PlotBuf *b, const char *name, Err *e)
 {
+    if (b->on_disk) {
+        b->f = NULL;
+        return outfile_commit(&b->out, e);
+    }
     fclose(b->f);
     b->f = NULL;
     char path[PLOT_PATH_MAX];

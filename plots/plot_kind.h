@@ -12,15 +12,20 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "outfile.h"
 
 struct PlotJob; /* plot.h (not included: plot.c includes this file) */
 
 /* A file being built in memory; plotbuf_commit writes it atomically as
- * DIR/name. */
+ * DIR/name.  Or, for a data file that may be large (a row per request or
+ * iteration), written as it is built into a temporary file beside DIR/name
+ * (plotbuf_open_file) and renamed on commit. */
 typedef struct PlotBuf {
     FILE *f;
     char *text;
     size_t len;
+    int on_disk;       /* plotbuf_open_file: out holds it */
+    OutFile out;
 } PlotBuf;
 
 typedef struct PlotCtx {
@@ -30,6 +35,8 @@ typedef struct PlotCtx {
 } PlotCtx;
 
 void plotbuf_open(PlotBuf *b);
+/* name: the file it becomes in ctx->dir (plotbuf_commit's name is the same). */
+int plotbuf_open_file(const struct PlotCtx *ctx, PlotBuf *b, const char *name, Err *e);
 /* Closes b and writes it as ctx->dir/name; frees b's text in any case. */
 int plotbuf_commit(const PlotCtx *ctx, PlotBuf *b, const char *name, Err *e);
 void plotbuf_discard(PlotBuf *b);

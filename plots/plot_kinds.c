@@ -17,6 +17,7 @@
 
 #include "calib_fit.h"
 #include "calib_meas.h"
+#include "extsort.h"
 #include "jsonio.h"
 #include "plot.h"
 #include "plot_kind.h"
@@ -53,65 +54,121 @@ static const char *const cdf_names[3] = {"ttft", "tpot", "e2e"};
 static const double cdf_scale[3] = {1e3, 1e3, 1}; /* to ms, ms, s */
 static const char *const cdf_units[3] = {"ms", "ms", "s"};
 
+/* One value of a CDF, sorted on disk by its key: the value's bits made
+ * to order as signed integers (extsort.h). */
+typedef struct CdfRec {
+    int64_t key;
+    double v;
+} CdfRec;
+
+static int64_t cdf_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    u = (u >> 63) ? ~u : u | (1ull << 63);
+    return (int64_t)(u ^ (1ull << 63));
+}
+
+/* A report's requests as they are read (jsonio_stream_array): each
+ * metric's values to its sort, the first bad one of each kept for the
+ * message (the metrics are checked in order, as three passes would). */
+typedef struct CdfRead {
+    ExtSort *v[3];
+    uint64_t bad_at[3];
+    Err sort_err;
+    int sort_failed;
+} CdfRead;
+
+static int cdf_each(void *ctx, const cJSON *r, uint64_t j, Err *e)
+{
+    (void)e;
+    CdfRead *c = ctx;
+    for (int m = 0; m < 3; m++) {
+        const cJSON *x = get(r, cdf_keys[m]);
+        if (x && !cJSON_IsNumber(x) && !cJSON_IsNull(x)) {
+            if (c->bad_at[m] == UINT64_MAX) c->bad_at[m] = j;
+            continue;
+        }
+        if (!cJSON_IsNumber(x) || c->sort_failed) continue;
+        CdfRec rec = {0, x->valuedouble * cdf_scale[m]};
+        rec.key = cdf_key(rec.v);
+        if (extsort_add(c->v[m], &rec, &c->sort_err) < 0) c->sort_failed = 1;
+    }
+    return 0;
+}
+
+/* Each report's requests are read a piece at a time and each metric's
+ * values sorted on disk (a run's report lists every request: issue 36),
+ * so the CDFs of any run are drawn in bounded memory. */
 static int kind_cdf(PlotCtx *c, Err *e)
 {
     int have_slo = 0;
     fprintf(c->params, "n_inputs = %d\n", c->job->n_inputs);
     for (int i = 0; i < c->job->n_inputs; i++) {
         const char *path = c->job->inputs[i];
-        cJSON *root = jsonio_parse_file(path, e);
-        if (!root) return -1;
-        const cJSON *reqs = plot_requests(root, path, "a run report (servesim run --json)", e);
-        if (!reqs || !cJSON_IsObject(get(root, "summary"))) {
-            if (reqs) err_set(e, "%s: summary: missing; expected a run report (servesim run --json)", path);
-            cJSON_Delete(root);
-            return -1;
+        CdfRead rd = {.bad_at = {UINT64_MAX, UINT64_MAX, UINT64_MAX}};
+        for (int m = 0; m < 3; m++) rd.v[m] = extsort_new(sizeof(CdfRec), 4u << 20);
+        cJSON *root = jsonio_stream_array(path, "requests", cdf_each, &rd, e);
+        int rc = root ? 0 : -1;
+        const cJSON *reqs = NULL;
+        if (rc == 0) {
+            /* the requests were read from the file: whether they were an array */
+            reqs = plot_requests(root, path, "a run report (servesim run --json)", e);
+            if (!reqs) rc = -1;
+            else if (!cJSON_IsObject(get(root, "summary")))
+                rc = err_set(e, "%s: summary: missing; expected a run report (servesim run --json)", path);
         }
-        int n = cJSON_GetArraySize(reqs);
-        double *v = xmalloc((size_t)(n ? n : 1) * sizeof *v);
-        for (int m = 0; m < 3; m++) {
-            int k = 0, j = 0;
-            const cJSON *r;
-            cJSON_ArrayForEach(r, reqs) {
-                const cJSON *x = get(r, cdf_keys[m]);
-                if (x && !cJSON_IsNumber(x) && !cJSON_IsNull(x)) {
-                    err_set(e, "%s: requests[%d].%s: expected a number or null", path, j, cdf_keys[m]);
-                    free(v);
-                    cJSON_Delete(root);
-                    return -1;
-                }
-                if (cJSON_IsNumber(x)) v[k++] = x->valuedouble * cdf_scale[m];
-                j++;
+        if (rc == 0 && rd.sort_failed) {
+            *e = rd.sort_err;
+            rc = -1;
+        }
+        for (int m = 0; rc == 0 && m < 3; m++) {
+            if (rd.bad_at[m] != UINT64_MAX) {
+                rc = err_set(e, "%s: requests[%d].%s: expected a number or null", path, (int)rd.bad_at[m],
+                             cdf_keys[m]);
+                break;
             }
+            int k = (int)extsort_count(rd.v[m]);
             if (m == 0 && k == 0) {
-                err_set(e, "%s: requests[].ttft_s: no request has one (no finished requests to plot)", path);
-                free(v);
-                cJSON_Delete(root);
-                return -1;
+                rc = err_set(e, "%s: requests[].ttft_s: no request has one (no finished requests to plot)", path);
+                break;
             }
-            qsort(v, (size_t)k, sizeof *v, cmp_double);
-            PlotBuf b;
-            plotbuf_open(&b);
+            char name[64];
+            snprintf(name, sizeof name, "cdf_%s_%d.dat", cdf_names[m], i + 1);
+            PlotBuf b = {0};
+            if (plotbuf_open_file(c, &b, name, e) < 0 || extsort_rewind(rd.v[m], e) < 0) {
+                if (b.f) plotbuf_discard(&b);
+                rc = -1;
+                break;
+            }
             fprintf(b.f, "# %s (%s) and the fraction of requests at or below it: empirical CDF of %s\n"
                          "# requests[].%s, %d requests with a value (the first row starts the step at 0)\n",
                     cdf_names[m], cdf_units[m], path, cdf_keys[m], k);
-            if (k) fprintf(b.f, "%.6f 0\n", v[0]);
-            for (int q = 0; q < k; q++) fprintf(b.f, "%.6f %.6f\n", v[q], (double)(q + 1) / k);
+            CdfRec rec;
+            double last = 0;
+            int got;
+            for (int q = 0; (got = extsort_next(rd.v[m], &rec, e)) > 0; q++) {
+                if (q == 0) fprintf(b.f, "%.6f 0\n", rec.v);
+                fprintf(b.f, "%.6f %.6f\n", rec.v, (double)(q + 1) / k);
+                last = rec.v;
+            }
             if (!k) fputs("NaN NaN\n", b.f);
-            char name[64];
-            snprintf(name, sizeof name, "cdf_%s_%d.dat", cdf_names[m], i + 1);
-            if (plotbuf_commit(c, &b, name, e) < 0) {
-                free(v);
-                cJSON_Delete(root);
-                return -1;
+            if (got < 0 || plotbuf_commit(c, &b, name, e) < 0) {
+                if (got < 0) plotbuf_discard(&b);
+                rc = -1;
+                break;
             }
             char pn[64];
             snprintf(pn, sizeof pn, "count_%s_%d", cdf_names[m], i + 1);
             fprintf(c->params, "%s = %d\n", pn, k);
             snprintf(pn, sizeof pn, "max_%s_%d", cdf_names[m], i + 1);
-            plot_param_num(c->params, pn, k ? v[k - 1] : 0); /* the panel's x range reaches it */
+            plot_param_num(c->params, pn, k ? last : 0); /* the panel's x range reaches it */
         }
-        free(v);
+        for (int m = 0; m < 3; m++) extsort_free(rd.v[m]);
+        if (rc < 0) {
+            cJSON_Delete(root);
+            return -1;
+        }
         char pn[32];
         snprintf(pn, sizeof pn, "label_%d", i + 1);
         plot_param_str(c->params, pn, plot_label(path));
@@ -326,10 +383,18 @@ enum { IC_START, IC_DUR, IC_PREFILL, IC_DECODE, IC_KV, IC_RUN, IC_WAIT, IC_COUNT
 static const char *const ic_names[IC_COUNT] = {"start_s", "duration_s", "prefill_tokens", "decode_tokens",
                                                "kv_used_blocks", "running", "waiting"};
 
-typedef struct IterRows {
-    double *v; /* n rows x IC_COUNT */
-    size_t n;
-} IterRows;
+/* An iterations CSV read a line at a time (a run's has a row per
+ * iteration: issue 36), as read_file and strtok would split it: the
+ * checks and the file-size cap of read_file, empty lines skipped (and not
+ * counted), a NUL byte ending the text. */
+typedef struct IterCsv {
+    const char *path;
+    FILE *f;
+    char *line;
+    size_t cap;
+    int col[IC_COUNT], ncol, lineno, done;
+    size_t bytes;
+} IterCsv;
 
 /* strsep without _DEFAULT_SOURCE: the next comma-separated field of *p. */
 static char *csv_field(char **p)
@@ -346,112 +411,169 @@ static char *csv_field(char **p)
     return s;
 }
 
-static int read_iterations_csv(const char *path, IterRows *out, Err *e)
+/* The next non-empty line (its newline cut), or NULL at the end (or on an
+ * error: *e set, *bad 1). */
+static char *ic_line(IterCsv *r, int *bad, Err *e)
 {
-    char *text = read_file(path, NULL, e);
-    if (!text) return -1;
-    int col[IC_COUNT];
-    for (int k = 0; k < IC_COUNT; k++) col[k] = -1;
-    char *save = NULL, *line = strtok_r(text, "\n", &save);
-    if (!line) {
-        free(text);
-        return err_set(e, "%s: empty; expected an iterations CSV (servesim run --iterations-csv)", path);
+    ssize_t len;
+    while (!r->done && (len = getline(&r->line, &r->cap, r->f)) > 0) {
+        r->bytes += (size_t)len;
+        if (r->bytes > common_max_file_bytes()) {
+            err_set(e, "%s: larger than %zu bytes (the file-size cap; %s)", r->path, common_max_file_bytes(),
+                    COMMON_FILE_CAP_HINT);
+            *bad = 1;
+            return NULL;
+        }
+        /* the text ends at a NUL (read_file's string did) */
+        if (strlen(r->line) < (size_t)len) {
+            r->done = 1;
+            len = (ssize_t)strlen(r->line);
+        }
+        if (len > 0 && r->line[len - 1] == '\n') r->line[--len] = '\0';
+        if (len > 0) return r->line;
     }
-    int ncol = 0;
+    if (ferror(r->f)) {
+        err_set(e, "%s: read error", r->path);
+        *bad = 1;
+    }
+    return NULL;
+}
+
+/* Opens path and reads its header (the column of each field). */
+static int ic_open(IterCsv *r, const char *path, Err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    if (common_read_check(path, e) < 0) return -1;
+    if (!(r->f = fopen(path, "rb"))) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    common_note_input(r->f, path);
+    for (int k = 0; k < IC_COUNT; k++) r->col[k] = -1;
+    int bad = 0;
+    char *line = ic_line(r, &bad, e);
+    if (bad) return -1;
+    if (!line) return err_set(e, "%s: empty; expected an iterations CSV (servesim run --iterations-csv)", path);
+    r->lineno = 1;
     for (char *p = line, *tok; (tok = csv_field(&p));) {
         tok[strcspn(tok, "\r")] = '\0';
         for (int k = 0; k < IC_COUNT; k++)
-            if (!strcmp(tok, ic_names[k])) col[k] = ncol;
-        ncol++;
+            if (!strcmp(tok, ic_names[k])) r->col[k] = r->ncol;
+        r->ncol++;
     }
     for (int k = 0; k < IC_COUNT; k++)
-        if (col[k] < 0) {
-            free(text);
+        if (r->col[k] < 0)
             return err_set(e, "%s: line 1: no column \"%s\"; expected an iterations CSV header (servesim run "
                               "--iterations-csv: iteration,start_s,duration_s,...)", path, ic_names[k]);
-        }
-    size_t cap = 1024;
-    out->v = xmalloc(cap * IC_COUNT * sizeof *out->v);
-    out->n = 0;
-    int lineno = 1;
-    while ((line = strtok_r(NULL, "\n", &save))) {
-        lineno++;
-        if (out->n == cap) {
-            cap *= 2;
-            out->v = xrealloc(out->v, cap * IC_COUNT * sizeof *out->v);
-        }
-        double *row = out->v + out->n * IC_COUNT;
-        int c = 0;
-        for (char *p = line, *tok; (tok = csv_field(&p)); c++) {
-            tok[strcspn(tok, "\r")] = '\0';
-            for (int k = 0; k < IC_COUNT; k++)
-                if (col[k] == c) {
-                    if (common_parse_decimal(tok, &row[k]) < 0 || row[k] < 0) {
-                        err_set(e, "%s: line %d, column %s: got \"%s\", expected a non-negative number", path,
-                                lineno, ic_names[k], tok);
-                        free(text);
-                        free(out->v);
-                        return -1;
-                    }
-                }
-        }
-        if (c != ncol) {
-            err_set(e, "%s: line %d: %d fields, expected %d as in the header", path, lineno, c, ncol);
-            free(text);
-            free(out->v);
-            return -1;
-        }
-        out->n++;
+    return 0;
+}
+
+/* The next row into row[IC_COUNT]: 1, 0 at the end, -1 + e. */
+static int ic_next(IterCsv *r, double *row, Err *e)
+{
+    int bad = 0;
+    char *line = ic_line(r, &bad, e);
+    if (!line) return bad ? -1 : 0;
+    r->lineno++;
+    int c = 0;
+    for (char *p = line, *tok; (tok = csv_field(&p)); c++) {
+        tok[strcspn(tok, "\r")] = '\0';
+        for (int k = 0; k < IC_COUNT; k++)
+            if (r->col[k] == c && (common_parse_decimal(tok, &row[k]) < 0 || row[k] < 0))
+                return err_set(e, "%s: line %d, column %s: got \"%s\", expected a non-negative number", r->path,
+                               r->lineno, ic_names[k], tok);
     }
-    free(text);
-    if (!out->n) {
-        free(out->v);
-        return err_set(e, "%s: no iterations (only a header)", path);
+    if (c != r->ncol)
+        return err_set(e, "%s: line %d: %d fields, expected %d as in the header", r->path, r->lineno, c, r->ncol);
+    return 1;
+}
+
+static void ic_close(IterCsv *r)
+{
+    if (r->f) fclose(r->f);
+    free(r->line);
+    r->f = NULL;
+    r->line = NULL;
+}
+
+/* A first pass over an iterations CSV: it is checked, its rows counted
+ * (data files name the count at their top), the last row and the
+ * columns' peaks and sums kept. */
+typedef struct IcSums {
+    size_t n;
+    double last[IC_COUNT], peak[IC_COUNT], sum[IC_COUNT];
+} IcSums;
+
+static int ic_pass(const char *path, IcSums *s, Err *e)
+{
+    IterCsv r;
+    memset(s, 0, sizeof *s);
+    int rc = ic_open(&r, path, e);
+    double row[IC_COUNT];
+    while (rc == 0 && (rc = ic_next(&r, row, e)) > 0) {
+        for (int k = 0; k < IC_COUNT; k++) {
+            if (row[k] > s->peak[k]) s->peak[k] = row[k];
+            s->sum[k] += row[k];
+        }
+        memcpy(s->last, row, sizeof row);
+        s->n++;
+        rc = 0;
     }
+    ic_close(&r);
+    if (rc < 0) return -1;
+    if (!s->n) return err_set(e, "%s: no iterations (only a header)", path);
     return 0;
 }
 
 static int kind_kv(PlotCtx *c, Err *e)
 {
-    IterRows it;
     const char *path = c->job->inputs[0];
-    if (read_iterations_csv(path, &it, e) < 0) return -1;
-    PlotBuf b;
-    plotbuf_open(&b);
+    IcSums sm;
+    if (ic_pass(path, &sm, e) < 0) return -1;
+    PlotBuf b = {0};
+    IterCsv r;
+    if (plotbuf_open_file(c, &b, "kv.dat", e) < 0) return -1;
+    int rc = ic_open(&r, path, e);
     fprintf(b.f, "# t_s kv_used_blocks running waiting -- at each iteration's start, from %s (%zu iterations;\n"
-                 "# the last row repeats the last values at the end of the last iteration)\n", path, it.n);
-    double peak_kv = 0;
-    for (size_t i = 0; i < it.n; i++) {
-        const double *r = it.v + i * IC_COUNT;
-        fprintf(b.f, "%.9f %.0f %.0f %.0f\n", r[IC_START], r[IC_KV], r[IC_RUN], r[IC_WAIT]);
-        if (r[IC_KV] > peak_kv) peak_kv = r[IC_KV];
+                 "# the last row repeats the last values at the end of the last iteration)\n", path, sm.n);
+    double row[IC_COUNT];
+    while (rc == 0 && (rc = ic_next(&r, row, e)) > 0) {
+        fprintf(b.f, "%.9f %.0f %.0f %.0f\n", row[IC_START], row[IC_KV], row[IC_RUN], row[IC_WAIT]);
+        rc = 0;
     }
-    const double *last = it.v + (it.n - 1) * IC_COUNT;
+    ic_close(&r);
+    if (rc < 0) {
+        plotbuf_discard(&b);
+        return -1;
+    }
+    const double *last = sm.last;
     fprintf(b.f, "%.9f %.0f %.0f %.0f\n", last[IC_START] + last[IC_DUR], last[IC_KV], last[IC_RUN], last[IC_WAIT]);
-    free(it.v);
-    plot_param_num(c->params, "peak_kv_blocks", peak_kv);
+    plot_param_num(c->params, "peak_kv_blocks", sm.peak[IC_KV]);
     return plotbuf_commit(c, &b, "kv.dat", e);
 }
 
 static int kind_batch(PlotCtx *c, Err *e)
 {
-    IterRows it;
     const char *path = c->job->inputs[0];
-    if (read_iterations_csv(path, &it, e) < 0) return -1;
-    PlotBuf b;
-    plotbuf_open(&b);
+    IcSums sm;
+    if (ic_pass(path, &sm, e) < 0) return -1;
+    PlotBuf b = {0};
+    IterCsv r;
+    if (plotbuf_open_file(c, &b, "batch.dat", e) < 0) return -1;
+    int rc = ic_open(&r, path, e);
     fprintf(b.f, "# t_s prefill_tokens decode_tokens duration_ms end_s -- one row per iteration, from %s\n", path);
-    double pre = 0, dec = 0;
-    for (size_t i = 0; i < it.n; i++) {
-        const double *r = it.v + i * IC_COUNT;
-        fprintf(b.f, "%.9f %.0f %.0f %.6f %.9f\n", r[IC_START], r[IC_PREFILL], r[IC_DECODE], r[IC_DUR] * 1e3,
-                r[IC_START] + r[IC_DUR]);
-        pre += r[IC_PREFILL];
-        dec += r[IC_DECODE];
+    double row[IC_COUNT];
+    while (rc == 0 && (rc = ic_next(&r, row, e)) > 0) {
+        fprintf(b.f, "%.9f %.0f %.0f %.6f %.9f\n", row[IC_START], row[IC_PREFILL], row[IC_DECODE], row[IC_DUR] * 1e3,
+                row[IC_START] + row[IC_DUR]);
+        rc = 0;
     }
-    free(it.v);
+    ic_close(&r);
+    if (rc < 0) {
+        plotbuf_discard(&b);
+        return -1;
+    }
+    double pre = sm.sum[IC_PREFILL], dec = sm.sum[IC_DECODE];
     plot_param_num(c->params, "prefill_share", pre + dec > 0 ? pre / (pre + dec) : 0);
-    fprintf(c->params, "n_iterations = %zu\n", it.n);
+    fprintf(c->params, "n_iterations = %zu\n", sm.n);
     return plotbuf_commit(c, &b, "batch.dat", e);
 }
 

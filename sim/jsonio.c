@@ -145,6 +145,192 @@ cJSON *jsonio_parse_file(const char *path, Err *e)
 }
 
 /* ------------------------------------------------------------------ */
+/* A file's object read a piece at a time (jsonio_stream_array) */
+
+typedef struct JsStream {
+    const char *path, *key;
+    JsonioEach each;
+    void *ctx;
+    FILE *rest;                 /* everything but the array's elements */
+    char *elem;                 /* the element being read */
+    size_t elem_len, elem_cap;
+    uint64_t n_elems;
+    int depth, in_str, esc;
+    /* the top level: a key expected (after '{' or ','), its raw text,
+     * whether it names the array; a value expected (after ':') */
+    int want_key, in_key, key_hit, want_value, done_key;
+    char kbuf[64];
+    size_t klen;
+    int in_array, need_elem;    /* in the array; an element is due (after ',') */
+    int syntax;                 /* the error is the file's syntax (not each's) */
+} JsStream;
+
+static void js_elem_put(JsStream *j, char c)
+{
+    if (j->elem_len + 2 > j->elem_cap) {
+        j->elem_cap = j->elem_cap ? 2 * j->elem_cap : 4096;
+        j->elem = xrealloc(j->elem, j->elem_cap);
+    }
+    j->elem[j->elem_len++] = c;
+}
+
+/* The element read so far, parsed and handed on. */
+static int js_elem_end(JsStream *j, Err *e)
+{
+    size_t a = 0;
+    while (a < j->elem_len && strchr(" \t\r\n", j->elem[a])) a++;
+    if (a == j->elem_len) {
+        if (!j->need_elem) return 0;
+        j->syntax = 1;
+        return err_set(e, "%s: %s[%llu]: expected a value", j->path, j->key, (unsigned long long)j->n_elems);
+    }
+    j->elem[j->elem_len] = '\0';
+    char name[600];
+    snprintf(name, sizeof name, "%s: %s[%llu]", j->path, j->key, (unsigned long long)j->n_elems);
+    cJSON *x = jsonio_parse(j->elem, name, e);
+    if (!x) {
+        j->syntax = 1;
+        return -1;
+    }
+    int rc = j->each(j->ctx, x, j->n_elems++, e);
+    cJSON_Delete(x);
+    j->elem_len = 0;
+    return rc;
+}
+
+/* One byte of the file. */
+static int js_byte(JsStream *j, char c, Err *e)
+{
+    if (j->in_array) {
+        if (j->in_str) {
+            js_elem_put(j, c);
+            if (j->esc) j->esc = 0;
+            else if (c == '\\') j->esc = 1;
+            else if (c == '"') j->in_str = 0;
+            return 0;
+        }
+        if (c == '"') {
+            j->in_str = 1;
+        } else if (c == '[' || c == '{') {
+            j->depth++;
+        } else if ((c == ']' || c == '}') && j->depth > 2) {
+            j->depth--;
+        } else if (j->depth == 2 && (c == ']' || c == ',')) {
+            /* the array's own comma or end (depth 2: inside it) */
+            if (c == ',') j->need_elem = 1; /* an element before it */
+            int rc = js_elem_end(j, e);
+            j->need_elem = c == ',';
+            if (c == ']') {
+                j->in_array = 0;
+                j->depth = 1;
+            }
+            return rc;
+        }
+        js_elem_put(j, c);
+        return 0;
+    }
+    if (j->in_str) {
+        fputc(c, j->rest);
+        if (j->esc) j->esc = 0;
+        else if (c == '\\') j->esc = 1;
+        else if (c == '"') {
+            j->in_str = 0;
+            if (j->in_key) {
+                j->in_key = 0;
+                j->key_hit = !j->done_key && j->klen == strlen(j->key) && !memcmp(j->kbuf, j->key, j->klen);
+            }
+        } else if (j->in_key && j->klen < sizeof j->kbuf) {
+            j->kbuf[j->klen++] = c;
+        }
+        return 0;
+    }
+    if (j->depth == 1 && j->want_value && !strchr(" \t\r\n", c)) {
+        j->want_value = 0;
+        if (j->key_hit && c == '[') {
+            /* the array: its elements one at a time, "[]" in the rest */
+            fputs("[]", j->rest);
+            j->in_array = 1;
+            j->done_key = 1;
+            j->need_elem = 0;
+            j->depth = 2;
+            j->elem_len = 0;
+            return 0;
+        }
+    }
+    fputc(c, j->rest);
+    if (c == '"') {
+        j->in_str = 1;
+        if (j->depth == 1 && j->want_key) {
+            j->want_key = 0;
+            j->in_key = 1;
+            j->klen = 0;
+        }
+    } else if (c == '{' || c == '[') {
+        j->depth++;
+        if (j->depth == 1) j->want_key = c == '{';
+    } else if (c == '}' || c == ']') {
+        j->depth--;
+    } else if (j->depth == 1 && c == ',') {
+        j->want_key = 1;
+    } else if (j->depth == 1 && c == ':') {
+        j->want_value = 1;
+    }
+    return 0;
+}
+
+cJSON *jsonio_stream_array(const char *path, const char *key, JsonioEach each, void *ctx, Err *e)
+{
+    if (common_read_check(path, e) < 0) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        err_set(e, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    common_note_input(f, path);
+    JsStream j = {.path = path, .key = key, .each = each, .ctx = ctx};
+    char *rest = NULL;
+    size_t rest_len = 0, max = common_max_file_bytes(), off = 0;
+    j.rest = open_memstream(&rest, &rest_len);
+    int rc = j.rest ? 0 : err_set(e, "%s: out of memory", path);
+    static char buf[65536];
+    size_t got;
+    while (rc == 0 && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        /* as read_text_file: a NUL is not text, and the cap holds */
+        const char *nul = memchr(buf, '\0', got);
+        if (nul) {
+            rc = err_set(e, "%s: a NUL byte at offset %zu; expected a text file", path, off + (size_t)(nul - buf));
+            break;
+        }
+        if ((off += got) > max) {
+            rc = err_set(e, "%s: larger than %zu bytes (the file-size cap; %s)", path, max, COMMON_FILE_CAP_HINT);
+            break;
+        }
+        for (size_t k = 0; rc == 0 && k < got; k++) rc = js_byte(&j, buf[k], e);
+    }
+    if (rc == 0 && ferror(f)) rc = err_set(e, "%s: read error", path);
+    fclose(f);
+    if (rc == 0 && j.in_array) {
+        j.syntax = 1;
+        rc = err_set(e, "%s: not valid JSON: the file ends inside its \"%s\" array", path, key);
+    }
+    cJSON *root = NULL;
+    if (j.rest) fclose(j.rest);
+    if (rc == 0 && !(root = jsonio_parse(rest ? rest : "", path, e))) j.syntax = 1;
+    free(rest);
+    free(j.elem);
+    if (j.syntax) {
+        /* the message jsonio_parse_file gives, its line and column the
+         * file's (the file is read whole only now, to say where it is bad) */
+        cJSON *whole = jsonio_parse_file(path, e);
+        if (whole) {
+            cJSON_Delete(whole); /* NEVER: the pieces did not parse */
+            err_set(e, "%s: not valid JSON", path);
+        }
+    }
+    return root;
+}
+
+/* ------------------------------------------------------------------ */
 /* Shape checks */
 
 int jsonio_expect_object(const cJSON *v, const char *where, Err *e)

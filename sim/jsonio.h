@@ -19,6 +19,16 @@
 cJSON *jsonio_parse(const char *text, const char *name, Err *e);
 /* Reads and parses a file. */
 cJSON *jsonio_parse_file(const char *path, Err *e);
+/* Reads a file's JSON object a piece at a time (issue 36: a run's report
+ * lists every request): each element of its top-level array member `key`
+ * is parsed alone and handed to each, in order (i from 0; each returns -1
+ * with e set to stop); the rest comes back as a tree, `key` an empty
+ * array in its place.  Memory is the largest element and the rest, not
+ * the file.  A `key` that is not an array is left whole in the tree.  The
+ * checks of jsonio_parse_file (the file-size cap, a NUL byte); NULL + e
+ * when the file cannot be read or is not JSON (naming it). */
+typedef int (*JsonioEach)(void *ctx, const cJSON *elem, uint64_t i, Err *e);
+cJSON *jsonio_stream_array(const char *path, const char *key, JsonioEach each, void *ctx, Err *e);
 
 /* Fails naming the first key of obj not in the NULL-terminated list
  * `allowed`, and the keys that are allowed.  obj must be an object. */
