@@ -3,11 +3,74 @@
  * line and column, stable number output.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "jsonio.h"
+#include "outfile.h"
 #include "testhelp.h"
+
+/* jsonio_stream_array: each element of one array member parsed alone, in
+ * order (nested arrays, a "]" inside a string, escapes, scalars), the rest
+ * a tree with an empty array in its place; a syntax error gives
+ * jsonio_parse_file's own message (its line and column the file's). */
+typedef struct StreamSeen {
+    double sum;
+    uint64_t n;
+    int ordered;
+} StreamSeen;
+
+static int stream_each(void *ctx, const cJSON *x, uint64_t i, Err *e)
+{
+    (void)e;
+    StreamSeen *s = ctx;
+    s->ordered &= i == s->n;
+    s->n++;
+    const cJSON *v = cJSON_IsObject(x) ? cJSON_GetObjectItemCaseSensitive(x, "v") : x;
+    if (cJSON_IsNumber(v)) s->sum += v->valuedouble;
+    return 0;
+}
+
+static void test_jsonio_stream_array(void)
+{
+    char path[] = "/tmp/servesim-jstream-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    Err e = {0};
+    CHECK(outfile_write(path, "{\"a\": [1, 2], \"req\": [ {\"v\": 1, \"x\": [1, {\"s\": \"]\\\"\"}]},\n"
+                              "{\"v\": 2.5} , 4, {\"v\": null} ], \"b\": {\"req\": [9]}, \"req2\": []}", &e) == 0);
+    StreamSeen seen = {.ordered = 1};
+    cJSON *root = jsonio_stream_array(path, "req", stream_each, &seen, &e);
+    CHECK(root != NULL);
+    CHECK_INT(seen.n, 4);
+    CHECK(seen.ordered && seen.sum == 7.5);
+    char *txt = root ? cJSON_PrintUnformatted(root) : NULL;
+    CHECK(txt && !strcmp(txt, "{\"a\":[1,2],\"req\":[],\"b\":{\"req\":[9]},\"req2\":[]}"));
+    cJSON_free(txt);
+    cJSON_Delete(root);
+    /* a key that is not an array stays in the tree; none at all */
+    CHECK(outfile_write(path, "{\"req\": {\"v\": 3}}", &e) == 0);
+    seen = (StreamSeen){.ordered = 1};
+    root = jsonio_stream_array(path, "req", stream_each, &seen, &e);
+    CHECK(root && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "req")) && seen.n == 0);
+    cJSON_Delete(root);
+    /* syntax errors: jsonio_parse_file's messages */
+    static const char *const bad[] = {"{\"req\": [1, ]}", "{\"req\": [1, {\"v\": 2}", "{\"req\": [1], \"x\": }",
+                                      "{\"req\": [{\"v\": 1 2}]}"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        Err e1 = {0}, e2 = {0};
+        CHECK(outfile_write(path, bad[k], &e1) == 0);
+        CHECK(jsonio_stream_array(path, "req", stream_each, &seen, &e1) == NULL);
+        CHECK(jsonio_parse_file(path, &e2) == NULL);
+        CHECK(e1.msg[0] && !strcmp(e1.msg, e2.msg));
+        if (strcmp(e1.msg, e2.msg)) fprintf(stderr, "  %s\n  %s\n", e1.msg, e2.msg);
+    }
+    unlink(path);
+}
 
 void suite_jsonio(void);
 
@@ -202,4 +265,5 @@ void suite_jsonio(void)
     RUN(test_jsonio_num_bool_str_enum);
     RUN(test_jsonio_check_keys);
     RUN(test_jsonio_add_num_and_write);
+    RUN(test_jsonio_stream_array);
 }

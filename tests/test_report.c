@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "extsort.h"
 #include "ordw.h"
 #include "jsonio.h"
 #include "metrics.h"
@@ -365,6 +366,46 @@ static void test_ordw_spills(void)
     CHECK(strstr(e.msg, "record 0 twice") != NULL);
     ordw_free(&w);
     fclose(f);
+}
+
+/* extsort: records in any order come back by key, equal keys in their
+ * bytes' order, the same whether they stay in memory or spill to many
+ * runs on disk. */
+typedef struct SortRec {
+    int64_t key;
+    uint64_t tag;
+} SortRec;
+
+static void test_extsort_spills(void)
+{
+    SortRec out[2][5000];
+    uint32_t runs[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        ExtSort *x = extsort_new(sizeof(SortRec), k ? 1024 : 0);
+        Err e = {0};
+        uint64_t r = 88172645463325252ull;
+        for (int i = 0; i < 5000; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            SortRec rec = {(int64_t)(r % 700) - 350, r % 3};
+            CHECK(extsort_add(x, &rec, &e) == 0);
+        }
+        CHECK_INT(extsort_count(x), 5000);
+        CHECK(extsort_rewind(x, &e) == 0);
+        int n = 0;
+        while (n < 5000 && extsort_next(x, &out[k][n], &e) == 1) n++;
+        CHECK_INT(n, 5000);
+        CHECK_INT(extsort_next(x, &out[k][0], &e) == 0 ? 0 : 1, 0);
+        runs[k] = extsort_runs(x);
+        extsort_free(x);
+    }
+    CHECK(runs[0] == 0 && runs[1] >= 70); /* 64 records a run */
+    int sorted = 1;
+    for (int i = 1; i < 5000; i++)
+        sorted &= out[0][i - 1].key < out[0][i].key ||
+                  (out[0][i - 1].key == out[0][i].key && out[0][i - 1].tag <= out[0][i].tag);
+    CHECK(sorted);
+    CHECK(out[0][0].key == -350 && out[0][4999].key == 349);
+    CHECK(memcmp(out[0], out[1], sizeof out[0]) == 0);
 }
 
 /* --trace-events and --html's inputs stream (issue 36): a run of 20,000
@@ -989,6 +1030,7 @@ void suite_report(void)
     RUN(test_ordw_spills);
     RUN(test_streamrun_spill_same_bytes);
     RUN(test_streamrun_trace_html);
+    RUN(test_extsort_spills);
     RUN(test_streamrun_cluster);
     RUN(test_streamrun_sessions);
     RUN(test_streamrun_warmup);
