@@ -129,6 +129,16 @@ static void test_fast_decode_sums_roofline(void)
     /* the profile's all-reduce class with TP 2 */
     CHECK(roof_pair("llama-2-70b", "h100-sxm", NULL, 2, &a, &b) == 0);
     check_sums_then_free(&a, &b, 3, 1);
+    /* a profile without an all-reduce class (the link's ring) under TP 2;
+     * one whose decode e_compute is over the group and the head size (both
+     * constant: roofline_decode_plain's memo holds them) */
+    CHECK(roof_pair("qwen3-32b", "h200-sxm", NULL, 2, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 8, 1);
+    CHECK(roof_pair("llama-3.1-8b", "b200", "b200-vllm", 1, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 9, 1);
+    /* a MoE model: priced from sums through roofline_time */
+    CHECK(roof_pair("qwen3-30b-a3b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 10, 1);
 }
 
 static void test_fast_decode_sums_wrap_linear(void)
