@@ -151,6 +151,14 @@ typedef struct RoofGemm {
 
 #define ROOF_GEMMS 10
 #define ROOF_CACHE 16384 /* memoised layer-GEMM times for m = 1 .. this */
+#define ROOF_PRE1 4096   /* memoised one-sequence prefill launches (direct-mapped by c, h) */
+
+/* One prefill attention launch of a single sequence: c new over h cached
+ * (whole numbers, from a BatchItem), its time and extrapolation. */
+typedef struct RoofPre1 {
+    double c, h, t, ratio;
+    int which, used;
+} RoofPre1;
 
 typedef struct Roofline {
     RooflineCfg cfg;
@@ -174,6 +182,7 @@ typedef struct Roofline {
     double *gemm_t, *gemm_r;  /* memo: one layer's GEMM time and extrapolation at m rows; NAN unknown */
     double *head_t, *head_r;  /* memo: the LM head's, at m sampled rows */
     ProfSeq *seq;             /* attention launch buffer, grown by doubling */
+    RoofPre1 *pre1;           /* ROOF_PRE1 entries: profile_attn_time of one prefill sequence */
     uint32_t seq_cap;
     CostExtrap ex;
     /* ---- MoE layout (cost_roof_moe_setup): routed experts priced apart ---- */
@@ -200,6 +209,7 @@ typedef struct Roofline {
     int agg_which;
     int dec_sums;               /* 1: the model and layout let roofline_decode price from sums */
     int dec_plain;              /* 1: ... and a decode-only step by roofline_decode_plain */
+    int dec_prepared;           /* 1: agg_memo is set up for r->dec (profile_attn_decode_prepare) */
     /* ---- roofline_decode_plain: what depends on the batch size alone, for size dn_n (0: none) ---- */
     uint32_t dn_n;
     double dn_gemm_s, dn_gemm_ratio, dn_head_s, dn_head_ratio, dn_comm_s, dn_ar_ratio;
@@ -552,6 +562,22 @@ static double cost_roof_head(Roofline *r, double samples, double *ratio, int *wh
     return t;
 }
 
+/* profile_attn_time of the one prefill sequence s (the usual mixed step:
+ * one chunk beside the decodes), kept by (c, h): a trace's prompt lengths
+ * recur, and the launch's time is a function of them alone. */
+static double cost_roof_prefill1(Roofline *r, ProfSeq s, double *ratio, int *which)
+{
+    RoofPre1 *e = &r->pre1[((uint32_t)s.c * 2654435761u ^ (uint32_t)s.h * 40503u) & (ROOF_PRE1 - 1)];
+    if (e->used && e->c == s.c && e->h == s.h) {
+        *ratio = e->ratio;
+        *which = e->which;
+        return e->t;
+    }
+    double t = profile_attn_time(r->pre, &s, 1, r->qh, r->kvh, r->hd, 2, r->kv_b, ratio, which);
+    *e = (RoofPre1){.c = s.c, .h = s.h, .t = t, .ratio = *ratio, .which = *which, .used = 1};
+    return t;
+}
+
 /* Profile-driven times of the GEMM, attention, LM-head and all-reduce
  * classes; fills out's times (not FLOPs/bytes). */
 static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
@@ -595,7 +621,8 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
     double attn = 0;
     if (np) {
-        attn += profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
+        attn += np == 1 ? cost_roof_prefill1(r, s[0], &ratio, &which)
+                        : profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
         cost_roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
     }
     uint32_t nd = 0;
@@ -838,9 +865,9 @@ static int roofline_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem 
     }
     /* the model's part of the test once (cost_roof_decode_setup) */
     if (agg->n == 0 || !r->dec_sums || !(hc * k < 9007199254740992.0)) return 1;
-    if (r->prof && profile_attn_decode_sums(r->dec, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h, r->qh,
-                                            r->kvh, r->hd, 2, r->kv_b, &r->agg_memo, &r->agg_attn, &r->agg_ratio,
-                                            &r->agg_which) != 0)
+    if (r->prof && (!r->dec_prepared ||
+                    profile_attn_decode_eval(&r->agg_memo, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h,
+                                             &r->agg_attn, &r->agg_ratio, &r->agg_which) != 0))
         return 1;
     if (n == 0 && r->dec_plain) {
         roofline_decode_plain(r, agg, out);
@@ -860,6 +887,7 @@ static void cost_roofline_free(void *ctx)
     free(r->head_t);
     free(r->head_r);
     free(r->seq);
+    free(r->pre1);
     free(r->moe_t);
     free(r->moe_r);
     free(r);
@@ -1082,6 +1110,7 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
     r->head_t = xmalloc(ROOF_CACHE * sizeof *r->head_t);
     r->head_r = xmalloc(2 * ROOF_CACHE * sizeof *r->head_r);
     for (int i = 0; i < ROOF_CACHE; i++) r->gemm_t[i] = r->head_t[i] = NAN;
+    r->pre1 = xcalloc(ROOF_PRE1, sizeof *r->pre1);
     r->ex.worst_ratio = 1;
     r->prof = 1;
     return 0;
@@ -1099,6 +1128,7 @@ static void cost_roof_decode_setup(Roofline *r)
     r->dec_sums = !(m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla || r->n_slide > 0 ||
                     k != floor(k) || (r->shared_gi >= 0 && r->cfg.moe_shared_overlap));
     r->dec_plain = r->dec_sums && r->prof && !r->moe_on && m->experts == 0;
+    r->dec_prepared = r->prof && profile_attn_decode_prepare(&r->agg_memo, r->dec, r->qh, r->kvh, r->hd, 2, r->kv_b) == 0;
 }
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)

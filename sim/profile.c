@@ -540,6 +540,11 @@ static void profile_decode_memo_setup(ProfAttnMemo *memo, const ProfOp *op, doub
         memo->grid_src[i] = PROF_DSRC_ZERO;
         memo->grid_r[i] = profile_grid_ratio(op, i, x);
     }
+    /* a constant bound inside the grid (ratio <= 1) never moves the worst,
+     * which starts at 1 and only grows: left out */
+    memo->n_grid_live = 0;
+    for (int i = 0; i < op->n_grid; i++)
+        if (memo->grid_src[i] != PROF_DSRC_ZERO || memo->grid_r[i] > 1.0) memo->grid_live[memo->n_grid_live++] = i;
     for (int k = 0; k < 2; k++) {
         const ProfCurve *c = k ? op->em : op->ec;
         const int n = k ? op->n_em : op->n_ec;
@@ -582,34 +587,29 @@ static double profile_decode_eff(const ProfCurve *c, int n, const double *v, Pro
     return m->eff[k];
 }
 
-int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
-                             double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
-                             double *ratio, int *which)
+int profile_attn_decode_prepare(ProfAttnMemo *memo, const ProfOp *op, double qh, double kvh, double hd, double act_b,
+                                double kv_b)
 {
-    if (ratio) *ratio = 1;
-    if (which) *which = PF_NONE;
-    if (n == 0) {
-        *t = 0;
-        return 0;
-    }
-    ProfAttnMemo local;
-    if (!memo) {
-        memset(&local, 0, sizeof local);
-        memo = &local;
-    }
     /* != is false for a NaN: set up again, and nothing is kept */
     if (memo->op != op || !(memo->qh == qh && memo->kvh == kvh && memo->hd == hd && memo->act_b == act_b &&
                             memo->kv_b == kv_b))
         profile_decode_memo_setup(memo, op, qh, kvh, hd, act_b, kv_b);
-    if (memo->per_seq) return -1;
+    return memo->per_seq || memo->no_sums ? -1 : 0;
+}
+
+int profile_attn_decode_eval(ProfAttnMemo *memo, size_t n, double sum_h, double min_h, double max_h, double *t,
+                             double *ratio, int *which)
+{
+    const ProfOp *op = memo->op;
     /* profile_attn_time's sums for n sequences of c = 1: each adds h + 1
      * pairs and h + 1 tokens (integers, so every partial sum is exact below
      * 2^53 and the order does not matter), and the same CTA count */
     const double dn = (double)n, pairs = sum_h + dn;
-    if (!(pairs < 9007199254740992.0) || memo->no_sums) return -1;
+    if (!(pairs < 9007199254740992.0)) return -1;
     /* profile_attn_tail (sum_c = n, sum_len = pairs), its arithmetic
      * unchanged; the launch-wide features by source, not in a PF_COUNT
      * array */
+    const double qh = memo->qh, kvh = memo->kvh, hd = memo->hd, act_b = memo->act_b;
     const double group = memo->group, kvt = memo->kvt;
     const double flops = memo->flops_per_pair * pairs;
     const double bytes = 2.0 * dn * qh * hd * act_b + pairs * kvt + dn * kvt;
@@ -620,14 +620,15 @@ int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double mi
     if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_decode_eff(op->em, op->n_em, v, memo, 1));
     if (ratio) {
         /* profile_attn_tail's extremes: a range where the sums set one
-         * (lo <= hi), else the launch-wide value */
+         * (lo <= hi), else the launch-wide value; the bounds that can
+         * move the worst (profile_decode_memo_setup) */
         double rl = 1.0, rh = 1.0;
         int wl = PF_NONE, wh = PF_NONE;
-        for (int i = 0; i < op->n_grid; i++) {
-            const int s = memo->grid_src[i];
+        for (int j = 0; j < memo->n_grid_live; j++) {
+            const int i = memo->grid_live[j], s = memo->grid_src[i];
             double r_lo, r_hi;
             if (s == PROF_DSRC_ZERO) {
-                /* a constant value (profile_decode_memo_setup) */
+                /* a constant value */
                 r_lo = r_hi = memo->grid_r[i];
             } else if (s == PROF_DSRC_KV) {
                 /* kv_len and kv_mean: h + 1 over the batch (want_range) */
@@ -648,9 +649,30 @@ int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double mi
         }
         *ratio = rl > rh ? rl : rh;
         if (which) *which = rl > rh ? wl : wh;
+    } else if (which) {
+        *which = PF_NONE;
     }
     *t = tt + (tc > tm ? tc : tm);
     return 0;
+}
+
+int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
+                             double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
+                             double *ratio, int *which)
+{
+    if (ratio) *ratio = 1;
+    if (which) *which = PF_NONE;
+    if (n == 0) {
+        *t = 0;
+        return 0;
+    }
+    ProfAttnMemo local;
+    if (!memo) {
+        memset(&local, 0, sizeof local);
+        memo = &local;
+    }
+    if (profile_attn_decode_prepare(memo, op, qh, kvh, hd, act_b, kv_b) < 0) return -1;
+    return profile_attn_decode_eval(memo, n, sum_h, min_h, max_h, t, ratio, which);
 }
 
 double profile_gemm_time(const Profile *p, int gemm_op, double m, double n, double k, double *ratio)

@@ -264,6 +264,7 @@ typedef struct ProfAttnMemo {
     int src[2][PROF_CURVES];  /* side 0 e_compute, 1 e_mem */
     int grid_src[PROF_GRID];
     double grid_r[PROF_GRID]; /* a bound over a constant value: its ratio (profile_extrapolation's) */
+    int n_grid_live, grid_live[PROF_GRID]; /* the bounds a call evaluates, in the grid's order */
     int side_const[2];        /* 1: every curve of the side over a constant value: eff[side] holds */
     int hint[2][PROF_CURVES]; /* the knot interval the last evaluation fell in */
     int ok[2][PROF_CURVES];
@@ -273,6 +274,15 @@ typedef struct ProfAttnMemo {
 } ProfAttnMemo;
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
                              double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
+                             double *ratio, int *which);
+/* The same in two steps, for a caller that prices many batches of one op
+ * and shape: _prepare once (0, or -1 where the op prices per sequence and
+ * sums never serve), then _eval per batch of n >= 1 sequences (0, or -1
+ * where a sum could round; *ratio and *which set only on 0, which may be
+ * NULL). */
+int profile_attn_decode_prepare(ProfAttnMemo *memo, const ProfOp *op, double qh, double kvh, double hd, double act_b,
+                                double kv_b);
+int profile_attn_decode_eval(ProfAttnMemo *memo, size_t n, double sum_h, double min_h, double max_h, double *t,
                              double *ratio, int *which);
 
 /* Convenience: a GEMM's latency under the profile's GEMM class gemm_op
