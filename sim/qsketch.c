@@ -243,7 +243,19 @@ static int64_t to_ns(double v_s)
 
 static void to_sketch(StatAcc *a)
 {
-    for (uint64_t i = 0; i < a->n; i++) qsketch_add(&a->sk, to_ns(a->buf[i]));
+    /* Runs of one value (the decode fast path adds a batch's gap once per
+     * sequence) go in as one qsketch_add_n where no sum can overflow:
+     * every value in [0, 4 s), so |d| < 2^32, into the empty sketch, at
+     * most 2^32 of them -- the integers are those of the single adds. */
+    int runs = a->n <= UINT32_MAX;
+    for (uint64_t i = 0; runs && i < a->n; i++) runs = a->buf[i] >= 0 && a->buf[i] < 4.0;
+    for (uint64_t i = 0; i < a->n;) {
+        uint64_t j = i + 1;
+        if (runs)
+            while (j < a->n && a->buf[j] == a->buf[i]) j++;
+        qsketch_add_n(&a->sk, to_ns(a->buf[i]), j - i);
+        i = j;
+    }
     free(a->buf);
     a->buf = NULL;
     a->cap = 0;
