@@ -243,10 +243,11 @@ static double roof(double flops, double peak_eff, double bytes, double bw_eff)
     return tc > tm ? tc : tm;
 }
 
-/* Records how far one operator shape lay outside the profile's grid. */
-static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio, double *worst)
+/* Records how far one operator shape lay outside the profile's grid
+ * (cost_roof_note: inside it, the usual case, nothing to record). */
+static void cost_roof_note_out(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio,
+                               double *worst)
 {
-    if (!(ratio > 1 + 1e-9)) return;
     if (ratio > *worst) *worst = ratio;
     if (ratio <= r->ex.worst_ratio) return;
     r->ex.worst_ratio = ratio;
@@ -258,6 +259,12 @@ static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int 
         }
     snprintf(r->ex.worst, sizeof r->ex.worst, "%s: %s outside the measured %.6g .. %.6g (x%.3g)", what,
              profile_feat_name(feat), lo, hi, ratio);
+}
+
+static inline void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio,
+                                  double *worst)
+{
+    if (ratio > 1 + 1e-9) cost_roof_note_out(r, op, what, feat, ratio, worst);
 }
 
 /* One GEMM of class op at (m, n, k); *ratio its extrapolation.  A GEMM
