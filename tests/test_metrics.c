@@ -754,6 +754,63 @@ static void test_dist_by_selection(void)
     gsl_rng_free(g);
 }
 
+/* Up to METRICS_EXACT_MAX values metrics_dist sorts (by radix where every
+ * value is >= +0 and not NaN): every field is gsl_sort's path's, bit for
+ * bit -- ties, zeros, infinity, sizes around the radix threshold, and the
+ * values that go to gsl_sort (a negative one, -0, a NaN). */
+static void check_dist_sorted(const double *x, size_t n)
+{
+    double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+    memcpy(v, x, n * sizeof *v);
+    memcpy(w, x, n * sizeof *w);
+    Dist d, ref;
+    metrics_dist(v, n, &d);
+    gsl_sort(w, 1, n);
+    memset(&ref, 0, sizeof ref);
+    ref.n = n;
+    ref.mean = gsl_stats_mean(w, 1, n);
+    ref.std = n > 1 ? gsl_stats_sd_m(w, 1, n, ref.mean) : 0;
+    ref.p50 = gsl_stats_quantile_from_sorted_data(w, 1, n, 0.50);
+    ref.p90 = gsl_stats_quantile_from_sorted_data(w, 1, n, 0.90);
+    ref.p95 = gsl_stats_quantile_from_sorted_data(w, 1, n, 0.95);
+    ref.p99 = gsl_stats_quantile_from_sorted_data(w, 1, n, 0.99);
+    ref.max = w[n - 1];
+    if (memcmp(&d, &ref, sizeof d) != 0) {
+        fprintf(stderr, "  n %zu: mean %.17g/%.17g p99 %.17g/%.17g\n", n, d.mean, ref.mean, d.p99, ref.p99);
+        CHECK(0);
+    }
+    CHECK(memcmp(v, w, n * sizeof *v) == 0); /* the sorted array itself */
+    free(v);
+    free(w);
+}
+
+static void test_dist_sorted_exact(void)
+{
+    enum { N = 20000 };
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 11);
+    double *x = malloc(N * sizeof *x);
+    static const size_t sizes[] = {1, 2, 255, 256, 257, 1000, N};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        for (size_t i = 0; i < n; i++) x[i] = gsl_ran_exponential(g, 0.05); /* latencies */
+        check_dist_sorted(x, n);
+        for (size_t i = 0; i < n; i++) x[i] = (double)gsl_rng_uniform_int(g, 50) * 1e-3; /* ties, zeros */
+        check_dist_sorted(x, n);
+    }
+    for (size_t i = 0; i < N; i++) x[i] = gsl_ran_exponential(g, 3.0) * (i % 7 == 0 ? 1e-9 : 1e3);
+    x[17] = HUGE_VAL;
+    x[18] = 0;
+    check_dist_sorted(x, N);
+    /* gsl_sort's own cases */
+    x[19] = -1.5;
+    check_dist_sorted(x, N);
+    x[19] = -0.0;
+    check_dist_sorted(x, N);
+    free(x);
+    gsl_rng_free(g);
+}
+
 static int run_summary(const char *text, int exact, Summary *out, Err *e)
 {
     Scenario s;
@@ -977,6 +1034,7 @@ void suite_metrics(void)
     RUN(test_moe_mbu_within_one);
     RUN(test_qsketch_error_bound);
     RUN(test_dist_by_selection);
+    RUN(test_dist_sorted_exact);
     RUN(test_itl_streamed);
     RUN(test_stream_matches_batch);
 }
