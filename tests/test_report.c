@@ -576,7 +576,7 @@ static void test_streamrun_sessions(void)
     /* cancellations stream: a cancelled turn's slot waits for its cancel
      * event (never meeting the next request of that slot), its session
      * goes on; the previous release's summary -- but for the time-weighted
-     * means and the energy, which the streamed path of 450b5f7 itself
+     * means and the energy, which the streamed path of that release itself
      * gives otherwise than its materialised one (6.0863 running against
      * 6.0851; the counts, times and statistics agree) */
     static const char *const cancel_apart[] = {"mean_running", "kv.mean_used_blocks", "energy.joules",
