@@ -98,6 +98,11 @@ size_t common_max_line_bytes(void);
  * getline): its length, -1 at end of file, -2 with e filled when the line
  * passes the line cap or holds a NUL byte.  what names the file. */
 long common_read_line(FILE *f, char **line, size_t *cap, const char *what, Err *e);
+/* The same for a reader that reads many lines: the cap given (from
+ * common_max_line_bytes, once), the file named "path:lineno" in a message,
+ * formatted only when there is one. */
+long common_read_line_at(FILE *f, char **line, size_t *cap, size_t max, const char *path, unsigned long long lineno,
+                         Err *e);
 
 /* An excerpt of input text for a message, always valid UTF-8: at most
  * n - 1 bytes into buf, control bytes and bytes that are not UTF-8 written

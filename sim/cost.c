@@ -151,6 +151,14 @@ typedef struct RoofGemm {
 
 #define ROOF_GEMMS 10
 #define ROOF_CACHE 16384 /* memoised layer-GEMM times for m = 1 .. this */
+#define ROOF_PRE1 4096   /* memoised one-sequence prefill launches (direct-mapped by c, h) */
+
+/* One prefill attention launch of a single sequence: c new over h cached
+ * (whole numbers, from a BatchItem), its time and extrapolation. */
+typedef struct RoofPre1 {
+    double c, h, t, ratio;
+    int which, used;
+} RoofPre1;
 
 typedef struct Roofline {
     RooflineCfg cfg;
@@ -174,6 +182,7 @@ typedef struct Roofline {
     double *gemm_t, *gemm_r;  /* memo: one layer's GEMM time and extrapolation at m rows; NAN unknown */
     double *head_t, *head_r;  /* memo: the LM head's, at m sampled rows */
     ProfSeq *seq;             /* attention launch buffer, grown by doubling */
+    RoofPre1 *pre1;           /* ROOF_PRE1 entries: profile_attn_time of one prefill sequence */
     uint32_t seq_cap;
     CostExtrap ex;
     /* ---- MoE layout (cost_roof_moe_setup): routed experts priced apart ---- */
@@ -198,6 +207,15 @@ typedef struct Roofline {
     double agg_attn, agg_ratio; /* the profile's decode attention of agg, and its extrapolation */
     ProfAttnMemo agg_memo;      /* the decode op's flags and curve values between calls */
     int agg_which;
+    int dec_sums;               /* 1: the model and layout let roofline_decode price from sums */
+    int dec_plain;              /* 1: ... and a decode-only step by roofline_decode_plain */
+    int dec_prepared;           /* 1: agg_memo is set up for r->dec (profile_attn_decode_prepare) */
+    /* ---- roofline_decode_plain: what depends on the batch size alone, for size dn_n (0: none) ---- */
+    uint32_t dn_n;
+    double dn_gemm_s, dn_gemm_ratio, dn_head_s, dn_head_ratio, dn_comm_s, dn_ar_ratio;
+    int dn_gemm_which, dn_head_which, dn_ar_which;
+    double dn_f_gemm, dn_f_pre, dn_f_head; /* FLOPs per GPU */
+    double dn_w_bytes;                     /* weights read: the layers' and the LM head's */
 } Roofline;
 
 double cost_flops(const ModelDesc *m, const BatchItem *items, uint32_t n)
@@ -225,10 +243,11 @@ static double roof(double flops, double peak_eff, double bytes, double bw_eff)
     return tc > tm ? tc : tm;
 }
 
-/* Records how far one operator shape lay outside the profile's grid. */
-static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio, double *worst)
+/* Records how far one operator shape lay outside the profile's grid
+ * (cost_roof_note: inside it, the usual case, nothing to record). */
+static void cost_roof_note_out(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio,
+                               double *worst)
 {
-    if (!(ratio > 1 + 1e-9)) return;
     if (ratio > *worst) *worst = ratio;
     if (ratio <= r->ex.worst_ratio) return;
     r->ex.worst_ratio = ratio;
@@ -240,6 +259,12 @@ static void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int 
         }
     snprintf(r->ex.worst, sizeof r->ex.worst, "%s: %s outside the measured %.6g .. %.6g (x%.3g)", what,
              profile_feat_name(feat), lo, hi, ratio);
+}
+
+static inline void cost_roof_note(Roofline *r, const ProfOp *op, const char *what, int feat, double ratio,
+                                  double *worst)
+{
+    if (ratio > 1 + 1e-9) cost_roof_note_out(r, op, what, feat, ratio, worst);
 }
 
 /* One GEMM of class op at (m, n, k); *ratio its extrapolation.  A GEMM
@@ -523,6 +548,43 @@ static double cost_roof_shared_gemm(Roofline *r, double m)
     return t;
 }
 
+/* The LM head at `samples` rows (memoised for up to ROOF_CACHE rows). */
+static double cost_roof_head(Roofline *r, double samples, double *ratio, int *which)
+{
+    uint64_t ms = (uint64_t)samples;
+    if (ms >= 1 && ms <= ROOF_CACHE && !isnan(r->head_t[ms - 1])) {
+        *ratio = r->head_r[ms - 1];
+        *which = (int)r->head_r[ROOF_CACHE + ms - 1];
+        return r->head_t[ms - 1];
+    }
+    *ratio = 1;
+    *which = PF_NONE;
+    double t = cost_roof_gemm_one(r->head, samples, r->head_n, r->cfg.model.hidden, r->head_in_b, r->head_w_b, ratio,
+                                  which);
+    if (ms >= 1 && ms <= ROOF_CACHE) {
+        r->head_t[ms - 1] = t;
+        r->head_r[ms - 1] = *ratio;
+        r->head_r[ROOF_CACHE + ms - 1] = *which;
+    }
+    return t;
+}
+
+/* profile_attn_time of the one prefill sequence s (the usual mixed step:
+ * one chunk beside the decodes), kept by (c, h): a trace's prompt lengths
+ * recur, and the launch's time is a function of them alone. */
+static double cost_roof_prefill1(Roofline *r, ProfSeq s, double *ratio, int *which)
+{
+    RoofPre1 *e = &r->pre1[((uint32_t)s.c * 2654435761u ^ (uint32_t)s.h * 40503u) & (ROOF_PRE1 - 1)];
+    if (e->used && e->c == s.c && e->h == s.h) {
+        *ratio = e->ratio;
+        *which = e->which;
+        return e->t;
+    }
+    double t = profile_attn_time(r->pre, &s, 1, r->qh, r->kvh, r->hd, 2, r->kv_b, ratio, which);
+    *e = (RoofPre1){.c = s.c, .h = s.h, .t = t, .ratio = *ratio, .which = *which, .used = 1};
+    return t;
+}
+
 /* Profile-driven times of the GEMM, attention, LM-head and all-reduce
  * classes; fills out's times (not FLOPs/bytes). */
 static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t n, double tokens, double samples,
@@ -551,22 +613,7 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
     }
     if (r->fallback) worst = HUGE_VAL; /* every query priced by another class (ex.fallback) */
     if (samples > 0) {
-        uint64_t ms = (uint64_t)samples;
-        if (ms >= 1 && ms <= ROOF_CACHE && !isnan(r->head_t[ms - 1])) {
-            out->lm_head_s = r->head_t[ms - 1];
-            ratio = r->head_r[ms - 1];
-            which = (int)r->head_r[ROOF_CACHE + ms - 1];
-        } else {
-            ratio = 1;
-            which = PF_NONE;
-            out->lm_head_s = cost_roof_gemm_one(r->head, samples, r->head_n, r->cfg.model.hidden, r->head_in_b,
-                                                r->head_w_b, &ratio, &which);
-            if (ms >= 1 && ms <= ROOF_CACHE) {
-                r->head_t[ms - 1] = out->lm_head_s;
-                r->head_r[ms - 1] = ratio;
-                r->head_r[ROOF_CACHE + ms - 1] = which;
-            }
-        }
+        out->lm_head_s = cost_roof_head(r, samples, &ratio, &which);
         cost_roof_note(r, r->head, "LM head", which, ratio, &worst);
     }
     /* Prefill chunks and speculative verify rows run in one varlen
@@ -581,7 +628,8 @@ static void cost_roof_profile_time(Roofline *r, const BatchItem *items, uint32_t
         if (items[i].kind != ITEM_DECODE) s[np++] = (ProfSeq){items[i].c, items[i].h};
     double attn = 0;
     if (np) {
-        attn += profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
+        attn += np == 1 ? cost_roof_prefill1(r, s[0], &ratio, &which)
+                        : profile_attn_time(r->pre, s, np, r->qh, r->kvh, r->hd, 2, r->kv_b, &ratio, &which);
         cost_roof_note(r, r->pre, "prefill attention", which, ratio, &worst);
     }
     uint32_t nd = 0;
@@ -735,6 +783,79 @@ static int roofline_time(void *ctx, const BatchItem *items, uint32_t n, CostBrea
     return 0;
 }
 
+/* What a decode-only batch of n sequences costs apart from its attention
+ * (roofline_decode_plain), by the statements roofline_time and
+ * cost_roof_profile_time evaluate for it. */
+static void roofline_decode_size(Roofline *r, uint32_t n)
+{
+    const ModelDesc *m = &r->cfg.model;
+    const HwDesc *h = &r->cfg.hw;
+    const double tp = r->cfg.tp, layers = m->layers, tokens = n, samples = n;
+    r->dn_gemm_s = layers * cost_roof_layer_gemm(r, (uint64_t)tokens, &r->dn_gemm_ratio, &r->dn_gemm_which);
+    r->dn_head_s = cost_roof_head(r, samples, &r->dn_head_ratio, &r->dn_head_which);
+    r->dn_comm_s = 0;
+    if (r->cfg.tp > 1 && r->ar) {
+        double feat[PF_COUNT], f, b;
+        profile_comm_shape(tokens * r->cfg.model.hidden * r->cfg.act_bytes, r->cfg.tp, feat, &f, &b);
+        r->dn_comm_s = 2.0 * layers * profile_op_time(r->ar, feat, f, b);
+        r->dn_ar_ratio = profile_extrapolation(r->ar, feat, &r->dn_ar_which);
+    } else if (r->cfg.tp > 1) {
+        /* roofline_time's ring */
+        double payload = tokens * m->hidden * r->cfg.act_bytes;
+        double one = h->link_latency_s + 2.0 * (tp - 1) / tp * payload / h->link_bw_bytes_per_s;
+        r->dn_comm_s = 2.0 * m->layers * one;
+    }
+    r->dn_f_gemm = m->flops_per_token * tokens / tp;
+    r->dn_f_pre = m->flops_per_pair * 0.0 / tp;
+    r->dn_f_head = m->lm_head_flops * samples / tp;
+    r->dn_w_bytes = r->layer_w_bytes * tp + (samples > 0 ? r->head_w_bytes * tp : 0);
+    r->dn_n = n;
+}
+
+/* roofline_time of agg's batch without prefill items, for a dense model
+ * priced by the profile (dec_plain), agg's attention already priced
+ * (profile_attn_decode_sums): roofline_time's and cost_roof_profile_time's
+ * statements for n = 0 items, in their order, with what depends on the
+ * batch size alone kept for the last size.  Keep it in step with them:
+ * tests/test_fast.c compares every field and the extrapolation counters
+ * with the items priced one by one. */
+static void roofline_decode_plain(Roofline *r, const CostDecodeAgg *agg, CostBreakdown *out)
+{
+    const ModelDesc *m = &r->cfg.model;
+    const double tp = r->cfg.tp, k = r->cfg.kv_bytes_per_token;
+    const double an = agg->n, hc = (double)agg->sum_h + an;
+    const double pre_read = 0, pre_write = 0, dp = hc, dec_read = hc * k, dec_write = an * k;
+    if (r->dn_n != agg->n) roofline_decode_size(r, agg->n);
+    *out = (CostBreakdown){0};
+    const double f_dec = m->flops_per_pair * dp / tp;
+    /* cost_roof_profile_time */
+    double worst = 1;
+    out->gemm_s = r->dn_gemm_s;
+    cost_roof_note(r, r->gemm, "layer GEMMs", r->dn_gemm_which, r->dn_gemm_ratio, &worst);
+    const double gt = r->cfg.group_tokens ? *r->cfg.group_tokens : 0;
+    if (r->fallback) worst = HUGE_VAL;
+    out->lm_head_s = r->dn_head_s;
+    cost_roof_note(r, r->head, "LM head", r->dn_head_which, r->dn_head_ratio, &worst);
+    double attn = 0;
+    attn += r->agg_attn;
+    cost_roof_note(r, r->dec, "decode attention", r->agg_which, r->agg_ratio, &worst);
+    out->attn_s = m->layers * attn;
+    if (r->cfg.tp > 1 && r->ar) {
+        out->comm_s = r->dn_comm_s;
+        cost_roof_note(r, r->ar, "all-reduce", r->dn_ar_which, r->dn_ar_ratio, &worst);
+    }
+    if (gt == 0) {
+        r->ex.queries++;
+        if (worst > 1 + 1e-9) r->ex.outside++;
+    }
+    /* roofline_time after it */
+    if (r->cfg.tp > 1 && !r->ar) out->comm_s = r->dn_comm_s;
+    out->overhead_s = r->cfg.hw.iter_overhead_s;
+    out->t_s = out->gemm_s + out->attn_s + out->lm_head_s + out->comm_s + out->overhead_s;
+    out->flops = (r->dn_f_gemm + r->dn_f_pre + f_dec + r->dn_f_head) * tp;
+    out->bytes = r->dn_w_bytes + pre_read + pre_write + dec_read + dec_write;
+}
+
 /* roofline_time of the decode-only batch agg, from its sums: the same
  * numbers as the item loop wherever that loop's sums are exact (integer
  * terms: a whole number of KV bytes per token, totals below 2^53) and the
@@ -743,24 +864,22 @@ static int roofline_decode(void *ctx, const CostDecodeAgg *agg, const BatchItem 
                            CostBreakdown *out)
 {
     Roofline *r = ctx;
-    const ModelDesc *m = &r->cfg.model;
     const double k = r->cfg.kv_bytes_per_token;
     double hc = (double)agg->sum_h + agg->n;
     for (uint32_t i = 0; i < n; i++) {
         if (items[i].kind != ITEM_PREFILL) return 1;
         hc += (double)items[i].h + items[i].c;
     }
-    /* ... nor a step whose MoE layers overlap the shared experts when it
-     * runs in a CUDA graph (moe_shared_overlap: decided by the batch's
-     * item count, which the sums do not carry) */
-    if (agg->n == 0 || m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla ||
-        r->n_slide > 0 || k != floor(k) || !(hc * k < 9007199254740992.0) ||
-        (r->shared_gi >= 0 && r->cfg.moe_shared_overlap))
+    /* the model's part of the test once (cost_roof_decode_setup) */
+    if (agg->n == 0 || !r->dec_sums || !(hc * k < 9007199254740992.0)) return 1;
+    if (r->prof && (!r->dec_prepared ||
+                    profile_attn_decode_eval(&r->agg_memo, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h,
+                                             &r->agg_attn, &r->agg_ratio, &r->agg_which) != 0))
         return 1;
-    if (r->prof && profile_attn_decode_sums(r->dec, agg->n, (double)agg->sum_h, agg->min_h, agg->max_h, r->qh,
-                                            r->kvh, r->hd, 2, r->kv_b, &r->agg_memo, &r->agg_attn, &r->agg_ratio,
-                                            &r->agg_which) != 0)
-        return 1;
+    if (n == 0 && r->dec_plain) {
+        roofline_decode_plain(r, agg, out);
+        return 0;
+    }
     r->agg = agg;
     int rc = roofline_time(ctx, items, n, out);
     r->agg = NULL;
@@ -775,6 +894,7 @@ static void cost_roofline_free(void *ctx)
     free(r->head_t);
     free(r->head_r);
     free(r->seq);
+    free(r->pre1);
     free(r->moe_t);
     free(r->moe_r);
     free(r);
@@ -997,9 +1117,25 @@ static int cost_roof_profile_setup(Roofline *r, Err *e)
     r->head_t = xmalloc(ROOF_CACHE * sizeof *r->head_t);
     r->head_r = xmalloc(2 * ROOF_CACHE * sizeof *r->head_r);
     for (int i = 0; i < ROOF_CACHE; i++) r->gemm_t[i] = r->head_t[i] = NAN;
+    r->pre1 = xcalloc(ROOF_PRE1, sizeof *r->pre1);
     r->ex.worst_ratio = 1;
     r->prof = 1;
     return 0;
+}
+
+/* roofline_decode's test of the model and layout, which do not change:
+ * not a hybrid or MLA model, a whole number of KV bytes per token (so that
+ * the sums are exact), nor a step whose MoE layers overlap the shared
+ * experts when it runs in a CUDA graph (moe_shared_overlap: decided by the
+ * batch's item count, which the sums do not carry). */
+static void cost_roof_decode_setup(Roofline *r)
+{
+    const ModelDesc *m = &r->cfg.model;
+    const double k = r->cfg.kv_bytes_per_token;
+    r->dec_sums = !(m->n_sliding > 0 || m->n_linear > 0 || m->attn == MODEL_ATTN_MLA || r->mla || r->n_slide > 0 ||
+                    k != floor(k) || (r->shared_gi >= 0 && r->cfg.moe_shared_overlap));
+    r->dec_plain = r->dec_sums && r->prof && !r->moe_on && m->experts == 0;
+    r->dec_prepared = r->prof && profile_attn_decode_prepare(&r->agg_memo, r->dec, r->qh, r->kvh, r->hd, 2, r->kv_b) == 0;
 }
 
 int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
@@ -1041,6 +1177,7 @@ int cost_roofline_new(const RooflineCfg *cfg, CostModel *out, Err *e)
         cost_roofline_free(r);
         return -1;
     }
+    cost_roof_decode_setup(r);
     *out = (CostModel){.name = "roofline", .ctx = r, .iter_time = roofline_time, .destroy = cost_roofline_free,
                        .decode_time = roofline_decode};
     return 0;

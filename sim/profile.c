@@ -148,7 +148,12 @@ void profile_gemm_bytes(int op, double *in_b, double *w_b, double *out_b)
 
 /* ------------------------------------------------------------ evaluation */
 
-static double profile_curve_le(const ProfCurve *c, double x)
+/* ln(eff) of curve c at x.  *hint is the knot interval the caller's last
+ * evaluation of this curve fell in: checked first and kept up to date, so
+ * that a feature that moves a little between calls (a decode batch's
+ * bytes) skips the bisection -- the interval is the same one, so the
+ * number is too. */
+static double profile_curve_le_hint(const ProfCurve *c, double x, int *hint)
 {
     if (c->n <= 0) return 0;
     /* A feature of 0 (e.g. no cached context) sits below every knot. */
@@ -156,16 +161,26 @@ static double profile_curve_le(const ProfCurve *c, double x)
     if (c->n == 1 || !(lx > c->lx[0])) return c->le[0];
     if (lx >= c->lx[c->n - 1]) return c->le[c->n - 1];
     /* the first knot i >= 1 with lx[i] >= lx (at most n - 1): knots
-     * ascend strictly, so a bisection finds the linear scan's i */
-    int lo = 1, hi = c->n - 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (c->lx[mid] < lx) lo = mid + 1;
-        else hi = mid;
+     * ascend strictly, so a bisection finds the linear scan's i, and so
+     * does the hint when lx[i - 1] < lx <= lx[i] */
+    int i = *hint;
+    if (!(i >= 1 && i < c->n && c->lx[i - 1] < lx && lx <= c->lx[i])) {
+        int lo = 1, hi = c->n - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (c->lx[mid] < lx) lo = mid + 1;
+            else hi = mid;
+        }
+        i = *hint = lo;
     }
-    int i = lo;
     double t = (lx - c->lx[i - 1]) / (c->lx[i] - c->lx[i - 1]);
     return c->le[i - 1] + t * (c->le[i] - c->le[i - 1]);
+}
+
+static double profile_curve_le(const ProfCurve *c, double x)
+{
+    int hint = 0;
+    return profile_curve_le_hint(c, x, &hint);
 }
 
 double profile_eff(const ProfCurve *c, int n, const double *feat)
@@ -310,32 +325,9 @@ static int profile_attn_single_only(const ProfOp *op)
 /* The launch-wide part of profile_attn_time from its sums: the batch's
  * pairs, new tokens, cached + new tokens, CTAs and the per-sequence feature
  * ranges.  seq is read only when a curve is per sequence. */
-/* profile_eff with the curves' last values kept in m (side k): the same
- * terms summed in the same order. */
-static double profile_eff_memo(const ProfCurve *c, int n, const double *feat, ProfAttnMemo *m, int k)
-{
-    double le = 0;
-    for (int i = 0; i < n; i++) {
-        double x = feat[c[i].feat];
-        if (!m->ok[k][i] || m->x[k][i] != x) {
-            m->x[k][i] = x;
-            m->le[k][i] = profile_curve_le(&c[i], x);
-            m->ok[k][i] = 1;
-        }
-        le += m->le[k][i];
-    }
-    if (!m->has_eff[k] || m->sum_le[k] != le) {
-        m->sum_le[k] = le;
-        m->eff[k] = exp(le);
-        m->has_eff[k] = 1;
-    }
-    return m->eff[k];
-}
-
 static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, double pairs, double sum_c,
                                 double sum_len, double ctas, const double *lo, const double *hi, double qh,
-                                double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo,
-                                double *ratio, int *which)
+                                double kvh, double hd, double act_b, double kv_b, double *ratio, int *which)
 {
     double group = qh / kvh, kvt = 2 * kvh * hd * kv_b;
     double flops = 4.0 * qh * hd * pairs;
@@ -349,11 +341,7 @@ static double profile_attn_tail(const ProfOp *op, const ProfSeq *seq, size_t n, 
     wide[PF_HEAD_DIM] = hd;
     double t = op->t0_s + (op->unit_feat >= 0 ? op->unit_s * wide[op->unit_feat] : 0);
     double tc = 0, tm = 0;
-    if (memo) {
-        /* launch-wide (profile_attn_decode_sums checked) */
-        if (flops > 0 && op->peak_flops > 0) tc = flops / (op->peak_flops * profile_eff_memo(op->ec, op->n_ec, wide, memo, 0));
-        if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_eff_memo(op->em, op->n_em, wide, memo, 1));
-    } else if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
+    if (profile_curves_per_seq(op->ec, op->n_ec) || profile_curves_per_seq(op->em, op->n_em)) {
         for (size_t i = 0; i < n; i++) {
             double feat[PF_COUNT], f, b;
             profile_attn_shape(1, seq[i].c, seq[i].h, qh, kvh, hd, act_b, kv_b, feat, &f, &b);
@@ -467,8 +455,205 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
         lo[PF_QROWS] = c_lo * group;
         hi[PF_QROWS] = c_hi * group;
     }
-    return profile_attn_tail(op, seq, n, pairs, sum_c, sum_len, ctas, lo, hi, qh, kvh, hd, act_b, kv_b, NULL, ratio,
-                             which);
+    return profile_attn_tail(op, seq, n, pairs, sum_c, sum_len, ctas, lo, hi, qh, kvh, hd, act_b, kv_b, ratio, which);
+}
+
+/* Where profile_attn_decode_sums reads a feature: profile_attn_tail's
+ * launch-wide values (every other feature is 0 there), then, for grid
+ * bounds only, the per-sequence ranges of n decodes (chunk 1, kv_len and
+ * kv_mean h + 1, qrows the group). */
+enum {
+    PROF_DSRC_ZERO = 0, PROF_DSRC_BATCH, PROF_DSRC_UNITS, PROF_DSRC_CTAS, PROF_DSRC_BYTES, PROF_DSRC_GROUP,
+    PROF_DSRC_HEAD_DIM, PROF_DSRC_WIDE, /* launch-wide values above, ranges below */
+    PROF_DSRC_CHUNK = PROF_DSRC_WIDE, PROF_DSRC_KV, PROF_DSRC_QROWS
+};
+
+static int profile_dsrc_wide(int f)
+{
+    switch (f) {
+    case PF_BATCH: return PROF_DSRC_BATCH;
+    case PF_UNITS: return PROF_DSRC_UNITS;
+    case PF_CTAS: return PROF_DSRC_CTAS;
+    case PF_BYTES: return PROF_DSRC_BYTES;
+    case PF_GROUP: return PROF_DSRC_GROUP;
+    case PF_HEAD_DIM: return PROF_DSRC_HEAD_DIM;
+    default: return PROF_DSRC_ZERO;
+    }
+}
+
+/* profile_extrapolation's ratio of grid bound i at x. */
+static double profile_grid_ratio(const ProfOp *op, int i, double x)
+{
+    double r = 1.0;
+    if (x > op->grid_hi[i]) r = x / op->grid_hi[i];
+    else if (x < op->grid_lo[i]) r = x > 0 ? op->grid_lo[i] / x : HUGE_VAL;
+    return r;
+}
+
+/* The op's flags and the shape's constants, each by the expression
+ * profile_attn_tail and profile_attn_decode_sums evaluate per call. */
+static void profile_decode_memo_setup(ProfAttnMemo *memo, const ProfOp *op, double qh, double kvh, double hd,
+                                      double act_b, double kv_b)
+{
+    memset(memo, 0, sizeof *memo);
+    memo->op = op;
+    memo->qh = qh;
+    memo->kvh = kvh;
+    memo->hd = hd;
+    memo->act_b = act_b;
+    memo->kv_b = kv_b;
+    memo->per_seq = profile_attn_single_only(op) || profile_curves_per_seq(op->ec, op->n_ec) ||
+                    profile_curves_per_seq(op->em, op->n_em);
+    unsigned need = 0;
+    for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
+    for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
+    for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
+    memo->want_ctas = (need >> PF_CTAS) & 1;
+    memo->want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN | 1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
+    memo->group = qh / kvh;
+    memo->one_ctas = kvh * ceil(memo->group / 128);
+    memo->no_sums = memo->want_ctas && memo->one_ctas != floor(memo->one_ctas);
+    memo->kvt = 2 * kvh * hd * kv_b;
+    memo->flops_per_pair = 4.0 * qh * hd; /* 4.0 * qh * hd * pairs, left to right */
+    memo->unit_src = op->unit_feat >= 0 ? profile_dsrc_wide(op->unit_feat) : -1;
+    for (int i = 0; i < op->n_ec; i++) memo->src[0][i] = profile_dsrc_wide(op->ec[i].feat);
+    for (int i = 0; i < op->n_em; i++) memo->src[1][i] = profile_dsrc_wide(op->em[i].feat);
+    for (int i = 0; i < op->n_grid; i++) {
+        const int f = op->grid_feat[i];
+        /* a grid over a per-sequence feature sets want_range */
+        memo->grid_src[i] = f == PF_CHUNK                      ? PROF_DSRC_CHUNK
+                            : f == PF_KV_LEN || f == PF_KV_MEAN ? PROF_DSRC_KV
+                            : f == PF_QROWS                     ? PROF_DSRC_QROWS
+                                                                : profile_dsrc_wide(f);
+        /* the same value at both ends, the same every call: chunk 1 and
+         * qrows (lo = hi), the group, the head size and the features that
+         * are 0 */
+        double x;
+        switch (memo->grid_src[i]) {
+        case PROF_DSRC_ZERO: x = 0; break;
+        case PROF_DSRC_GROUP: x = memo->group; break;
+        case PROF_DSRC_HEAD_DIM: x = hd; break;
+        case PROF_DSRC_CHUNK: x = 1; break;
+        case PROF_DSRC_QROWS: x = memo->group <= memo->group ? memo->group : 0; break;
+        default: continue;
+        }
+        memo->grid_src[i] = PROF_DSRC_ZERO;
+        memo->grid_r[i] = profile_grid_ratio(op, i, x);
+    }
+    /* a constant bound inside the grid (ratio <= 1) never moves the worst,
+     * which starts at 1 and only grows: left out */
+    memo->n_grid_live = 0;
+    for (int i = 0; i < op->n_grid; i++)
+        if (memo->grid_src[i] != PROF_DSRC_ZERO || memo->grid_r[i] > 1.0) memo->grid_live[memo->n_grid_live++] = i;
+    for (int k = 0; k < 2; k++) {
+        const ProfCurve *c = k ? op->em : op->ec;
+        const int n = k ? op->n_em : op->n_ec;
+        memo->side_const[k] = 1;
+        for (int i = 0; i < n; i++) {
+            const int s = memo->src[k][i];
+            if (s != PROF_DSRC_ZERO && s != PROF_DSRC_GROUP && s != PROF_DSRC_HEAD_DIM) memo->side_const[k] = 0;
+        }
+        if (!memo->side_const[k]) continue;
+        /* profile_decode_eff's sum, once */
+        double le = 0;
+        for (int i = 0; i < n; i++) {
+            const int s = memo->src[k][i];
+            le += profile_curve_le(&c[i], s == PROF_DSRC_GROUP ? memo->group : s == PROF_DSRC_HEAD_DIM ? hd : 0);
+        }
+        memo->eff[k] = exp(le);
+    }
+}
+
+/* profile_eff of side k's curves over the values v (PROF_DSRC_*), each
+ * curve's last value kept: the same terms summed in the same order. */
+static double profile_decode_eff(const ProfCurve *c, int n, const double *v, ProfAttnMemo *m, int k)
+{
+    if (m->side_const[k]) return m->eff[k];
+    double le = 0;
+    for (int i = 0; i < n; i++) {
+        double x = v[m->src[k][i]];
+        if (!m->ok[k][i] || m->x[k][i] != x) {
+            m->x[k][i] = x;
+            m->le[k][i] = profile_curve_le_hint(&c[i], x, &m->hint[k][i]);
+            m->ok[k][i] = 1;
+        }
+        le += m->le[k][i];
+    }
+    if (!m->has_eff[k] || m->sum_le[k] != le) {
+        m->sum_le[k] = le;
+        m->eff[k] = exp(le);
+        m->has_eff[k] = 1;
+    }
+    return m->eff[k];
+}
+
+int profile_attn_decode_prepare(ProfAttnMemo *memo, const ProfOp *op, double qh, double kvh, double hd, double act_b,
+                                double kv_b)
+{
+    /* != is false for a NaN: set up again, and nothing is kept */
+    if (memo->op != op || !(memo->qh == qh && memo->kvh == kvh && memo->hd == hd && memo->act_b == act_b &&
+                            memo->kv_b == kv_b))
+        profile_decode_memo_setup(memo, op, qh, kvh, hd, act_b, kv_b);
+    return memo->per_seq || memo->no_sums ? -1 : 0;
+}
+
+int profile_attn_decode_eval(ProfAttnMemo *memo, size_t n, double sum_h, double min_h, double max_h, double *t,
+                             double *ratio, int *which)
+{
+    const ProfOp *op = memo->op;
+    /* profile_attn_time's sums for n sequences of c = 1: each adds h + 1
+     * pairs and h + 1 tokens (integers, so every partial sum is exact below
+     * 2^53 and the order does not matter), and the same CTA count */
+    const double dn = (double)n, pairs = sum_h + dn;
+    if (!(pairs < 9007199254740992.0)) return -1;
+    /* profile_attn_tail (sum_c = n, sum_len = pairs), its arithmetic
+     * unchanged; the launch-wide features by source, not in a PF_COUNT
+     * array */
+    const double qh = memo->qh, kvh = memo->kvh, hd = memo->hd, act_b = memo->act_b;
+    const double group = memo->group, kvt = memo->kvt;
+    const double flops = memo->flops_per_pair * pairs;
+    const double bytes = 2.0 * dn * qh * hd * act_b + pairs * kvt + dn * kvt;
+    const double v[PROF_DSRC_WIDE] = {0, dn, dn * kvh, memo->want_ctas ? dn * memo->one_ctas : 0, bytes, group, hd};
+    double tt = op->t0_s + (memo->unit_src >= 0 ? op->unit_s * v[memo->unit_src] : 0);
+    double tc = 0, tm = 0;
+    if (flops > 0 && op->peak_flops > 0) tc = flops / (op->peak_flops * profile_decode_eff(op->ec, op->n_ec, v, memo, 0));
+    if (bytes > 0) tm = bytes / (op->bw_bytes_per_s * profile_decode_eff(op->em, op->n_em, v, memo, 1));
+    if (ratio) {
+        /* profile_attn_tail's extremes: a range where the sums set one
+         * (lo <= hi), else the launch-wide value; the bounds that can
+         * move the worst (profile_decode_memo_setup) */
+        double rl = 1.0, rh = 1.0;
+        int wl = PF_NONE, wh = PF_NONE;
+        for (int j = 0; j < memo->n_grid_live; j++) {
+            const int i = memo->grid_live[j], s = memo->grid_src[i];
+            double r_lo, r_hi;
+            if (s == PROF_DSRC_ZERO) {
+                /* a constant value */
+                r_lo = r_hi = memo->grid_r[i];
+            } else if (s == PROF_DSRC_KV) {
+                /* kv_len and kv_mean: h + 1 over the batch (want_range) */
+                const double lo = min_h + 1, hi = max_h + 1;
+                r_lo = profile_grid_ratio(op, i, lo <= hi ? lo : 0);
+                r_hi = profile_grid_ratio(op, i, lo <= hi ? hi : 0);
+            } else {
+                r_lo = r_hi = profile_grid_ratio(op, i, v[s]);
+            }
+            if (r_lo > rl) {
+                rl = r_lo;
+                wl = op->grid_feat[i];
+            }
+            if (r_hi > rh) {
+                rh = r_hi;
+                wh = op->grid_feat[i];
+            }
+        }
+        *ratio = rl > rh ? rl : rh;
+        if (which) *which = rl > rh ? wl : wh;
+    } else if (which) {
+        *which = PF_NONE;
+    }
+    *t = tt + (tc > tm ? tc : tm);
+    return 0;
 }
 
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
@@ -486,40 +671,8 @@ int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double mi
         memset(&local, 0, sizeof local);
         memo = &local;
     }
-    if (memo->op != op) {
-        memset(memo, 0, sizeof *memo);
-        memo->op = op;
-        memo->per_seq = profile_attn_single_only(op) || profile_curves_per_seq(op->ec, op->n_ec) ||
-                        profile_curves_per_seq(op->em, op->n_em);
-        unsigned need = 0;
-        for (int i = 0; i < op->n_ec; i++) need |= 1u << op->ec[i].feat;
-        for (int i = 0; i < op->n_em; i++) need |= 1u << op->em[i].feat;
-        for (int i = 0; i < op->n_grid; i++) need |= 1u << op->grid_feat[i];
-        memo->want_ctas = (need >> PF_CTAS) & 1;
-        memo->want_range = (need & (1u << PF_CHUNK | 1u << PF_KV_MEAN | 1u << PF_KV_LEN | 1u << PF_QROWS)) != 0;
-    }
-    if (memo->per_seq) return -1;
-    /* profile_attn_time's sums for n sequences of c = 1: each adds h + 1
-     * pairs and h + 1 tokens (integers, so every partial sum is exact below
-     * 2^53 and the order does not matter), and the same CTA count */
-    const int want_ctas = memo->want_ctas, want_range = memo->want_range;
-    double group = qh / kvh, one_ctas = kvh * ceil(group / 128), dn = (double)n;
-    double pairs = sum_h + dn;
-    if (!(pairs < 9007199254740992.0) || (want_ctas && one_ctas != floor(one_ctas))) return -1;
-    double lo[PF_COUNT], hi[PF_COUNT];
-    for (int k = 0; k < PF_COUNT; k++) {
-        lo[k] = HUGE_VAL;
-        hi[k] = -HUGE_VAL;
-    }
-    if (want_range) {
-        lo[PF_CHUNK] = hi[PF_CHUNK] = 1;
-        lo[PF_KV_LEN] = lo[PF_KV_MEAN] = min_h + 1;
-        hi[PF_KV_LEN] = hi[PF_KV_MEAN] = max_h + 1;
-        lo[PF_QROWS] = hi[PF_QROWS] = group;
-    }
-    *t = profile_attn_tail(op, NULL, n, pairs, dn, pairs, want_ctas ? dn * one_ctas : 0, lo, hi, qh, kvh, hd,
-                           act_b, kv_b, memo, ratio, which);
-    return 0;
+    if (profile_attn_decode_prepare(memo, op, qh, kvh, hd, act_b, kv_b) < 0) return -1;
+    return profile_attn_decode_eval(memo, n, sum_h, min_h, max_h, t, ratio, which);
 }
 
 double profile_gemm_time(const Profile *p, int gemm_op, double m, double n, double k, double *ratio)

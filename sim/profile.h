@@ -247,12 +247,26 @@ double profile_attn_time(const ProfOp *op, const ProfSeq *seq, size_t n, double 
  * number, bit for bit (issue 16's decode fast path).  -1 (nothing
  * computed) when the op prices per sequence (single-sequence fits, a curve
  * over a per-sequence feature) or a sum could round. */
-/* What profile_attn_decode_sums may keep between calls for one op (the
- * caller's, zeroed; exact: the op's flags, each curve's last feature and
- * value). */
+/* What profile_attn_decode_sums may keep between calls for one op and
+ * launch shape (the caller's, zeroed).  Everything in it is exact: the op's
+ * flags and the shape's constants, computed by the same expressions as the
+ * per-call code did; where each curve, grid bound and the unit count read
+ * their feature (PROF_DSRC_* in profile.c: a constant, the batch, the
+ * bytes, ...); each curve's last feature value, ln(efficiency) and knot
+ * interval; the last exp(sum of the curves' values). */
 typedef struct ProfAttnMemo {
     const ProfOp *op;
+    double qh, kvh, hd, act_b, kv_b; /* the launch shape the rest was made for */
     int per_seq, want_ctas, want_range;
+    int no_sums;              /* 1: a CTA count that is not a whole number (not priced from sums) */
+    double group, kvt, one_ctas, flops_per_pair; /* qh / kvh, 2 kvh hd kv_b, ..., 4 qh hd */
+    int unit_src;             /* -1: no per-unit term */
+    int src[2][PROF_CURVES];  /* side 0 e_compute, 1 e_mem */
+    int grid_src[PROF_GRID];
+    double grid_r[PROF_GRID]; /* a bound over a constant value: its ratio (profile_extrapolation's) */
+    int n_grid_live, grid_live[PROF_GRID]; /* the bounds a call evaluates, in the grid's order */
+    int side_const[2];        /* 1: every curve of the side over a constant value: eff[side] holds */
+    int hint[2][PROF_CURVES]; /* the knot interval the last evaluation fell in */
     int ok[2][PROF_CURVES];
     double x[2][PROF_CURVES], le[2][PROF_CURVES];
     int has_eff[2];
@@ -260,6 +274,15 @@ typedef struct ProfAttnMemo {
 } ProfAttnMemo;
 int profile_attn_decode_sums(const ProfOp *op, size_t n, double sum_h, double min_h, double max_h, double qh,
                              double kvh, double hd, double act_b, double kv_b, ProfAttnMemo *memo, double *t,
+                             double *ratio, int *which);
+/* The same in two steps, for a caller that prices many batches of one op
+ * and shape: _prepare once (0, or -1 where the op prices per sequence and
+ * sums never serve), then _eval per batch of n >= 1 sequences (0, or -1
+ * where a sum could round; *ratio and *which set only on 0, which may be
+ * NULL). */
+int profile_attn_decode_prepare(ProfAttnMemo *memo, const ProfOp *op, double qh, double kvh, double hd, double act_b,
+                                double kv_b);
+int profile_attn_decode_eval(ProfAttnMemo *memo, size_t n, double sum_h, double min_h, double max_h, double *t,
                              double *ratio, int *which);
 
 /* Convenience: a GEMM's latency under the profile's GEMM class gemm_op

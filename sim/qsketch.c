@@ -71,6 +71,24 @@ static void go_inexact(QSketch *s)
 static void add_sums(QSketch *s, int64_t d, uint64_t count)
 {
     if (!s->inexact) {
+        const uint64_t ad = d < 0 ? 0 - (uint64_t)d : (uint64_t)d;
+        if (ad <= UINT32_MAX && count <= UINT32_MAX) {
+            /* the usual case (a gap of under 4.3 s, a batch's count): d^2
+             * fits 64 bits and count d^2 96, count |d| 64, so only the
+             * sums can overflow -- the same sums and checks as below
+             * without the 128-bit multiplications' own checks */
+            i128 sum;
+            u128 tot;
+            if (!__builtin_add_overflow(s->isum, (i128)d * (i128)count, &sum) &&
+                !__builtin_add_overflow(s->isumsq, (u128)(ad * ad) * count, &tot)) {
+                s->isum = sum;
+                s->isumsq = tot;
+                return;
+            }
+            go_inexact(s);
+        }
+    }
+    if (!s->inexact) {
         i128 dd = d, lin = dd * (i128)count, sum;
         u128 sq = (u128)(dd < 0 ? -dd : dd), sq2, tot;
         sq *= sq;
@@ -225,7 +243,19 @@ static int64_t to_ns(double v_s)
 
 static void to_sketch(StatAcc *a)
 {
-    for (uint64_t i = 0; i < a->n; i++) qsketch_add(&a->sk, to_ns(a->buf[i]));
+    /* Runs of one value (the decode fast path adds a batch's gap once per
+     * sequence) go in as one qsketch_add_n where no sum can overflow:
+     * every value in [0, 4 s), so |d| < 2^32, into the empty sketch, at
+     * most 2^32 of them -- the integers are those of the single adds. */
+    int runs = a->n <= UINT32_MAX;
+    for (uint64_t i = 0; runs && i < a->n; i++) runs = a->buf[i] >= 0 && a->buf[i] < 4.0;
+    for (uint64_t i = 0; i < a->n;) {
+        uint64_t j = i + 1;
+        if (runs)
+            while (j < a->n && a->buf[j] == a->buf[i]) j++;
+        qsketch_add_n(&a->sk, to_ns(a->buf[i]), j - i);
+        i = j;
+    }
     free(a->buf);
     a->buf = NULL;
     a->cap = 0;

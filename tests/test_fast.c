@@ -130,6 +130,16 @@ static void test_fast_decode_sums_roofline(void)
     /* the profile's all-reduce class with TP 2 */
     CHECK(roof_pair("llama-2-70b", "h100-sxm", NULL, 2, &a, &b) == 0);
     check_sums_then_free(&a, &b, 3, 1);
+    /* a profile without an all-reduce class (the link's ring) under TP 2;
+     * one whose decode e_compute is over the group and the head size (both
+     * constant: roofline_decode_plain's memo holds them) */
+    CHECK(roof_pair("qwen3-32b", "h200-sxm", NULL, 2, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 8, 1);
+    CHECK(roof_pair("llama-3.1-8b", "b200", "b200-vllm", 1, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 9, 1);
+    /* a MoE model: priced from sums through roofline_time */
+    CHECK(roof_pair("qwen3-30b-a3b", "h100-sxm", NULL, 1, &a, &b) == 0);
+    check_sums_then_free(&a, &b, 10, 1);
 }
 
 static void test_fast_decode_sums_wrap_linear(void)
@@ -224,6 +234,31 @@ static void test_fast_sketch_add_n(void)
     CHECK_NEAR(qsketch_quantile(&a1.sk, 0.99), qsketch_quantile(&a2.sk, 0.99), 0);
     statacc_free(&a1);
     statacc_free(&a2);
+    /* ... and its sketch is the one of the values added one by one as they
+     * were kept (seconds, back to ns), then as they come: runs of one gap
+     * go in at once (to_sketch), and gaps of 4 s and more one by one */
+    for (int trial = 0; trial < 2; trial++) {
+        QSketch ref;
+        qsketch_init(&ref);
+        statacc_init(&a1, 1000);
+        uint64_t idx = 0;
+        for (int k = 0; k < 60; k++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t v = trial ? (int64_t)((x >> 20) % 6000000000ull) : 20000000 + (int64_t)((x >> 40) % 5000);
+            uint64_t cnt = 1 + (x >> 12) % 60;
+            statacc_add_ns_n(&a1, v, cnt);
+            for (uint64_t i = 0; i < cnt; i++, idx++)
+                qsketch_add(&ref, idx <= 1000 ? (int64_t)llround((double)v / 1e9 * 1e9) : v);
+        }
+        CHECK(a1.sketched);
+        CHECK_INT(a1.sk.n, ref.n);
+        CHECK(a1.sk.isum == ref.isum && a1.sk.isumsq == ref.isumsq && a1.sk.inexact == ref.inexact);
+        CHECK(a1.sk.shift == ref.shift && a1.sk.min == ref.min && a1.sk.max == ref.max);
+        CHECK_INT(a1.sk.n_buckets, ref.n_buckets);
+        CHECK(memcmp(a1.sk.counts, ref.counts, ref.n_buckets * sizeof *ref.counts) == 0);
+        statacc_free(&a1);
+        qsketch_free(&ref);
+    }
 }
 
 /* ------------------------------------------------------------ whole runs */

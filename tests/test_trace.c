@@ -21,6 +21,7 @@
 #include "kv.h"
 #include "sched.h"
 #include "trace_reader.h"
+#include "trace_text.h"
 #include "wlcmd.h"
 #include "workload.h"
 #include "testhelp.h"
@@ -155,6 +156,39 @@ static void expect_stop(const char *file, const char *fmt, const char *const *ne
     Err e = {0};
     CHECK(load(text, 1, &w, &e) < 0);
     for (int i = 0; needles[i]; i++) CHECK_CONTAINS(e.msg, needles[i]);
+}
+
+/* A line with too many columns is quoted from its start as it was read,
+ * though azure_parse splits it in place (it keeps the head the excerpt
+ * needs): multi-byte and invalid bytes where the 96-byte excerpt ends. */
+static void test_azure_excerpt(void)
+{
+    static const char *const pieces[] = {"x", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\x01"};
+    char path[] = "/tmp/servesim-azure-excerpt-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++)
+        for (int at = 84; at <= 100; at++) {
+            char line[256];
+            int n = snprintf(line, sizeof line, "2023-11-16 18:15:46.6805900,1,2,");
+            while (n < at) line[n++] = 'a';
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s,b,c%s", pieces[k], at % 2 ? "" : ",d,e,f,g,h,i,j");
+            FILE *f = fopen(path, "w");
+            CHECK(f != NULL);
+            if (!f) return;
+            fprintf(f, "TIMESTAMP,ContextTokens,GeneratedTokens\n%s\n", line);
+            fclose(f);
+            char ex[96], want[200], text[256];
+            snprintf(want, sizeof want, "got more than 3 columns in \"%s\"", trace_text_excerpt(line, ex, sizeof ex));
+            snprintf(text, sizeof text, "{\"trace\": \"%s\", \"format\": \"azure\"}", path);
+            Workload w;
+            Err e = {0};
+            CHECK(load(text, 1, &w, &e) < 0);
+            CHECK_CONTAINS(e.msg, want);
+        }
+    unlink(path);
 }
 
 static void test_malformed_stop(void)
@@ -824,6 +858,7 @@ void suite_workload_traces(void)
     RUN(test_trace_bootstrap);
     RUN(test_mooncake_conversation);
     RUN(test_malformed_stop);
+    RUN(test_azure_excerpt);
     RUN(test_malformed_skip);
     RUN(test_small_traces);
     RUN(test_format_guess_and_paths);

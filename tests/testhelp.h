@@ -30,10 +30,10 @@ void th_run(const char *name, void (*fn)(void));
 /* rm -rf of a test's own temporary directory (a mkdtemp name: no quote in it), checked. */
 void th_rm_tree(const char *dir);
 /* Under `make valgrind` (SERVESIM_VALGRIND set: every servesim run some
- * 30x slower) and `make asan` (some 3x) the tests that compare many
- * streamed and materialised runs take one case in every TH_LIGHT_STEP: the
- * code paths stay covered, the suites stay within CI's time; else 1 (every
- * case). */
+ * 30x slower) and `make asan` (some 3x) the tests that check many
+ * streamed runs against the previous release's fixtures take one case in
+ * every TH_LIGHT_STEP: the code paths stay covered, the suites stay within
+ * CI's time; else 1 (every case). */
 #define TH_LIGHT_STEP 3
 static inline size_t th_step(void)
 {

@@ -217,12 +217,14 @@ static const char *const splitwise_cols[] = {"model", "hardware", "prompt_size",
 
 static void vrows_floor(VRow *r);
 
-/* The GEMM format of an FP8 run of the checkpoint hf_id on engine: where
+/* The GEMM format of an FP8 run (fp8 or fp8_block) of the checkpoint hf_id on engine: where
  * hf_id names no FP8 release (every pre-quantised one in models/ says "FP8"
  * in its name: Qwen/Qwen3-32B-FP8, nvidia/Llama-3.1-8B-Instruct-FP8) and
  * the engine file says it quantises a BF16 checkpoint at load
- * ("online_fp8": vLLM's --quantization fp8, per-tensor), that format;
- * else -1 (the model's published FP8 checkpoint, "fp8_checkpoint"). */
+ * ("online_fp8": vLLM's and SGLang's --quantization fp8, per-tensor: block
+ * scales need an FP8-serialised checkpoint), that format, and the run's KV
+ * cache stays in the model's BF16 (--kv-cache-dtype auto); else -1 (the
+ * model's published FP8 checkpoint, "fp8_checkpoint"). */
 static int vrows_online_fp8(const char *engine, const char *hf_id)
 {
     for (const char *c = hf_id; *c; c++)
@@ -316,6 +318,8 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         /* Precision rules (validate/README.md): "fp8" on a model whose FP8
          * checkpoint is block-scaled (DeepSeek; Qwen3's "-FP8" releases:
          * the model file's "fp8_checkpoint") runs its fp8_block kernels;
+         * an engine that quantises a BF16 checkpoint at load
+         * ("online_fp8") runs that format with a BF16 KV cache;
          * "nvfp4" on a GPU without FP4 tensor cores (H100, H200) runs the
          * checkpoint's own formats (gpt-oss: BF16 attention, MXFP4 experts
          * as W4A16). */
@@ -324,10 +328,15 @@ static void vrows_silicon(VRow *r, char **f, const int *col, const HfTable *hf)
         Err e = {0};
         int have = model_load(model, md, &e) == 0;
         if (have) {
-            if (!strcmp(dt, "fp8")) {
+            if (!strcmp(dt, "fp8") || !strcmp(dt, "fp8_block")) {
+                /* a BF16 checkpoint quantised at load runs the engine's
+                 * online format whatever the row calls it (fp8_block
+                 * included: block scales need an FP8 checkpoint) */
                 int q8 = vrows_online_fp8(r->engine, COL(S_MODEL));
-                if (q8 < 0) q8 = md->fp8_checkpoint;
+                r->online_q = q8 >= 0;
+                if (q8 < 0 && !strcmp(dt, "fp8")) q8 = md->fp8_checkpoint;
                 if (q8 == DTYPE_FP8_BLOCK) snprintf(r->dtype, sizeof r->dtype, "fp8_block");
+                if (q8 == DTYPE_FP8) snprintf(r->dtype, sizeof r->dtype, "fp8");
             }
             int hw_ok = hw_load(gpu, hd, &e) == 0;
             if (hw_ok) r->gpu_mem_bytes = hd->mem_bytes;
@@ -778,11 +787,12 @@ static char *vrows_scenario_text(const VRow *r, const VTheta *th)
                      " \"workload\": {\"kind\": \"closed_loop\", \"clients\": %d, \"count\": %d, "
                      "\"warmup_requests\": %d, \"prompt_tokens\": %d, \"output_tokens\": %d, "
                      "\"dataset_entries\": %d},\n"
-                     " \"metrics\": {\"warmup_requests\": %d},\n"
+                     " \"metrics\": {\"warmup_requests\": %d},%s\n"
                      " \"report\": {\"token_times\": false, \"iterations\": false}}\n",
                      r->id, mdl, r->hw, r->tp, par, eng, sch, cm, c,
                      (VROWS_REQS_PER_CLIENT + VROWS_WARMUP_PER_CLIENT) * c, VROWS_WARMUP_PER_CLIENT * c, r->isl,
-                     r->osl, VROWS_DATASET_ENTRIES, VROWS_WARMUP_PER_CLIENT * c);
+                     r->osl, VROWS_DATASET_ENTRIES, VROWS_WARMUP_PER_CLIENT * c,
+                     r->online_q ? " \"kv\": {\"dtype\": \"bf16\"}," : "");
     }
     if (k < 0 || (size_t)k >= n) { /* NEVER: n covers every field's largest value */
         free(buf);

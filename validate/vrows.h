@@ -48,6 +48,7 @@ typedef struct VRow {
     char skip[256];             /* non-empty: why this row cannot be modelled */
     VFormat fmt;
     char model[64], hw[64], engine[32], dtype[16];
+    int online_q;               /* the engine quantised a BF16 checkpoint at load: KV in the model's BF16 */
     char version[24];           /* backend_version as written (silicon; may be empty) */
     int tp;
     int ep, moe_tp, adp;        /* MoE layout (vrows_silicon's decoding); 0 = dense, none given */

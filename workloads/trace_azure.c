@@ -112,13 +112,19 @@ static int parse_timestamp(const char *s, int64_t *ns)
 static int azure_parse(void *st, char *line, TraceRecord *rec, Err *e)
 {
     (void)st;
-    char ex[96];
-    trace_text_excerpt(line, ex, sizeof ex);
+    /* The excerpt is for a message only, and the split below cuts the line
+     * in place: keep its head, all that text_excerpt reads of it for 96
+     * bytes out (each byte in gives at least one out, so it stops before
+     * byte 95 and looks at most 3 past it). */
+    char ex[96], head[128];
+    size_t hn = strnlen(line, sizeof head);
+    memcpy(head, line, hn);
     char *f[AZURE_COLS + 1];
     int n = trace_text_csv_split(line, f, AZURE_COLS);
     if (n != AZURE_COLS)
         return err_set(e, "got %s%d column%s in \"%s\", expected 3 (TIMESTAMP,ContextTokens,GeneratedTokens)",
-                       n > AZURE_COLS ? "more than " : "", n > AZURE_COLS ? AZURE_COLS : n, n == 1 ? "" : "s", ex);
+                       n > AZURE_COLS ? "more than " : "", n > AZURE_COLS ? AZURE_COLS : n, n == 1 ? "" : "s",
+                       text_excerpt(head, hn, ex, sizeof ex));
     int tr = parse_timestamp(f[0], &rec->t_ns);
     if (tr == -2)
         return err_set(e, "TIMESTAMP: got \"%s\", expected a year in %d..%d", f[0], AZURE_YEAR_MIN, AZURE_YEAR_MAX);

@@ -548,6 +548,22 @@ fail:
     return NULL;
 }
 
+/* snprintf(buf, n, "%llu", v) for a buffer that holds any 64-bit number
+ * (n >= 21): per record, where snprintf's parsing of its format was the
+ * most of the time an id took. */
+static void trace_load_decimal(char *buf, size_t n, uint64_t v)
+{
+    char tmp[24];
+    size_t k = 0;
+    do {
+        tmp[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t m = k + 1 > n ? n - 1 : k; /* snprintf's truncation (the callers' buffers hold 20 digits) */
+    for (size_t i = 0; i < m; i++) buf[i] = tmp[k - 1 - i];
+    buf[m] = '\0';
+}
+
 int trace_stream_next(TraceStream *ts, Request *r, Err *e)
 {
     Xform *x = &ts->x;
@@ -556,10 +572,13 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     int rc;
     WlCounts c = {0};
     while ((rc = trace_reader_next(ts->tr, &rec, e)) > 0) {
-        if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
-        else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
-        if (NEVER(!rec.has_arrival || rec.n_samples > 1)) /* a sorted format has neither */
+        /* NEVER: a sorted format has neither (the line's name only then:
+         * no per-line formatting that only errors use) */
+        if (NEVER(!rec.has_arrival || rec.n_samples > 1)) {
+            if (rec.line) snprintf(rw, sizeof rw, "%s:%llu", ts->file, (unsigned long long)rec.line);
+            else snprintf(rw, sizeof rw, "%s: record %llu", ts->file, (unsigned long long)rec.ordinal);
             return err_set(e, "internal: %s: \"after\" links and parallel sampling in a sorted trace", rw);
+        }
         XfAction act = xform_filter(x, &rec, 1, &c);
         if (act == XF_STOP) return 0;
         if (act == XF_DROP) continue;
@@ -586,7 +605,7 @@ int trace_stream_next(TraceStream *ts, Request *r, Err *e)
     r->correct = rec.correct;
     /* the reader's id lasts until its next record, as r->id must (the
      * engine copies it into the request's slot) */
-    if (!rec.id) snprintf(ts->num, sizeof ts->num, "%llu", (unsigned long long)rec.ordinal);
+    if (!rec.id) trace_load_decimal(ts->num, sizeof ts->num, rec.ordinal);
     r->id = rec.id ? rec.id : ts->num;
     r->tenant = m ? m->tenant : x->attrs.tenant;
     r->cls = m ? m->cls : x->attrs.cls;

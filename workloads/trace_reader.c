@@ -50,6 +50,7 @@ struct TraceReader {
     /* rebasing formats: the first valid record's absolute time */
     int have_t0;
     int64_t t0_ns;
+    size_t max_line;            /* common_max_line_bytes when opened */
 };
 
 int trace_reader_format_parse(const char *name)
@@ -120,6 +121,7 @@ TraceReader *trace_reader_open(const char *path, TraceFormat fmt, int skip_bad, 
     common_note_input(f, path);
     TraceReader *tr = xcalloc(1, sizeof *tr);
     tr->f = f;
+    tr->max_line = common_max_line_bytes();
     snprintf(tr->path, sizeof tr->path, "%s", path);
     tr->ops = formats[fmt];
     tr->skip_bad = skip_bad;
@@ -187,14 +189,14 @@ int trace_reader_next(TraceReader *tr, TraceRecord *rec, Err *e)
     const TraceFormatOps *ops = tr->ops;
     long len;
     for (;;) {
-        char what[1100];
-        snprintf(what, sizeof what, "%s:%llu", tr->path, (unsigned long long)tr->lineno + 1);
-        len = common_read_line(tr->f, &tr->line, &tr->line_cap, what, e);
+        len = common_read_line_at(tr->f, &tr->line, &tr->line_cap, tr->max_line, tr->path,
+                                  (unsigned long long)tr->lineno + 1, e);
         if (len == -2) return -1;
         if (len < 0) break;
         tr->lineno++;
         if (!trace_text_trim(tr->line, (size_t)len)) continue;
-        Err le = {0};
+        Err le; /* an empty message: a parser that fails fills it */
+        le.msg[0] = '\0';
         if (ops->header && !tr->have_header) {
             if (ops->header(tr->st, tr->line, &le) < 0)
                 return err_set(e, "%s:%llu: %s", tr->path, (unsigned long long)tr->lineno, le.msg);
