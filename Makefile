@@ -240,7 +240,7 @@ BENCH_SESSIONS ?= 1000000
 # when a stop lands). make bench builds it in build/prev (git archive, its
 # own make) and times the Azure conversation bench with it beside this one;
 # a clone without that commit says so and goes on.
-BENCH_PREV ?= 78c4e96
+BENCH_PREV ?= 450b5f7
 bench: deps
 	@$(MAKE) --no-print-directory servesim
 	@if git cat-file -e "$(BENCH_PREV)^{commit}" 2>/dev/null; then \
