@@ -304,22 +304,10 @@ static int run_streamed(const char *path, int has_seed, uint64_t seed, const Out
     if (rc == 0) {
         int to_stdout = out->json && !strcmp(out->json, "-");
         if (!out->quiet && !to_stdout) report_print_band(stdout, &r->s, &r->mc, &r->sum, &band);
-        RunData rd;
-        streamrun_rundata(r, &rd);
         /* the report without its requests: --summary-only's, the page's */
-        cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
-        report_band_json(root, &band, &r->sum);
-        cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(&r->s, sc);
-        cJSON_AddItemToObject(root, "scenario", sc);
+        cJSON *root = streamrun_report(r, &band, 0);
         /* ... and with them: the same tree, the arrays spliced in as it is printed */
-        cJSON *full = so.json_requests ? report_json(&r->mc, &rd, &r->sum, 0) : NULL;
-        if (full) {
-            cJSON_AddRawToObject(full, "requests", STREAMRUN_REQUESTS_RAW);
-            if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(full, "tasks", STREAMRUN_TASKS_RAW);
-            report_band_json(full, &band, &r->sum);
-            cJSON_AddItemToObject(full, "scenario", cJSON_Duplicate(sc, 1));
-        }
+        cJSON *full = so.json_requests ? streamrun_report(r, &band, 1) : NULL;
         if (out->json)
             rc = out->summary_only ? write_json(root, out->json, &e) : streamrun_write_json(r, full, out->json, &e);
         if (rc == 0 && out->vllm) rc = streamrun_write_vllm(r, out->vllm, &e);

@@ -125,15 +125,7 @@ static cJSON *lua_api_run_report(lua_State *L, int has_seed, uint64_t seed, int 
     cJSON_free(text);
     if (rc == 0 && scenario_error_band(&r->s, &band, e) == 0) {
         /* `servesim run --json`'s report */
-        RunData rd;
-        streamrun_rundata(r, &rd);
-        cJSON *tree = report_json(&r->mc, &rd, &r->sum, 0);
-        cJSON_AddRawToObject(tree, "requests", STREAMRUN_REQUESTS_RAW);
-        if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(tree, "tasks", STREAMRUN_TASKS_RAW);
-        report_band_json(tree, &band, &r->sum);
-        cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(&r->s, sc);
-        cJSON_AddItemToObject(tree, "scenario", sc);
+        cJSON *tree = streamrun_report(r, &band, 1);
         root = streamrun_json(r, tree, e);
         cJSON_Delete(tree);
     }

@@ -86,14 +86,7 @@ static cJSON *compute_run(const char *path, const char *arg, Err *e)
     if (arg && !strcmp(arg, "roofline")) so.adjust = run_roofline;
     cJSON *root = NULL;
     if (streamrun(r, path, NULL, NULL, 0, 0, 0, &so, e) == 0) {
-        RunData rd;
-        streamrun_rundata(r, &rd);
-        cJSON *tree = report_json(&r->mc, &rd, &r->sum, 0);
-        cJSON_AddRawToObject(tree, "requests", STREAMRUN_REQUESTS_RAW);
-        if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(tree, "tasks", STREAMRUN_TASKS_RAW);
-        cJSON *sc = cJSON_CreateObject();
-        scenario_to_json(&r->s, sc);
-        cJSON_AddItemToObject(tree, "scenario", sc);
+        cJSON *tree = streamrun_report(r, NULL, 1);
         root = streamrun_json(r, tree, e);
         cJSON_Delete(tree);
     }

@@ -376,15 +376,22 @@ int common_read_check(const char *path, Err *e)
     return -1;
 }
 
-static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
+FILE *common_open_input(const char *path, const char *mode, Err *e)
 {
     if (common_read_check(path, e) < 0) return NULL;
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, mode);
     if (!f) {
         err_set(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     common_note_input(f, path);
+    return f;
+}
+
+static char *read_whole(const char *path, size_t *len_out, int text, Err *e)
+{
+    FILE *f = common_open_input(path, "rb", e);
+    if (!f) return NULL;
     size_t max = common_max_file_bytes();
     size_t cap = 1 << 16, len = 0;
     char *buf = xmalloc(cap);

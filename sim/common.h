@@ -81,6 +81,9 @@ int common_read_check(const char *path, Err *e);
 void common_guard_inputs(int on); /* the servesim command turns it on (main); off, nothing is noted */
 void common_note_input(FILE *f, const char *path);
 void common_forget_input(const char *path);
+/* An input file opened for reading (mode "r" or "rb"): common_read_check,
+ * fopen and common_note_input; NULL + e ("PATH: cannot open: why"). */
+FILE *common_open_input(const char *path, const char *mode, Err *e);
 /* The noted input that is the same file as path (an existing file), or
  * NULL. */
 const char *common_input_same(const char *path);

@@ -18,7 +18,6 @@
 #include "jsonio.h"
 #include "outfile.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,13 +279,8 @@ static int js_byte(JsStream *j, char c, Err *e)
 
 cJSON *jsonio_stream_array(const char *path, const char *key, JsonioEach each, void *ctx, Err *e)
 {
-    if (common_read_check(path, e) < 0) return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    common_note_input(f, path);
+    FILE *f = common_open_input(path, "rb", e);
+    if (!f) return NULL;
     JsStream j = {.path = path, .key = key, .each = each, .ctx = ctx};
     char *rest = NULL;
     size_t rest_len = 0, max = common_max_file_bytes(), off = 0;

@@ -637,6 +637,22 @@ void streamrun_rundata(const StreamRun *r, RunData *rd)
     rd->replicas.kv_total_bytes = s->kv.unbounded ? 0 : s->pools[0].replicas * s->pools[0].kv.capacity_bytes;
 }
 
+cJSON *streamrun_report(const StreamRun *r, const ErrBand *band, int with_requests)
+{
+    RunData rd;
+    streamrun_rundata(r, &rd);
+    cJSON *root = report_json(&r->mc, &rd, &r->sum, 0);
+    if (with_requests) {
+        cJSON_AddRawToObject(root, "requests", STREAMRUN_REQUESTS_RAW);
+        if (r->sum.tasks.has_tasks) cJSON_AddRawToObject(root, "tasks", STREAMRUN_TASKS_RAW);
+    }
+    if (band) report_band_json(root, band, &r->sum);
+    cJSON *sc = cJSON_CreateObject();
+    scenario_to_json(&r->s, sc);
+    cJSON_AddItemToObject(root, "scenario", sc);
+    return root;
+}
+
 int run_summary(RunSummary *o, const char *path, const char *text, const char *name, int has_seed, uint64_t seed,
                 int exact_stats, Err *e)
 {

@@ -104,6 +104,10 @@ void streamrun_rundata(const StreamRun *r, RunData *rd);
 /* ... and "tasks" (chains: summary.tasks.has_tasks) under this one. */
 #define STREAMRUN_TASKS_RAW "@t"
 int streamrun_write_json(StreamRun *r, const cJSON *root, const char *path, Err *e);
+/* The report tree `servesim run --json` writes: the run's report_json, the
+ * requests' (and tasks') placeholders when with_requests, band's error band
+ * (NULL: none) and the scenario, in that order. */
+cJSON *streamrun_report(const StreamRun *r, const ErrBand *band, int with_requests);
 /* The same report as a tree (for a caller that hands it on whole: Lua's
  * servesim.run, reproduce); NULL + e. */
 cJSON *streamrun_json(StreamRun *r, const cJSON *root, Err *e);

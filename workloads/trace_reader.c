@@ -87,10 +87,8 @@ int trace_reader_format_guess(const char *path, Err *e)
                           "csv), .jsonl (mooncake or json lines) or .json, or give the format (azure, mooncake, "
                           "csv, json)", path, ext);
     if (!formats[first]->sniff) return first;
-    if (common_read_check(path, e) < 0) return -1;
-    FILE *f = fopen(path, "r");
-    if (!f) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
-    common_note_input(f, path);
+    FILE *f = common_open_input(path, "r", e);
+    if (!f) return -1;
     char *line = NULL;
     size_t cap = 0;
     int found = trace_text_peek_line(f, &line, &cap, 0);
@@ -112,13 +110,8 @@ TraceReader *trace_reader_open(const char *path, TraceFormat fmt, int skip_bad, 
         err_set(e, "%s: unknown trace format %d", path, (int)fmt);
         return NULL;
     }
-    if (common_read_check(path, e) < 0) return NULL;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        err_set(e, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    common_note_input(f, path);
+    FILE *f = common_open_input(path, "r", e);
+    if (!f) return NULL;
     TraceReader *tr = xcalloc(1, sizeof *tr);
     tr->f = f;
     tr->max_line = common_max_line_bytes();
